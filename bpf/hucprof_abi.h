@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one header shared by the BPF programs and the daemon: map keys and values, constants and
+ * enums. Fixed-width types and explicit padding only, so both compilers lay structs out the same
+ * way; daemon/bpf/abi_checks.cpp static_asserts every size and the loader compares them with the
+ * BTF of the loaded maps.
+ */
+#ifndef HUCPROF_ABI_H
+#define HUCPROF_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Address ranges handed to BPF before load (rodata). Power of two: indices are masked. */
+#define HUC_MAX_RANGES 64
+/* Stack depths. SHORT is what a copy-helper caller needs to reach the real call site; FULL is
+ * the kernel's own PERF_MAX_STACK_DEPTH. */
+#define HUC_SHORT_STACK_DEPTH 16
+#define HUC_FULL_STACK_DEPTH 127
+/* The sampler looks this many frames up from the sampled instruction for a check function:
+ * check functions sit at most a few frames above the leaf (leaf → spinlock → find_vmap_area →
+ * __check_object_size). */
+#define HUC_SAMPLE_SCAN_DEPTH 24
+
+/* Default map sizes; the daemon may resize before load. */
+#define HUC_SITES_MAX_ENTRIES 16384
+#define HUC_SUBCHECKS_MAX_ENTRIES 16384
+#define HUC_SAMPLES_MAX_ENTRIES 16384
+#define HUC_STACKS_MAX_ENTRIES 16384
+#define HUC_LATENCY_SLOTS 32 /* log2(ns) buckets: 1 ns .. 2^31 ns */
+
+/* Half-open [start, end) kernel text range, sorted by start in the rodata arrays. */
+struct huc_range {
+	__u64 start;
+	__u64 end;
+};
+
+enum huc_direction {
+	HUC_DIR_FROM_USER = 0,
+	HUC_DIR_TO_USER = 1,
+};
+
+/* Which sub-check of check_object_size() ran. Index into subcheck counters. */
+enum huc_check_kind {
+	HUC_CHECK_SLAB = 0,    /* __check_heap_object */
+	HUC_CHECK_VMALLOC = 1, /* find_vmap_area */
+	HUC_CHECK_STACK = 2,   /* check_stack_object */
+	HUC_CHECK_TEXT = 3,    /* check_kernel_text_object */
+	HUC_CHECK_PAGE = 4,    /* __virt_addr_valid (page/folio lookup) */
+	HUC_CHECK_HEAP = 5,    /* check_heap_object, where it is a real symbol */
+	HUC_CHECK_KINDS = 6,
+};
+
+/* Probe mode: one key per (immediate caller or short stack, syscall, direction). */
+struct huc_site_key {
+	__u64 caller;      /* return address into the caller; 0 when short_stack_id is used */
+	__s32 short_stack_id; /* id in short_stacks when the caller is a copy helper, else -1 */
+	__s32 syscall_nr;  /* orig_ax of the current task, -1 outside a syscall */
+	__u8 direction;    /* enum huc_direction */
+	__u8 pad[7];
+};
+
+struct huc_site_value {
+	__u64 calls;
+	__u64 bytes;
+	/* full_stacks id + 1 of the first stack seen for this key (0: none); per-CPU, so the
+	 * daemon takes the first non-zero one. */
+	__u64 full_stack_ref;
+};
+
+struct huc_subcheck_key {
+	struct huc_site_key site;
+	__u32 kind; /* enum huc_check_kind */
+	__u32 pad;
+};
+
+/* Per-CPU "inside __check_object_size" state: sub-check hits are charged to this key. */
+struct huc_cpu_state {
+	struct huc_site_key site;
+	__u64 entry_ns; /* for latency, 0 when latency is off */
+	__u32 tgid_pid_low; /* low 32 bits of bpf_get_current_pid_tgid(): the thread id */
+	__u32 active;
+};
+
+struct huc_latency_key {
+	struct huc_site_key site;
+	__u32 slot; /* floor(log2(ns)) */
+	__u32 pad;
+};
+
+/* Sampling mode: one key per (kernel stack, syscall). */
+struct huc_sample_key {
+	__s32 stack_id; /* id in sample_stacks */
+	__s32 syscall_nr;
+};
+
+/* Denominator: every sample, by where the CPU was. */
+enum huc_context {
+	HUC_CTX_KERNEL = 0, /* kernel mode, a real task */
+	HUC_CTX_USER = 1,
+	HUC_CTX_IDLE = 2, /* kernel mode in the idle task (pid 0) */
+	HUC_CTX_COUNT = 3,
+};
+
+/* Everything BPF could not record, by why. Index into the per-CPU drops array. */
+enum huc_drop_reason {
+	HUC_DROP_SITES_MAP_FULL = 0,
+	HUC_DROP_SUBCHECKS_MAP_FULL = 1,
+	HUC_DROP_SAMPLES_MAP_FULL = 2,
+	HUC_DROP_LATENCY_MAP_FULL = 3,
+	HUC_DROP_STACK_COLLISION = 4, /* bpf_get_stackid -EEXIST */
+	HUC_DROP_STACK_MAP_FULL = 5,  /* bpf_get_stackid -ENOMEM / other */
+	HUC_DROP_CALLER_UNREADABLE = 6,
+	HUC_DROP_SUBCHECK_UNMATCHED = 7, /* sub-check inside a check but state belongs to another task */
+	HUC_DROP_REASONS = 8,
+};
+
+#endif /* HUCPROF_ABI_H */

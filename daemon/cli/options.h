@@ -1,0 +1,48 @@
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hucprof {
+
+enum class Mode { Auto, Probe, Sample };
+
+inline constexpr const char* kDefaultListenAddress = ":9478";
+inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
+
+struct RunOptions {
+  Mode mode = Mode::Auto;
+  std::string listen_address = kDefaultListenAddress;  // --web.listen-address
+  uint32_t sample_frequency = 99;                       // --sample-frequency, Hz per CPU (1..1000)
+  std::chrono::milliseconds interval{10000};            // --interval (e.g. "10s", "500ms", "1m")
+  uint32_t top_k = 20;                                  // --top-k (1..1000)
+  bool latency = false;                                 // --latency: fexit/kretprobe timing
+  std::string log_level = "info";                       // --log.level: debug|info|warn|error
+  std::optional<std::string> config_path;               // --config FILE
+  // Where kernel facts come from; overridable so tests and containers can point elsewhere.
+  std::string kallsyms_path = "/proc/kallsyms";
+};
+
+enum class CommandKind { Run, Doctor, Version };
+
+struct Command {
+  CommandKind kind = CommandKind::Run;
+  RunOptions run;  // doctor uses mode/kallsyms_path too
+};
+
+// Result of parsing argv (+ the YAML config it names). When `command` is empty, print
+// `message` (to stdout if exit_code == 0, e.g. --help; else to stderr) and exit with exit_code.
+struct ParseOutcome {
+  std::optional<Command> command;
+  int exit_code = 0;
+  std::string message;
+};
+
+// `hucprof run|doctor|version [flags]`. Flags win over the config file; unknown flags or config
+// keys, bad values and unreadable files are errors naming the flag, or the file and line.
+ParseOutcome parse_command_line(int argc, const char* const* argv);
+
+const char* mode_name(Mode mode);
+
+}  // namespace hucprof

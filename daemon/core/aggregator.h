@@ -1,0 +1,60 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hucprof.pb.h"
+
+namespace hucprof {
+
+// What one drain interval observed, already symbolized and folded. Deltas, not totals.
+struct CheckDelta {
+  std::string callsite, syscall, direction;  // direction: "to_user" | "from_user"
+  uint64_t calls = 0, bytes = 0;
+};
+struct SubcheckDelta {
+  std::string callsite, check;
+  uint64_t count = 0;
+};
+struct SampleDelta {
+  std::string callsite, syscall, check;
+  uint64_t samples = 0;
+};
+struct LatencyDelta {
+  std::string callsite;
+  std::vector<uint64_t> bucket_counts;  // index = floor(log2(ns))
+};
+struct IntervalDeltas {
+  std::vector<CheckDelta> checks;
+  std::vector<SubcheckDelta> subchecks;
+  std::vector<SampleDelta> samples;
+  std::vector<LatencyDelta> latency;
+  std::map<std::string, uint64_t> sampled_by_context;  // "kernel" | "user" | "idle"
+  std::map<std::string, uint64_t> drops;               // reason → count
+};
+
+// Accumulates interval deltas into cumulative, cardinality-bounded series.
+//
+// Top-K: per family (checks+bytes+subchecks+latency ranked by calls; cpu samples ranked by
+// samples) at most top_k call sites are exported by name, chosen by cumulative cost; the rest is
+// summed into callsite="other". Every exported series only ever grows: a call site entering the
+// top-K continues from what it had accumulated while named before (never from its "other" share),
+// one leaving it stops growing and its later increments go to "other". So rate() over any series
+// and sum() over all series stay exact.
+class Aggregator {
+ public:
+  explicit Aggregator(size_t top_k);
+
+  void apply(const IntervalDeltas& deltas);
+  // Fills the counter parts of the snapshot (checks, subchecks, cpu_samples, sampled, latency,
+  // drops, intervals); leaves status fields (probes, build, hardened) to the caller.
+  void fill(hucprof::v1::Snapshot& snapshot) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace hucprof

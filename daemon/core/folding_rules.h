@@ -1,0 +1,22 @@
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+
+namespace hucprof {
+
+// The data the folder works from: which functions are the usercopy checks (and what kind of
+// check each one is) and which are copy helpers that sit between a call site and the check.
+// Names are normalized (no compiler suffixes). Kept as data so that a new kernel's helper is a
+// one-line change, and so the BPF side gets its address ranges from the same list.
+struct FoldingRules {
+  // check function → kind label: "object" (__check_object_size itself), "slab", "vmalloc",
+  // "stack", "text", "page", "heap".
+  std::map<std::string, std::string, std::less<>> check_functions;
+  // Copy helpers: _copy_to_iter, simple_copy_to_iter, skb_copy_datagram_iter, ...
+  std::set<std::string, std::less<>> copy_helpers;
+
+  static FoldingRules defaults();
+};
+
+}  // namespace hucprof

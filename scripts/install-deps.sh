@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package hucprof needs to build, run and test. Idempotent: packages that
+# are already present are left alone, so the README commands and CI can call it every time.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ clang llvm pkg-config clang-format
+  libbpf-dev bpftool libelf-dev zlib1g-dev
+  prometheus-cpp-dev libprotobuf-dev protobuf-compiler
+  libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev
+  libsystemd-dev linux-libc-dev
+  # tests: host tier, VM tier, e2e tier
+  curl python3 iproute2 procps
+  qemu-system-x86 busybox-static xz-utils zstd cpio kmod
+  prometheus
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root to install them" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# --no-install-recommends keeps prometheus from pulling a web of exporters we don't use.
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The Debian prometheus package starts a system service on :9090; our tests run their own.
+if systemctl is-active --quiet prometheus 2>/dev/null; then systemctl stop prometheus || true; fi
