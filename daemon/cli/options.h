@@ -7,6 +7,8 @@
 namespace hucprof {
 
 enum class Mode { Auto, Probe, Sample };
+// How probe mode attaches: fentry where the kernel allows, else kprobe (auto); or forced.
+enum class ProbeAttach { Auto, Fentry, Kprobe };
 
 inline constexpr const char* kDefaultListenAddress = ":9478";
 inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
@@ -18,6 +20,7 @@ struct RunOptions {
   std::chrono::milliseconds interval{10000};            // --interval (e.g. "10s", "500ms", "1m")
   uint32_t top_k = 20;                                  // --top-k (1..1000)
   bool latency = false;                                 // --latency: fexit/kretprobe timing
+  ProbeAttach probe_attach = ProbeAttach::Auto;         // --probe.attach auto|fentry|kprobe
   std::string log_level = "info";                       // --log.level: debug|info|warn|error
   std::optional<std::string> config_path;               // --config FILE
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Sampling mode: a perf_event CPU-clock program on every online CPU. Every sample is counted by
+ * context (the denominator); only samples whose kernel stack passes through a usercopy check
+ * dispatcher keep their stack, so the cost per sample stays small and the stack map holds only
+ * what we report. Sampled time includes everything below the check (spinlocks under
+ * find_vmap_area, ...): that is the cost of the check.
+ */
+#include "usercopy_common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* __check_object_size (+ .cold) and check_heap_object, sorted, set before load. Sub-checks are
+ * only reached through these, so they are enough to recognise a usercopy check on the stack. */
+const volatile struct huc_range check_ranges[HUC_MAX_RANGES] = {};
+const volatile __u32 nr_check_ranges = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, HUC_SAMPLES_MAX_ENTRIES);
+	__type(key, struct huc_sample_key);
+	__type(value, __u64);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, HUC_STACKS_MAX_ENTRIES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, HUC_FULL_STACK_DEPTH * sizeof(__u64));
+} sample_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HUC_CTX_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} contexts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HUC_DROP_REASONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct scan_buffer {
+	__u64 ips[HUC_SAMPLE_SCAN_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scan_buffer);
+} scratch SEC(".maps");
+
+SEC("perf_event")
+int huc_sample(struct bpf_perf_event_data *ctx)
+{
+	struct huc_sample_key key = {};
+	struct scan_buffer *buf;
+	bool in_check = false;
+	__u32 zero = 0;
+	long len, id;
+
+	/* The context is the UAPI pt_regs (stable layout, 8-byte slots: cs is slot 17) and only
+	 * 8-byte loads are allowed; vmlinux.h's pt_regs splits cs into 16-bit halves. */
+	if (((const __u64 *)&ctx->regs)[17] & 3) {
+		huc_count(&contexts, HUC_CTX_USER);
+		return 0;
+	}
+	if ((__u32)bpf_get_current_pid_tgid() == 0) {
+		huc_count(&contexts, HUC_CTX_IDLE);
+		return 0;
+	}
+	huc_count(&contexts, HUC_CTX_KERNEL);
+
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return 0;
+	len = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), 0);
+	if (len <= 0)
+		return 0;
+	for (int i = 0; i < HUC_SAMPLE_SCAN_DEPTH; i++) {
+		if (i * sizeof(__u64) >= len)
+			break;
+		if (huc_in_ranges(check_ranges, nr_check_ranges, buf->ips[i])) {
+			in_check = true;
+			break;
+		}
+	}
+	if (!in_check)
+		return 0;
+
+	id = bpf_get_stackid(ctx, &sample_stacks, 0);
+	if (id < 0) {
+		huc_count_stack_error(&drops, id);
+		return 0;
+	}
+	key.stack_id = (__s32)id;
+	key.syscall_nr = huc_current_syscall_nr();
+	huc_hash_add(&samples, &key, 1, &drops, HUC_DROP_SAMPLES_MAP_FULL);
+	return 0;
+}

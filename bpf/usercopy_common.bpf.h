@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Kernel-side helpers shared by probe.bpf.c and sampler.bpf.c. */
+#ifndef HUCPROF_USERCOPY_COMMON_BPF_H
+#define HUCPROF_USERCOPY_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "hucprof_abi.h"
+
+#define HUC_PF_IO_WORKER 0x00000010
+#define HUC_PF_KTHREAD 0x00200000
+
+/* Highest syscall number we accept from orig_ax; larger values are not syscalls. */
+#define HUC_MAX_SYSCALL_NR 1023
+
+/*
+ * Is addr inside one of the n sorted, non-overlapping [start, end) ranges? A binary search of
+ * at most log2(HUC_MAX_RANGES) + 1 steps: this runs on every probed call, so no linear scan.
+ */
+static __always_inline bool huc_in_ranges(const volatile struct huc_range *ranges, __u32 n,
+					  __u64 addr)
+{
+	__u32 lo = 0, hi = n;
+
+	if (hi > HUC_MAX_RANGES)
+		hi = HUC_MAX_RANGES;
+	for (int i = 0; i < 7 && lo < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+
+		if (ranges[mid & (HUC_MAX_RANGES - 1)].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	return addr < ranges[(lo - 1) & (HUC_MAX_RANGES - 1)].end;
+}
+
+/*
+ * The syscall the current task is in, from its saved user registers (orig_ax): O(1) and exact,
+ * unlike walking the stack for a sys_* frame. Kernel threads and io_uring workers have zeroed
+ * user registers, which would read as syscall 0 (read), so they report -1.
+ */
+static __always_inline __s32 huc_current_syscall_nr(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	long nr;
+
+	if (BPF_CORE_READ(task, flags) & (HUC_PF_KTHREAD | HUC_PF_IO_WORKER))
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return -1;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr < 0 || nr > HUC_MAX_SYSCALL_NR)
+		return -1;
+	return (__s32)nr;
+}
+
+/* Adds 1 to a per-CPU counter array slot. */
+static __always_inline void huc_count(void *array_map, __u32 index)
+{
+	__u64 *slot = bpf_map_lookup_elem(array_map, &index);
+
+	if (slot)
+		*slot += 1;
+}
+
+/* bpf_get_stackid failed: -EEXIST is a hash-bucket collision, anything else a full map. */
+static __always_inline void huc_count_stack_error(void *drops_map, long err)
+{
+	huc_count(drops_map, err == -17 /* EEXIST */ ? HUC_DROP_STACK_COLLISION
+						     : HUC_DROP_STACK_MAP_FULL);
+}
+
+/* Adds delta to a per-CPU hash counter, inserting it first; counts a drop when the map is full. */
+static __always_inline void huc_hash_add(void *hash_map, const void *key, __u64 delta,
+					 void *drops_map, __u32 full_reason)
+{
+	__u64 *value = bpf_map_lookup_elem(hash_map, key);
+
+	if (!value) {
+		__u64 zero = 0;
+
+		/* -EEXIST here means another CPU inserted it first: fine, look it up again. */
+		bpf_map_update_elem(hash_map, key, &zero, BPF_NOEXIST);
+		value = bpf_map_lookup_elem(hash_map, key);
+		if (!value) {
+			huc_count(drops_map, full_reason);
+			return;
+		}
+	}
+	*value += delta;
+}
+
+#endif /* HUCPROF_USERCOPY_COMMON_BPF_H */

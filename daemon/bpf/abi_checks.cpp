@@ -1,0 +1,68 @@
+#include "bpf/abi_checks.h"
+
+#include <bpf/libbpf.h>
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "hucprof_abi.h"
+
+namespace hucprof {
+
+// The layout both sides rely on, spelled out: a change to hucprof_abi.h that moves a field
+// fails the build here first.
+static_assert(sizeof(huc_range) == 16);
+static_assert(sizeof(huc_site_key) == 24);
+static_assert(offsetof(huc_site_key, syscall_nr) == 12 && offsetof(huc_site_key, direction) == 16);
+static_assert(sizeof(huc_site_value) == 24);
+static_assert(sizeof(huc_subcheck_key) == 32);
+static_assert(sizeof(huc_cpu_state) == 40);
+static_assert(sizeof(huc_latency_key) == 32);
+static_assert(sizeof(huc_sample_key) == 8);
+static_assert((HUC_MAX_RANGES & (HUC_MAX_RANGES - 1)) == 0, "BPF masks range indices");
+
+namespace {
+
+struct Expected {
+  const char* map;
+  size_t key;
+  size_t value;
+};
+
+std::string check(const bpf_object* obj, std::initializer_list<Expected> expected) {
+  for (const auto& e : expected) {
+    const bpf_map* map = bpf_object__find_map_by_name(obj, e.map);
+    if (!map) return std::string("map ") + e.map + " missing from the BPF object";
+    if (bpf_map__key_size(map) != e.key || bpf_map__value_size(map) != e.value) {
+      return std::string("map ") + e.map + " is key " + std::to_string(bpf_map__key_size(map)) +
+             "/value " + std::to_string(bpf_map__value_size(map)) + " bytes in BPF but key " +
+             std::to_string(e.key) + "/value " + std::to_string(e.value) + " in the daemon";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string check_probe_abi(const bpf_object* obj) {
+  return check(obj, {
+                        {"sites", sizeof(huc_site_key), sizeof(huc_site_value)},
+                        {"subchecks", sizeof(huc_subcheck_key), sizeof(uint64_t)},
+                        {"latency", sizeof(huc_latency_key), sizeof(uint64_t)},
+                        {"short_stacks", 4, HUC_SHORT_STACK_DEPTH * sizeof(uint64_t)},
+                        {"full_stacks", 4, HUC_FULL_STACK_DEPTH * sizeof(uint64_t)},
+                        {"cpu_state", 4, sizeof(huc_cpu_state)},
+                        {"drops", 4, sizeof(uint64_t)},
+                    });
+}
+
+std::string check_sampler_abi(const bpf_object* obj) {
+  return check(obj, {
+                        {"samples", sizeof(huc_sample_key), sizeof(uint64_t)},
+                        {"sample_stacks", 4, HUC_FULL_STACK_DEPTH * sizeof(uint64_t)},
+                        {"contexts", 4, sizeof(uint64_t)},
+                        {"drops", 4, sizeof(uint64_t)},
+                    });
+}
+
+}  // namespace hucprof

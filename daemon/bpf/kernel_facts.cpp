@@ -1,0 +1,168 @@
+#include "bpf/kernel_facts.h"
+
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/libbpf_ptr.h"
+
+namespace hucprof {
+
+namespace {
+
+bool exists(const char* path) { return access(path, F_OK) == 0; }
+
+std::string errno_words(int err) {
+  return std::string(strerrorname_np(err) ? strerrorname_np(err) : "E?") + ": " + strerror(err);
+}
+
+Capability probe_kprobes(const std::optional<std::string>& config) {
+  if (exists("/sys/bus/event_source/devices/kprobe/type")) {
+    return {true, "kprobe PMU present (/sys/bus/event_source/devices/kprobe)"};
+  }
+  if (exists("/sys/kernel/tracing/kprobe_events") ||
+      exists("/sys/kernel/debug/tracing/kprobe_events")) {
+    return {true, "legacy kprobe_events in tracefs"};
+  }
+  if (config && config->find("# CONFIG_KPROBES is not set") != std::string::npos) {
+    return {false, "this kernel has no kprobes (CONFIG_KPROBES is not set)"};
+  }
+  return {false, "this kernel has no kprobe support (no kprobe PMU, no kprobe_events)"};
+}
+
+Capability probe_perf_events() {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.freq = 1;
+  attr.sample_freq = 1;
+  attr.disabled = 1;
+  int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0) {
+    int err = errno;
+    std::string detail = "perf_event_open(cpu-clock) failed (" + errno_words(err) + ")";
+    if (err == EACCES || err == EPERM) {
+      auto paranoid = read_small_file("/proc/sys/kernel/perf_event_paranoid");
+      detail += "; needs CAP_PERFMON or kernel.perf_event_paranoid <= 1 (it is " +
+                (paranoid ? paranoid->substr(0, paranoid->find('\n')) : std::string("?")) + ")";
+    }
+    return {false, detail};
+  }
+  close(fd);
+  return {true, "perf_event_open(cpu-clock) works"};
+}
+
+std::string read_lockdown() {
+  auto text = read_small_file("/sys/kernel/security/lockdown");
+  if (!text) return "unknown (securityfs lockdown file not readable)";
+  auto open = text->find('[');
+  auto close = text->find(']');
+  if (open == std::string::npos || close == std::string::npos) return "unknown";
+  return text->substr(open + 1, close - open - 1);
+}
+
+std::optional<std::string> read_gzip(const char* path) {
+  gzFile file = gzopen(path, "rb");
+  if (!file) return std::nullopt;
+  std::string out;
+  char buf[65536];
+  int n;
+  while ((n = gzread(file, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  bool ok = n == 0;
+  gzclose(file);
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::optional<std::string> read_kernel_config(const std::string& release, std::string& source) {
+  if (auto text = read_gzip("/proc/config.gz")) {
+    source = "/proc/config.gz";
+    return text;
+  }
+  std::string boot = "/boot/config-" + release;
+  if (auto text = read_small_file(boot)) {
+    source = boot;
+    return text;
+  }
+  source = "none (no /proc/config.gz, no " + boot + ")";
+  return std::nullopt;
+}
+
+KernelFacts KernelFacts::probe() {
+  KernelFacts facts;
+  utsname uts{};
+  if (uname(&uts) == 0) facts.release = uts.release;
+  facts.btf = exists("/sys/kernel/btf/vmlinux")
+                  ? Capability{true, "/sys/kernel/btf/vmlinux present"}
+                  : Capability{false, "no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF off): "
+                                      "CO-RE programs cannot load"};
+  facts.config = read_kernel_config(facts.release, facts.config_source);
+  facts.kprobes = probe_kprobes(facts.config);
+  facts.perf_events = probe_perf_events();
+  facts.lockdown = read_lockdown();
+  if (auto cmdline = read_small_file("/proc/cmdline")) {
+    facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
+  }
+  return facts;
+}
+
+std::string fentry_attach_error(const std::string& function) {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return "no kernel BTF, fentry needs it";
+  int id = btf__find_by_name_kind(vmlinux, function.c_str(), BTF_KIND_FUNC);
+  btf__free(vmlinux);
+  if (id < 0) return "not in kernel BTF (fentry needs a BTF function; kprobe can still attach)";
+
+  // r0 = 0; exit
+  const bpf_insn insns[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
+              .attach_btf_id = static_cast<__u32>(id));
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_TRACING, "huc_fentry_probe", "GPL", insns, 2, &opts));
+  if (!prog) {
+    int err = errno;
+    std::string why = "the kernel refused to load an fentry program (" + errno_words(err) + ")";
+    if (err == EPERM || err == EACCES) {
+      why += ": BPF trampolines are not allowed on this kernel (ftrace locked or lockdown)";
+    }
+    return why;
+  }
+  UniqueFd link(bpf_raw_tracepoint_open(nullptr, prog.get()));
+  if (!link) {
+    int err = errno;
+    std::string why = "the kernel refused to attach fentry (" + errno_words(err) + ")";
+    if (err == EPERM || err == EACCES) {
+      why += ": BPF trampolines are not allowed here (ftrace locked or lockdown)";
+    } else if (err == EOPNOTSUPP || err == 524 /* ENOTSUPP */) {
+      why += ": no BPF trampoline support";
+    }
+    return why;
+  }
+  return "";
+}
+
+}  // namespace hucprof

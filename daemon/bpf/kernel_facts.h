@@ -1,0 +1,39 @@
+#pragma once
+#include <optional>
+#include <string>
+
+namespace hucprof {
+
+// What the running kernel allows, found by trying (libbpf-tools style feature probes) rather
+// than by guessing from the version. Each answer carries the reason in words for logs and
+// `hucprof doctor`.
+struct Capability {
+  bool ok = false;
+  std::string detail;
+};
+
+struct KernelFacts {
+  std::string release;           // uname -r
+  Capability btf;                // /sys/kernel/btf/vmlinux
+  Capability kprobes;            // kprobe PMU or tracefs kprobe_events
+  Capability perf_events;        // perf_event_open(cpu-clock)
+  std::string lockdown;          // "none", "integrity", "confidentiality", or "unknown (...)"
+  std::optional<std::string> config;  // kernel config text, if readable
+  std::string config_source;     // where it came from
+  std::string cmdline;           // /proc/cmdline
+
+  static KernelFacts probe();
+};
+
+// Tries to load and attach a do-nothing fentry program to `function` (BTF name). Returns an
+// empty string on success, else why not in words (e.g. "the kernel refused to attach fentry
+// (EPERM: ftrace is locked down on this kernel)").
+std::string fentry_attach_error(const std::string& function);
+
+// The kernel config: /proc/config.gz, else /boot/config-<release>.
+std::optional<std::string> read_kernel_config(const std::string& release, std::string& source);
+
+// Text of a whole (small) file, nullopt when unreadable.
+std::optional<std::string> read_small_file(const std::string& path);
+
+}  // namespace hucprof

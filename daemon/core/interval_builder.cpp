@@ -1,0 +1,145 @@
+#include "core/interval_builder.h"
+
+namespace hucprof {
+
+namespace {
+constexpr const char* kUnknownCallsite = "[unknown]";
+}
+
+IntervalBuilder::IntervalBuilder(CallsiteFolder folder) : folder_(std::move(folder)) {}
+
+void IntervalBuilder::invalidate_folds() {
+  site_folds_.clear();
+  sample_folds_.clear();
+}
+
+IntervalBuilder::SiteTuple IntervalBuilder::tuple_of(const huc_site_key& key) {
+  return {key.caller, key.short_stack_id, key.syscall_nr, key.direction};
+}
+
+IntervalBuilder::Fold IntervalBuilder::fold_frames(const std::vector<uint64_t>& addrs,
+                                                   Symbolizer& symbols) const {
+  Fold out;
+  std::vector<std::string> names;
+  names.reserve(addrs.size());
+  for (uint64_t addr : addrs) {
+    auto name = symbols.name(addr);
+    if (!name) {
+      // An unnamed frame cannot be a check or a helper; stop here so it does not get skipped
+      // over and mislabel the call site.
+      if (names.empty()) {
+        out.site.callsite = kUnknownCallsite;
+        out.site.syscall = "none";
+        out.drop = kDropSymbolUnresolved;
+        return out;
+      }
+      names.push_back(kUnknownCallsite);
+      continue;
+    }
+    names.push_back(std::move(*name));
+  }
+  out.site = folder_.fold(names);
+  if (out.site.callsite == kUnknownCallsite) out.drop = kDropSymbolUnresolved;
+  if (out.site.truncated) out.drop = kDropStackTruncated;
+  return out;
+}
+
+IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key,
+                                                        const RawDrain& drain,
+                                                        Symbolizer& symbols) {
+  auto tuple = tuple_of(key);
+  if (auto it = site_folds_.find(tuple); it != site_folds_.end()) return it->second;
+  Fold fold;
+  if (key.short_stack_id >= 0) {
+    auto stack = drain.short_stacks.find(key.short_stack_id);
+    if (stack == drain.short_stacks.end()) {
+      // Not cached: the stack may be readable next time.
+      fold.site = {kUnknownCallsite, "none", "", false};
+      fold.drop = kDropStackMissing;
+      fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
+      return fold;
+    }
+    fold = fold_frames(stack->second, symbols);
+  } else {
+    fold = fold_frames({key.caller}, symbols);
+  }
+  fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
+  return site_folds_.emplace(tuple, std::move(fold)).first->second;
+}
+
+IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key,
+                                                          const RawDrain& drain,
+                                                          Symbolizer& symbols) {
+  if (auto it = sample_folds_.find(key.stack_id); it != sample_folds_.end()) {
+    return it->second;
+  }
+  auto stack = drain.sample_stacks.find(key.stack_id);
+  if (stack == drain.sample_stacks.end()) {
+    return Fold{{kUnknownCallsite, "none", "", false}, kDropStackMissing};
+  }
+  return sample_folds_.emplace(key.stack_id, fold_frames(stack->second, symbols)).first->second;
+}
+
+std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& folded) const {
+  if (auto name = syscall_name(nr)) return *name;
+  return folded.syscall.empty() ? "none" : folded.syscall;
+}
+
+IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols) {
+  IntervalDeltas out;
+  auto count_drop = [&](const char* reason, uint64_t n) {
+    if (reason) out.drops[reason] += n;
+  };
+
+  for (const auto& site : drain.sites) {
+    auto tuple = tuple_of(site.key);
+    uint64_t calls = site_calls_.update(tuple, site.calls);
+    uint64_t bytes = site_bytes_.update(tuple, site.bytes);
+    if (calls == 0 && bytes == 0) continue;
+    Fold fold = fold_site(site.key, drain, symbols);
+    count_drop(fold.drop, calls);
+    out.checks.push_back({fold.site.callsite, fold.site.syscall,
+                          site.key.direction == HUC_DIR_TO_USER ? "to_user" : "from_user", calls,
+                          bytes});
+  }
+  for (const auto& sub : drain.subchecks) {
+    uint64_t n = subchecks_.update({tuple_of(sub.key.site), sub.key.kind}, sub.count);
+    if (n == 0) continue;
+    Fold fold = fold_site(sub.key.site, drain, symbols);
+    out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), n});
+  }
+  std::map<std::string, std::vector<uint64_t>> latency_by_site;
+  for (const auto& lat : drain.latency) {
+    uint64_t n = latency_.update({tuple_of(lat.key.site), lat.key.slot}, lat.count);
+    if (n == 0 || lat.key.slot >= HUC_LATENCY_SLOTS) continue;
+    auto& buckets = latency_by_site[fold_site(lat.key.site, drain, symbols).site.callsite];
+    buckets.resize(HUC_LATENCY_SLOTS);
+    buckets[lat.key.slot] += n;
+  }
+  for (auto& [callsite, buckets] : latency_by_site) {
+    out.latency.push_back({callsite, std::move(buckets)});
+  }
+  for (const auto& sample : drain.samples) {
+    uint64_t n = samples_.update({sample.key.stack_id, sample.key.syscall_nr}, sample.samples);
+    if (n == 0) continue;
+    Fold fold = fold_sample(sample.key, drain, symbols);
+    count_drop(fold.drop, n);
+    out.samples.push_back({fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
+                           fold.site.check.empty() ? "object" : fold.site.check, n});
+  }
+  if (drain.sampling) {
+    for (uint32_t c = 0; c < HUC_CTX_COUNT; ++c) {
+      out.sampled_by_context[context_name(c)] += contexts_.update(c, drain.contexts[c]);
+    }
+  }
+  for (uint32_t r = 0; r < HUC_DROP_REASONS; ++r) {
+    out.drops[drop_reason_name(r)] += drops_.update(r, drain.drops[r]);
+  }
+  // Every user-space reason exists from the first interval on, so rate() has a zero to start.
+  for (const char* reason : {kDropSymbolUnresolved, kDropStackTruncated, kDropStackMissing}) {
+    out.drops[reason] += 0;
+  }
+  return out;
+}
+
+}  // namespace hucprof

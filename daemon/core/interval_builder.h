@@ -1,0 +1,53 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/aggregator.h"
+#include "core/callsite_folder.h"
+#include "core/delta_tracker.h"
+#include "core/raw_drain.h"
+#include "core/symbolizer.h"
+
+namespace hucprof {
+
+// raw kernel counters + stacks → symbolized, folded per-interval deltas. Pure: the kernel edge
+// hands it a RawDrain, the aggregator takes what it returns.
+//
+// Folds are cached per raw key (an immediate caller or a stack id never changes meaning while
+// kallsyms is unchanged), so steady-state drains cost map reads, not symbol lookups.
+class IntervalBuilder {
+ public:
+  explicit IntervalBuilder(CallsiteFolder folder);
+
+  IntervalDeltas build(const RawDrain& drain, Symbolizer& symbols);
+  // kallsyms changed: fold everything again.
+  void invalidate_folds();
+
+ private:
+  using SiteTuple = std::tuple<uint64_t, int32_t, int32_t, uint8_t>;
+  struct Fold {
+    FoldedCallsite site;
+    const char* drop = nullptr;  // a user-space drop reason that applies to every event here
+  };
+
+  static SiteTuple tuple_of(const huc_site_key& key);
+  Fold fold_site(const huc_site_key& key, const RawDrain& drain, Symbolizer& symbols);
+  Fold fold_sample(const huc_sample_key& key, const RawDrain& drain, Symbolizer& symbols);
+  Fold fold_frames(const std::vector<uint64_t>& addrs, Symbolizer& symbols) const;
+  std::string syscall_label(int32_t nr, const FoldedCallsite& folded) const;
+
+  CallsiteFolder folder_;
+  std::map<SiteTuple, Fold> site_folds_;
+  std::map<int32_t, Fold> sample_folds_;
+
+  DeltaTracker<SiteTuple> site_calls_, site_bytes_;
+  DeltaTracker<std::pair<SiteTuple, uint32_t>> subchecks_;
+  DeltaTracker<std::pair<SiteTuple, uint32_t>> latency_;
+  DeltaTracker<std::pair<int32_t, int32_t>> samples_;
+  DeltaTracker<uint32_t> contexts_, drops_;
+};
+
+}  // namespace hucprof

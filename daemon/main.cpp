@@ -1,0 +1,66 @@
+// hucprof: where do the kernel's hardened-usercopy checks cost CPU, per call site.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
+
+#include "app/doctor_command.h"
+#include "app/run_command.h"
+#include "cli/options.h"
+
+#ifndef HUCPROF_VERSION
+#define HUCPROF_VERSION "dev"
+#endif
+
+namespace {
+
+// libbpf's own messages (verifier logs, attach errors) go through our logger at debug level,
+// warnings at warn, so a normal run stays quiet and --log.level=debug shows everything.
+int libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
+  char buf[4096];
+  int n = vsnprintf(buf, sizeof(buf), format, args);
+  while (n > 0 && (buf[n - 1] == '\n')) buf[--n] = 0;
+  if (level == LIBBPF_WARN) {
+    spdlog::debug("libbpf: {}", buf);  // expected failures (feature probes) warn too
+  } else {
+    spdlog::trace("libbpf: {}", buf);
+  }
+  return n;
+}
+
+void setup_logging(const std::string& level) {
+  // Under systemd the journal adds its own timestamps.
+  if (std::getenv("JOURNAL_STREAM")) {
+    spdlog::set_pattern("%l: %v");
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
+  }
+  spdlog::set_level(spdlog::level::from_str(level));
+  libbpf_set_print(libbpf_print);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto outcome = hucprof::parse_command_line(argc, argv);
+  if (!outcome.command) {
+    std::fprintf(outcome.exit_code == 0 ? stdout : stderr, "%s\n", outcome.message.c_str());
+    return outcome.exit_code;
+  }
+  const auto& command = *outcome.command;
+  setup_logging(command.run.log_level);
+  switch (command.kind) {
+    case hucprof::CommandKind::Version:
+      std::printf("hucprof %s (libbpf %u.%u)\n", HUCPROF_VERSION, libbpf_major_version(),
+                  libbpf_minor_version());
+      return 0;
+    case hucprof::CommandKind::Doctor:
+      return hucprof::doctor_command(command.run);
+    case hucprof::CommandKind::Run:
+      return hucprof::run_command(command.run);
+  }
+  return 2;
+}

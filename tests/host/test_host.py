@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Host tier: the real daemon on this machine's kernel, against a real UDP loopback flood.
+
+This kernel cannot probe (no kprobes, fentry EPERM), so probe targets must be reported
+unavailable with a reason while sampling attributes the flood to udp_recvmsg."""
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import hucprof_testlib as t  # noqa: E402
+
+ARGS = None
+RAW_ADDRESS = re.compile(r"\b(0x)?ffff[0-9a-f]{12}\b")
+
+
+def kernel_can_kprobe():
+    return os.path.exists("/sys/bus/event_source/devices/kprobe/type")
+
+
+def run_cli(*args, timeout=60):
+    return subprocess.run([ARGS.hucprof] + list(args), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+class FloodTest(unittest.TestCase):
+    """One daemon, one flood; several assertions on what it serves."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.log = os.path.join(ARGS.workdir, "host_flood_daemon.log")
+        cls.daemon = t.Daemon(ARGS.hucprof, ["--mode", "auto", "--interval", "1s",
+                                             "--sample-frequency", "499"],
+                              t.free_port(), cls.log)
+        try:
+            cls.daemon.wait_ready()
+            cls.before = cls.daemon.scrape()
+            flood = subprocess.run([ARGS.flood, "--seconds", "10", "--payload", "64"],
+                                   capture_output=True, text=True, timeout=60)
+            print("flood:", flood.stdout.strip(), flush=True)
+            # Two drains after the flood so its last samples are in.
+            import time
+            time.sleep(2.5)
+            cls.after_text = cls.daemon.scrape()
+            cls.after = t.parse_metrics(cls.after_text)
+        except Exception:
+            cls.daemon.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.exit_code = cls.daemon.stop()
+        print("daemon log:\n" + cls.daemon.log(), flush=True)
+
+    def test_udp_recvmsg_is_attributed_and_below_the_kernel_denominator(self):
+        recv = t.total(self.after, "usercopy_cpu_samples_total", callsite="udp_recvmsg")
+        kernel = t.total(self.after, "usercopy_sampled_cpu_samples_total", context="kernel")
+        print("udp_recvmsg samples %d of %d kernel samples (%.2f%%)"
+              % (recv, kernel, 100.0 * recv / max(kernel, 1)), flush=True)
+        self.assertGreater(recv, 0, self.after_text)
+        self.assertLess(recv, kernel)
+
+    def test_udp_recvmsg_samples_name_the_syscall(self):
+        syscalls = {l["syscall"] for l, _ in
+                    t.select(self.after, "usercopy_cpu_samples_total", callsite="udp_recvmsg")}
+        self.assertIn("recvfrom", syscalls)
+
+    def test_probe_targets_unavailable_with_reason_while_serving(self):
+        if kernel_can_kprobe():
+            self.skipTest("this kernel has kprobes; the unavailable-probe path is for kernels "
+                          "without them")
+        attached = t.select(self.after, "hucprof_probe_attached",
+                            target="__check_object_size")
+        self.assertEqual(attached, [({"target": "__check_object_size", "mode": "none"}, 0.0)])
+        reasons = t.select(self.after, "hucprof_probe_unavailable_info",
+                           target="__check_object_size")
+        self.assertEqual(len(reasons), 1)
+        self.assertIn("kprobe", reasons[0][0]["reason"])
+        self.assertIn("fentry", reasons[0][0]["reason"])
+        sampler = t.select(self.after, "hucprof_probe_attached", target="cpu-clock",
+                           mode="perf_event")
+        self.assertEqual([v for _, v in sampler], [1.0])
+        # The reason is in the log too, one line per target.
+        self.assertRegex(self.daemon.log(), r"probe __check_object_size: unavailable: .*kprobe")
+
+    def test_no_raw_kernel_address_is_served(self):
+        self.assertIsNone(RAW_ADDRESS.search(self.after_text))
+
+    def test_hardened_state_matches_kernel_config(self):
+        import gzip
+        try:
+            config = gzip.open("/proc/config.gz", "rt").read()
+        except OSError:
+            self.skipTest("no /proc/config.gz to compare with")
+        expected = 1.0 if ("CONFIG_HARDENED_USERCOPY=y" in config and
+                           "hardened_usercopy=off" not in open("/proc/cmdline").read()) else 0.0
+        self.assertEqual(t.total(self.after, "usercopy_hardened_enabled"), expected)
+
+    def test_counters_only_grow(self):
+        before = {(n, tuple(sorted(l.items()))): v for n, l, v in t.parse_metrics(self.before)
+                  if n.endswith("_total")}
+        for n, l, v in self.after:
+            key = (n, tuple(sorted(l.items())))
+            if key in before:
+                self.assertGreaterEqual(v, before[key], key)
+
+    def test_unknown_path_is_404(self):
+        status, _ = t.http_get(self.daemon.url("/nope"))
+        self.assertEqual(status, 404)
+
+
+class CliTest(unittest.TestCase):
+    def test_sigterm_exits_zero(self):
+        log = os.path.join(ARGS.workdir, "host_sigterm.log")
+        d = t.Daemon(ARGS.hucprof, ["--interval", "1s"], t.free_port(), log)
+        d.wait_ready()
+        self.assertEqual(d.stop(), 0, d.log())
+        self.assertIn("detaching", d.log())
+
+    def test_forced_probe_mode_fails_naming_the_reason(self):
+        if kernel_can_kprobe():
+            self.skipTest("this kernel has kprobes, so --mode probe can attach here")
+        r = run_cli("run", "--mode", "probe", "--web.listen-address",
+                    "127.0.0.1:%d" % t.free_port())
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertRegex(r.stdout + r.stderr, r"--mode probe: no probe could attach: .*kprobe")
+
+    def test_bad_flag_value_names_the_flag(self):
+        r = run_cli("run", "--sample-frequency", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--sample-frequency", r.stderr)
+
+    def test_unknown_flag_is_named(self):
+        r = run_cli("run", "--no-such-flag")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--no-such-flag", r.stderr)
+
+    def test_port_in_use_names_the_flag(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen()
+            r = run_cli("run", "--web.listen-address", "127.0.0.1:%d" % s.getsockname()[1])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("--web.listen-address", r.stdout + r.stderr)
+
+    def test_doctor_reports_what_this_kernel_allows(self):
+        r = run_cli("doctor")
+        print(r.stdout, flush=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"perf_event sampling\s+yes")
+        self.assertIn("__check_object_size", r.stdout)
+        self.assertIn("verdict: `hucprof run --mode auto` will run", r.stdout)
+        if not kernel_can_kprobe():
+            self.assertRegex(r.stdout, r"kprobes\s+no")
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--hucprof", required=True)
+    p.add_argument("--flood", required=True)
+    p.add_argument("--workdir", default=tempfile.gettempdir())
+    ARGS, rest = p.parse_known_args()
+    if not t.is_root():
+        print("SKIP host tier: needs root (BPF and perf_event_open); run the README test "
+              "command as root")
+        return t.SKIP
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        print("SKIP host tier: this kernel has no BTF (/sys/kernel/btf/vmlinux)")
+        return t.SKIP
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Shared helpers for hucprof's script-driven test tiers (host, e2e, vm): start the daemon on a
+free port, scrape and parse /metrics. Python stdlib only."""
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+SKIP = 77  # ctest SKIP_RETURN_CODE
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_metrics(text):
+    """Prometheus text format → list of (name, labels dict, float value)."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if not m:
+            raise ValueError("unparsable metrics line: %r" % line)
+        labels = dict(_LABEL.findall(m.group(3) or ""))
+        out.append((m.group(1), labels, float(m.group(4))))
+    return out
+
+
+def select(samples, name, **labels):
+    return [(l, v) for (n, l, v) in samples
+            if n == name and all(l.get(k) == val for k, val in labels.items())]
+
+
+def total(samples, name, **labels):
+    return sum(v for _, v in select(samples, name, **labels))
+
+
+def http_get(url, timeout=5):
+    """(status, body) — HTTP errors are returned, not raised."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+class Daemon:
+    """A running `hucprof run`; stops it with SIGTERM and records the exit status."""
+
+    def __init__(self, binary, args, port, log_path):
+        self.port = port
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        self.proc = subprocess.Popen([binary, "run", "--web.listen-address",
+                                      "127.0.0.1:%d" % port] + list(args),
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        self.returncode = None
+
+    def url(self, path="/metrics"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def wait_ready(self, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("hucprof exited with %d before serving:\n%s"
+                                   % (self.proc.returncode, self.log()))
+            try:
+                status, _ = http_get(self.url(), timeout=1)
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("hucprof did not serve /metrics within %ds:\n%s" % (timeout, self.log()))
+
+    def scrape(self):
+        status, body = http_get(self.url())
+        if status != 200:
+            raise RuntimeError("GET /metrics returned %d" % status)
+        return body
+
+    def stop(self, timeout=15):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.returncode = self.proc.returncode
+        self._log.close()
+        return self.returncode
+
+    def log(self):
+        self._log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+
+@contextlib.contextmanager
+def running_daemon(binary, args, log_path, port=None):
+    d = Daemon(binary, args, port or free_port(), log_path)
+    try:
+        d.wait_ready()
+        yield d
+    finally:
+        d.stop()
+
+
+def is_root():
+    return os.geteuid() == 0

@@ -1,0 +1,90 @@
+// Small pure pieces the kernel edge relies on: CPU lists, address ranges for BPF, symbolizer
+// reloads.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/address_ranges.h"
+#include "core/cpu_list.h"
+#include "core/symbolizer.h"
+
+namespace hucprof {
+namespace {
+
+TEST(CpuList, ParsesRangesAndSingles) {
+  EXPECT_EQ(parse_cpu_list("0-3,5,7-8\n"), (std::vector<int>{0, 1, 2, 3, 5, 7, 8}));
+  EXPECT_EQ(parse_cpu_list("0\n"), (std::vector<int>{0}));
+  EXPECT_EQ(parse_cpu_list(""), (std::vector<int>{}));
+}
+
+TEST(CpuList, RejectsGarbage) {
+  EXPECT_FALSE(parse_cpu_list("0-").has_value());
+  EXPECT_FALSE(parse_cpu_list("3-1").has_value());
+  EXPECT_FALSE(parse_cpu_list("a").has_value());
+  EXPECT_FALSE(parse_cpu_list("1,,2").has_value());
+}
+
+KallsymsIndex index_of(const std::string& text) {
+  std::istringstream in(text);
+  return KallsymsIndex::parse(in);
+}
+
+TEST(AddressRanges, CoversSuffixedPartsSortedAndMerged) {
+  auto idx = index_of(
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81216b98 t __check_object_size.cold\n"
+      "ffffffff81216c00 t other\n"
+      "ffffffff816c9250 T __check_object_size\n"
+      "ffffffff816c9400 T check_heap_object\n"
+      "ffffffff816c9500 T after\n"
+      "ffffffff816ca000 T end\n");
+  std::vector<std::string_view> names{"__check_object_size", "check_heap_object", "absent_fn"};
+  auto r = build_address_ranges(idx, names);
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_EQ(r.ranges[0].start, 0xffffffff81216b98u);
+  EXPECT_EQ(r.ranges[0].end, 0xffffffff81216c00u);
+  // __check_object_size and check_heap_object touch: one merged range.
+  EXPECT_EQ(r.ranges[1].start, 0xffffffff816c9250u);
+  EXPECT_EQ(r.ranges[1].end, 0xffffffff816c9500u);
+  EXPECT_EQ(r.missing, (std::vector<std::string>{"absent_fn"}));
+  EXPECT_EQ(r.overflow, 0u);
+}
+
+TEST(AddressRanges, OverflowBeyondBpfCapacityIsReported) {
+  std::string text;
+  std::vector<std::string> names;
+  char line[128];
+  for (int i = 0; i < HUC_MAX_RANGES + 3; ++i) {
+    // Gaps between helpers so no two ranges merge.
+    std::snprintf(line, sizeof line, "%016llx t helper%d\n%016llx t gap%d\n",
+                  0xffffffff81000000ull + i * 0x100ull, i, 0xffffffff81000080ull + i * 0x100ull,
+                  i);
+    text += line;
+    names.push_back("helper" + std::to_string(i));
+  }
+  text += "ffffffff82000000 T end\n";
+  std::vector<std::string_view> views(names.begin(), names.end());
+  auto r = build_address_ranges(index_of(text), views);
+  EXPECT_EQ(r.ranges.size(), static_cast<size_t>(HUC_MAX_RANGES));
+  EXPECT_EQ(r.overflow, 3u);
+}
+
+TEST(KallsymsSymbolizer, ReloadsOnceOnMissThenServesTheModule) {
+  int loads = 0;
+  KallsymsSymbolizer s(index_of("ffffffff81000000 T a\nffffffff81000100 T b\n"), [&] {
+    ++loads;
+    return index_of(
+        "ffffffff81000000 T a\nffffffff81000100 T b\n"
+        "ffffffffc0001000 t mod_fn\t[mymod]\nffffffffc0002000 t mod_end\t[mymod]\n");
+  });
+  EXPECT_EQ(s.name(0xffffffff81000010), "a");
+  EXPECT_EQ(s.name(0xffffffffc0001010), "mod_fn");
+  EXPECT_EQ(loads, 1);
+  EXPECT_EQ(s.name(0xffffffffd0000000), std::nullopt);  // still unknown: no second reload
+  EXPECT_EQ(loads, 1);
+  EXPECT_TRUE(s.begin_interval());   // tells the caller folds must be redone
+  EXPECT_FALSE(s.begin_interval());
+}
+
+}  // namespace
+}  // namespace hucprof

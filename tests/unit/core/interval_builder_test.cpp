@@ -1,0 +1,194 @@
+// raw kernel counters → folded deltas: the step between the kernel edge and the aggregator.
+#include "core/interval_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace hucprof {
+namespace {
+
+// A fixed address → name table standing in for kallsyms.
+class TableSymbolizer : public Symbolizer {
+ public:
+  explicit TableSymbolizer(std::map<uint64_t, std::string> table) : table_(std::move(table)) {}
+  std::optional<std::string> name(uint64_t addr) override {
+    auto it = table_.find(addr);
+    if (it == table_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::map<uint64_t, std::string> table_;
+};
+
+constexpr uint64_t kUdpRecvmsg = 0xffffffff81a00010;
+constexpr uint64_t kCheck = 0xffffffff81200010;
+constexpr uint64_t kFindVmap = 0xffffffff81300010;
+constexpr uint64_t kSimpleCopy = 0xffffffff81400010;
+constexpr uint64_t kSkbDatagramIter = 0xffffffff81400110;
+constexpr uint64_t kSkbCopyDatagram = 0xffffffff81400210;
+constexpr uint64_t kNetlinkRecvmsg = 0xffffffff81500010;
+constexpr uint64_t kSysRecvmsg = 0xffffffff81600010;
+constexpr uint64_t kUnknown = 0xffffffffc0000010;
+
+TableSymbolizer symbols() {
+  return TableSymbolizer({{kUdpRecvmsg, "udp_recvmsg"},
+                          {kCheck, "__check_object_size"},
+                          {kFindVmap, "find_vmap_area"},
+                          {kSimpleCopy, "simple_copy_to_iter"},
+                          {kSkbDatagramIter, "__skb_datagram_iter"},
+                          {kSkbCopyDatagram, "skb_copy_datagram_iter"},
+                          {kNetlinkRecvmsg, "netlink_recvmsg"},
+                          {kSysRecvmsg, "__sys_recvmsg"}});
+}
+
+huc_site_key direct_key(uint64_t caller, int32_t syscall_nr, uint8_t direction) {
+  huc_site_key key{};
+  key.caller = caller;
+  key.short_stack_id = -1;
+  key.syscall_nr = syscall_nr;
+  key.direction = direction;
+  return key;
+}
+
+IntervalBuilder builder() { return IntervalBuilder(CallsiteFolder(FoldingRules::defaults())); }
+
+TEST(IntervalBuilder, DirectCallerIsTheCallsiteAndSyscallComesFromItsNumber) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.probes = true;
+  drain.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 10, 640});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.checks.size(), 1u);
+  EXPECT_EQ(deltas.checks[0].callsite, "udp_recvmsg");
+  EXPECT_EQ(deltas.checks[0].syscall, "recvfrom");
+  EXPECT_EQ(deltas.checks[0].direction, "to_user");
+  EXPECT_EQ(deltas.checks[0].calls, 10u);
+  EXPECT_EQ(deltas.checks[0].bytes, 640u);
+}
+
+TEST(IntervalBuilder, SecondDrainReportsOnlyTheIncrease) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain first;
+  first.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 10, 640});
+  b.build(first, syms);
+  RawDrain second;
+  second.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 13, 832});
+  auto deltas = b.build(second, syms);
+  ASSERT_EQ(deltas.checks.size(), 1u);
+  EXPECT_EQ(deltas.checks[0].calls, 3u);
+  EXPECT_EQ(deltas.checks[0].bytes, 192u);
+  RawDrain third = second;  // unchanged: nothing to report
+  EXPECT_TRUE(b.build(third, syms).checks.empty());
+}
+
+TEST(IntervalBuilder, HelperCallerFoldsThroughItsShortStack) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  huc_site_key key{};
+  key.short_stack_id = 7;
+  key.syscall_nr = 47;  // recvmsg
+  key.direction = HUC_DIR_TO_USER;
+  drain.sites.push_back({key, 4, 4 * 65536});
+  drain.short_stacks[7] = {kCheck, kSimpleCopy, kSkbDatagramIter, kSkbCopyDatagram,
+                           kNetlinkRecvmsg, kSysRecvmsg};
+  huc_subcheck_key sub{};
+  sub.site = key;
+  sub.kind = HUC_CHECK_VMALLOC;
+  drain.subchecks.push_back({sub, 4});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.checks.size(), 1u);
+  EXPECT_EQ(deltas.checks[0].callsite, "netlink_recvmsg");
+  EXPECT_EQ(deltas.checks[0].syscall, "recvmsg");
+  ASSERT_EQ(deltas.subchecks.size(), 1u);
+  EXPECT_EQ(deltas.subchecks[0].callsite, "netlink_recvmsg");
+  EXPECT_EQ(deltas.subchecks[0].check, "vmalloc");
+  EXPECT_EQ(deltas.subchecks[0].count, 4u);
+}
+
+TEST(IntervalBuilder, MissingShortStackIsCountedNotGuessed) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  huc_site_key key{};
+  key.short_stack_id = 9;
+  key.syscall_nr = -1;
+  drain.sites.push_back({key, 5, 50});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.checks.size(), 1u);
+  EXPECT_EQ(deltas.checks[0].callsite, "[unknown]");
+  EXPECT_EQ(deltas.checks[0].syscall, "none");
+  EXPECT_EQ(deltas.drops.at(kDropStackMissing), 5u);
+}
+
+TEST(IntervalBuilder, UnresolvableCallerIsCountedAsDrop) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sites.push_back({direct_key(kUnknown, 0, HUC_DIR_FROM_USER), 2, 20});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.checks.size(), 1u);
+  EXPECT_EQ(deltas.checks[0].callsite, "[unknown]");
+  EXPECT_EQ(deltas.checks[0].direction, "from_user");
+  EXPECT_EQ(deltas.drops.at(kDropSymbolUnresolved), 2u);
+}
+
+TEST(IntervalBuilder, SampleStackGivesCallsiteCheckAndSyscall) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sampling = true;
+  drain.samples.push_back({{3, 47}, 6});
+  drain.sample_stacks[3] = {kFindVmap, kCheck, kSimpleCopy, kSkbDatagramIter, kSkbCopyDatagram,
+                            kNetlinkRecvmsg, kSysRecvmsg};
+  drain.contexts = {100, 50, 25};
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.samples.size(), 1u);
+  EXPECT_EQ(deltas.samples[0].callsite, "netlink_recvmsg");
+  EXPECT_EQ(deltas.samples[0].check, "vmalloc");
+  EXPECT_EQ(deltas.samples[0].syscall, "recvmsg");
+  EXPECT_EQ(deltas.samples[0].samples, 6u);
+  EXPECT_EQ(deltas.sampled_by_context.at("kernel"), 100u);
+  EXPECT_EQ(deltas.sampled_by_context.at("user"), 50u);
+  EXPECT_EQ(deltas.sampled_by_context.at("idle"), 25u);
+}
+
+TEST(IntervalBuilder, KernelDropsBecomeNamedDeltasAndEveryReasonIsPresent) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.drops[HUC_DROP_STACK_COLLISION] = 3;
+  b.build(drain, syms);
+  drain.drops[HUC_DROP_STACK_COLLISION] = 5;
+  auto deltas = b.build(drain, syms);
+  EXPECT_EQ(deltas.drops.at("stack_collision"), 2u);
+  for (uint32_t r = 0; r < HUC_DROP_REASONS; ++r) {
+    EXPECT_TRUE(deltas.drops.contains(drop_reason_name(r))) << r;
+  }
+  EXPECT_TRUE(deltas.drops.contains(kDropStackTruncated));
+}
+
+TEST(IntervalBuilder, LatencySlotsAreGroupedPerCallsite) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  huc_latency_key k{};
+  k.site = direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER);
+  k.slot = 7;
+  drain.latency.push_back({k, 4});
+  k.slot = 9;
+  drain.latency.push_back({k, 1});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.latency.size(), 1u);
+  EXPECT_EQ(deltas.latency[0].callsite, "udp_recvmsg");
+  ASSERT_EQ(deltas.latency[0].bucket_counts.size(), static_cast<size_t>(HUC_LATENCY_SLOTS));
+  EXPECT_EQ(deltas.latency[0].bucket_counts[7], 4u);
+  EXPECT_EQ(deltas.latency[0].bucket_counts[9], 1u);
+}
+
+}  // namespace
+}  // namespace hucprof
