@@ -1,0 +1,75 @@
+#!/bin/sh
+# /init of the VM-tier initramfs (busybox sh, PID 1).
+#
+# Loads the virtio/9p modules shipped with the booted kernel, mounts the host root read-only
+# (9p tag "hostroot") at /mnt/host, mounts the writable results share (9p tag "results") over the
+# same path inside it, mounts the kernel filesystems a test needs, and runs the test script
+# (hucvm.script=) in a chroot. Its exit status goes to $RESULTS/.hucvm-rc; then power off.
+# Anything that goes wrong before the script runs prints HUCVM-FAIL and powers off without an rc
+# file, which the host treats as a failure.
+
+/bin/busybox --install -s /bin
+export PATH=/bin
+
+fail() {
+    echo "HUCVM-FAIL: $*"
+    sync
+    poweroff -f
+    sleep 5
+    exit 1
+}
+
+mount -t proc proc /proc || fail "mount /proc"
+mount -t sysfs sysfs /sys || fail "mount /sys"
+mount -t devtmpfs devtmpfs /dev 2>/dev/null  # may already be there
+
+SCRIPT=
+RESULTS=
+# shellcheck disable=SC2013  # words, not lines
+for arg in $(cat /proc/cmdline); do
+    case "$arg" in
+        hucvm.script=*) SCRIPT=${arg#hucvm.script=} ;;
+        hucvm.results=*) RESULTS=${arg#hucvm.results=} ;;
+    esac
+done
+[ -n "$SCRIPT" ] || fail "no hucvm.script= on the kernel command line"
+[ -n "$RESULTS" ] || fail "no hucvm.results= on the kernel command line"
+
+echo "HUCVM: kernel $(uname -r), modules: $(tr '\n' ' ' < /modules/order)"
+# shellcheck disable=SC2013
+for m in $(cat /modules/order); do
+    insmod "/modules/$m" || fail "insmod $m"
+done
+
+H=/mnt/host
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot $H \
+    || fail "mount 9p hostroot"
+[ -d "$H$RESULTS" ] || fail "results dir $RESULTS not visible through the host root"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results "$H$RESULTS" \
+    || fail "mount 9p results at $RESULTS"
+
+mount -t proc proc $H/proc || fail "mount proc in chroot"
+mount -t sysfs sysfs $H/sys || fail "mount sysfs in chroot"
+mount -t devtmpfs devtmpfs $H/dev || fail "mount devtmpfs in chroot"
+mount -t devpts devpts $H/dev/pts 2>/dev/null
+mount -t tmpfs tmpfs $H/dev/shm 2>/dev/null
+mount -t tmpfs -o mode=1777 tmpfs $H/tmp || fail "mount /tmp"
+mount -t tmpfs -o mode=755 tmpfs $H/run || fail "mount /run"
+mount -t bpf bpf $H/sys/fs/bpf || fail "mount bpffs"
+mount -t tracefs tracefs $H/sys/kernel/tracing || fail "mount tracefs"
+mount -t debugfs debugfs $H/sys/kernel/debug || fail "mount debugfs"
+ip link set lo up || fail "lo up"
+
+cut -d' ' -f1 /proc/uptime > "$H$RESULTS/.hucvm-start-uptime"
+echo "HUCVM: start $SCRIPT at uptime $(cat "$H$RESULTS/.hucvm-start-uptime")s"
+chroot $H /bin/sh -c ". '$RESULTS/.hucvm-env'; export HUCVM_RESULTS='$RESULTS' HOME=/tmp \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; cd '$RESULTS' && exec '$SCRIPT'" \
+    </dev/null
+rc=$?
+cut -d' ' -f1 /proc/uptime > "$H$RESULTS/.hucvm-end-uptime"
+echo "$rc" > "$H$RESULTS/.hucvm-rc"
+echo "HUCVM: rc=$rc at uptime $(cat "$H$RESULTS/.hucvm-end-uptime")s"
+sync
+umount "$H$RESULTS"
+poweroff -f
+sleep 5

@@ -1,0 +1,93 @@
+# shellcheck shell=bash
+# The independent reference: the kernel's own kprobe events with a hist trigger keyed on the
+# kernel stack. Nothing of hucprof is involved. Source this from a guest script (bash).
+#
+#   ref_init                               # detect tracefs + the stack key name
+#   ref_probe NAME SYMBOL "FETCHARGS" "EXTRA_KEYS" "VALS"
+#   ref_start                              # (re)arm all hist triggers, enable all probes
+#   ...run a workload...
+#   ref_stop TAG                           # disable, write hist-NAME-TAG.txt + kprobe_profile
+#   ref_cleanup                            # remove triggers and probe events
+#
+# A probe whose symbol the kernel does not have is recorded in ref-missing.txt (not an error:
+# which symbols exist differs by kernel); a hist trigger the kernel refuses is an error.
+
+REF_T=/sys/kernel/tracing
+REF_NAMES=()
+declare -A REF_TRIGGER
+
+ref_fail() {
+    echo "refprobe: $*" >&2
+    [ -r "$REF_T/error_log" ] && tail -5 "$REF_T/error_log" >&2
+    exit 1
+}
+
+ref_init() {
+    [ -w "$REF_T/kprobe_events" ] || ref_fail "no writable $REF_T/kprobe_events (CONFIG_KPROBE_EVENTS?)"
+    : > "${HUCVM_RESULTS:-.}/ref-missing.txt"
+    # Probe the stack key name on a throwaway probe: 6.1 knows only "stacktrace",
+    # 6.5+ renamed it "common_stacktrace" (and keeps the old name as an alias).
+    echo 'p:hucvm_keyprobe __check_object_size' >> "$REF_T/kprobe_events" \
+        || ref_fail "cannot create a kprobe event on __check_object_size"
+    local ev=$REF_T/events/kprobes/hucvm_keyprobe
+    REF_STACKKEY=
+    for key in common_stacktrace stacktrace; do
+        if echo "hist:keys=$key" > "$ev/trigger" 2>/dev/null; then
+            echo "!hist:keys=$key" > "$ev/trigger"
+            REF_STACKKEY=$key
+            break
+        fi
+    done
+    echo '-:hucvm_keyprobe' >> "$REF_T/kprobe_events"
+    [ -n "$REF_STACKKEY" ] || ref_fail "kernel accepts neither common_stacktrace nor stacktrace as hist key"
+    echo "$REF_STACKKEY" > "${HUCVM_RESULTS:-.}/ref-stackkey.txt"
+}
+
+# ref_probe NAME SYMBOL FETCHARGS EXTRA_KEYS VALS
+ref_probe() {
+    local name=$1 sym=$2 args=$3 keys=$4 vals=$5
+    if ! grep -qE "^[0-9a-f]+ [tT] $sym\$" /proc/kallsyms; then
+        echo "$name $sym" >> "${HUCVM_RESULTS:-.}/ref-missing.txt"
+        return 0
+    fi
+    echo "p:$name $sym $args" >> "$REF_T/kprobe_events" || ref_fail "kprobe $name on $sym refused"
+    local trig="hist:keys=$REF_STACKKEY${keys:+,$keys}"
+    [ -n "$vals" ] && trig="$trig:vals=$vals"
+    trig="$trig:size=8192"
+    REF_TRIGGER[$name]=$trig
+    REF_NAMES+=("$name")
+}
+
+ref_start() {
+    local n ev
+    for n in "${REF_NAMES[@]}"; do
+        ev=$REF_T/events/kprobes/$n
+        echo "${REF_TRIGGER[$n]}" > "$ev/trigger" || ref_fail "hist trigger '${REF_TRIGGER[$n]}' refused for $n"
+    done
+    for n in "${REF_NAMES[@]}"; do
+        echo 1 > "$REF_T/events/kprobes/$n/enable" || ref_fail "enable $n"
+    done
+}
+
+ref_stop() {
+    local tag=$1 n ev
+    for n in "${REF_NAMES[@]}"; do
+        echo 0 > "$REF_T/events/kprobes/$n/enable"
+    done
+    for n in "${REF_NAMES[@]}"; do
+        ev=$REF_T/events/kprobes/$n
+        cat "$ev/hist" > "${HUCVM_RESULTS:-.}/hist-$n-$tag.txt" || ref_fail "read hist of $n"
+        echo "!${REF_TRIGGER[$n]}" > "$ev/trigger" || ref_fail "remove trigger of $n"
+    done
+    cat "$REF_T/kprobe_profile" > "${HUCVM_RESULTS:-.}/kprobe_profile-$tag.txt"
+}
+
+ref_cleanup() {
+    local n
+    for n in "${REF_NAMES[@]}"; do
+        echo 0 > "$REF_T/events/kprobes/$n/enable" 2>/dev/null
+        echo "!${REF_TRIGGER[$n]}" > "$REF_T/events/kprobes/$n/trigger" 2>/dev/null
+        echo "-:$n" >> "$REF_T/kprobe_events"
+    done
+    REF_NAMES=()
+}

@@ -1,0 +1,186 @@
+"""Parse the kernel's hist-trigger output for kprobe events keyed on the kernel stack.
+
+Input looks like (6.1 says `stacktrace`, 6.5+ `common_stacktrace`; extra keys follow the stack):
+
+    { stacktrace:
+             kprobe_ftrace_handler+0x10b/0x1b0
+             0xffffffffc041a0c8
+             __check_object_size+0x5/0x220
+             udp_recvmsg+0x33e/0x550
+             ...
+    , to_user:          1} hitcount:       1000  n:      64000
+    ...
+    Totals:
+        Hits: 4064
+        Entries: 16
+        Dropped: 0
+
+The first frames belong to the kprobe machinery (handler, an unnamed trampoline address, then the
+probed function itself at a small offset); `Entry.callers` drops them so frame 0 is the probed
+function's caller. Raw addresses are never kept (KASLR). Python 3 standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+_FRAME = re.compile(r"^\s+(?P<name>[A-Za-z_.$][\w.$]*)\+0x(?P<off>[0-9a-f]+)/0x(?P<size>[0-9a-f]+)"
+                    r"(?:\s+\[(?P<module>[\w-]+)\])?\s*$")
+_ADDR = re.compile(r"^\s+(?:0x)?[0-9a-f]{8,16}\s*$")
+_FIELD = re.compile(r"(\w+):\s*(-?\d+)")
+_SUFFIX = re.compile(r"(\.(?:part|isra|constprop|cold|lto_priv|llvm)(?:\.\d+)?)+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    name: str | None          # None for an unsymbolized address (kept as a placeholder only)
+    offset: int = 0
+    size: int = 0
+    module: str | None = None
+
+    @property
+    def base(self) -> str | None:
+        """Name without compiler suffixes (.isra.0, .constprop.0, .part.0, .cold)."""
+        return _SUFFIX.sub("", self.name) if self.name else None
+
+    def __str__(self):
+        if self.name is None:
+            return "?"
+        s = f"{self.name}+0x{self.offset:x}/0x{self.size:x}"
+        return s + (f" [{self.module}]" if self.module else "")
+
+
+@dataclasses.dataclass
+class Entry:
+    stack: list[Frame]        # innermost first, as printed
+    keys: dict[str, int]      # other keys, e.g. {"to_user": 1}
+    hitcount: int
+    vals: dict[str, int]      # e.g. {"n": 64000}
+
+    def callers(self, probed: str) -> list[Frame]:
+        """Frames above the probed function (innermost first). If the probed function is not
+        in the stack (should not happen), only the kprobe trampoline frames are dropped."""
+        for i, f in enumerate(self.stack):
+            if f.base == probed:
+                return self.stack[i + 1:]
+        return [f for f in self.stack if f.name and not f.name.startswith("kprobe_")]
+
+    def contains(self, name: str, probed: str | None = None) -> bool:
+        frames = self.callers(probed) if probed else self.stack
+        return any(f.base == name for f in frames)
+
+
+@dataclasses.dataclass
+class Hist:
+    key_name: str             # "stacktrace" or "common_stacktrace"
+    trigger: str
+    entries: list[Entry]
+    totals: dict[str, int]    # Hits, Entries, Dropped
+
+    def select(self, *, contains=(), probed: str | None = None, caller: str | None = None,
+               **keys) -> list[Entry]:
+        """Entries whose stack (above `probed`, if given) has every function in `contains`,
+        whose immediate caller of `probed` is `caller` (if given), and whose extra keys match."""
+        out = []
+        for e in self.entries:
+            if caller is not None:
+                above = e.callers(probed) if probed else e.stack
+                if not above or above[0].base != caller:
+                    continue
+            if all(e.contains(c, probed) for c in contains) and \
+               all(e.keys.get(k) == v for k, v in keys.items()):
+                out.append(e)
+        return out
+
+    def sum(self, field: str = "hitcount", **sel) -> int:
+        es = self.select(**sel)
+        return sum(e.hitcount if field == "hitcount" else e.vals.get(field, 0) for e in es)
+
+
+class HistParseError(ValueError):
+    pass
+
+
+def parse(text: str) -> Hist:
+    entries: list[Entry] = []
+    totals: dict[str, int] = {}
+    trigger = ""
+    key_name = ""
+    stack: list[Frame] | None = None
+    in_totals = False
+    for ln, line in enumerate(text.splitlines(), 1):
+        if line.startswith("# trigger info:"):
+            trigger = line.split(":", 1)[1].strip()
+            continue
+        if line.startswith("#") or not line.strip():
+            continue
+        if line.startswith("Totals:"):
+            in_totals = True
+            continue
+        if in_totals:
+            m = re.match(r"\s+(\w+):\s*(\d+)", line)
+            if m:
+                totals[m.group(1)] = int(m.group(2))
+            continue
+        m = re.match(r"^\{ (\w+):\s*$", line)
+        if m:
+            if stack is not None:
+                raise HistParseError(f"line {ln}: new entry inside an entry")
+            key_name = m.group(1)
+            stack = []
+            continue
+        if stack is not None and (line.startswith(",") or line.startswith("}")):
+            # end of the stack: ", to_user:   1} hitcount: 5  n: 320"  or  "} hitcount: 5"
+            if "}" not in line:
+                raise HistParseError(f"line {ln}: unterminated key: {line!r}")
+            keypart, valpart = line.split("}", 1)
+            keys = {k: int(v) for k, v in _FIELD.findall(keypart)}
+            vals = {k: int(v) for k, v in _FIELD.findall(valpart)}
+            if "hitcount" not in vals:
+                raise HistParseError(f"line {ln}: no hitcount: {line!r}")
+            hit = vals.pop("hitcount")
+            entries.append(Entry(stack=stack, keys=keys, hitcount=hit, vals=vals))
+            stack = None
+            continue
+        if stack is not None:
+            fm = _FRAME.match(line)
+            if fm:
+                stack.append(Frame(fm.group("name"), int(fm.group("off"), 16),
+                                   int(fm.group("size"), 16), fm.group("module")))
+                continue
+            if _ADDR.match(line):
+                stack.append(Frame(None))
+                continue
+            raise HistParseError(f"line {ln}: not a stack frame: {line!r}")
+        raise HistParseError(f"line {ln}: unexpected: {line!r}")
+    if stack is not None:
+        raise HistParseError("input ends inside an entry")
+    if "Hits" not in totals:
+        raise HistParseError("no Totals section (truncated hist?)")
+    if totals.get("Entries") != len(entries):
+        raise HistParseError(f"Totals say {totals.get('Entries')} entries, parsed {len(entries)}")
+    if totals.get("Dropped", 0) == 0 and sum(e.hitcount for e in entries) != totals["Hits"]:
+        raise HistParseError("hitcounts do not add up to Totals: Hits")
+    return Hist(key_name=key_name, trigger=trigger, entries=entries, totals=totals)
+
+
+def parse_file(path: Path) -> Hist:
+    try:
+        return parse(Path(path).read_text())
+    except HistParseError as e:
+        raise HistParseError(f"{path}: {e}") from None
+
+
+def folded(h: Hist, probed: str) -> list[str]:
+    """Brendan Gregg's folded format, root first, probed function last, extra keys and vals
+    appended: `entry_SYSCALL_64_after_hwframe;...;udp_recvmsg;__check_object_size to_user=1 1000 n=64000`.
+    Input for the C++ CallsiteFolder in later phases. Names only: no addresses, no offsets."""
+    out = []
+    for e in h.entries:
+        frames = [f.name or "[unknown]" for f in reversed(e.callers(probed))] + [probed]
+        keys = "".join(f" {k}={v}" for k, v in sorted(e.keys.items()))
+        vals = "".join(f" {k}={v}" for k, v in sorted(e.vals.items()))
+        out.append(f"{';'.join(frames)}{keys} {e.hitcount}{vals}")
+    return sorted(out)

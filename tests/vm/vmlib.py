@@ -1,0 +1,522 @@
+"""VM tier plumbing: fetch a Debian kernel, build a tiny initramfs, boot it under QEMU.
+
+The guest mounts the host's root read-only over 9p and runs one script inside a chroot of it,
+so every host path (build tree, test scripts, compiled workloads) is valid in the guest too.
+A second, writable 9p share is mounted over the per-run results directory at the *same* path,
+so the guest script simply writes files into $HUCVM_RESULTS and the host reads them afterwards.
+
+Python 3 standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import lzma
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+GUEST_INIT = HERE / "guest" / "init.sh"
+
+# Exit code ctest treats as "skipped" (SKIP_RETURN_CODE in CMakeLists.txt).
+SKIP = 77
+
+
+class Skip(Exception):
+    """The tier cannot run on this machine (missing tool/package source). Not a pass."""
+
+
+class VmFailure(Exception):
+    """The VM run itself failed (boot, module load, mount, hang). Always a test failure."""
+
+
+def log(msg: str) -> None:
+    print(f"[vm] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel packages
+# --------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Kernel:
+    label: str          # short name used in tables: "6.1", "6.12"
+    meta_package: str   # e.g. linux-image-amd64
+    package: str        # resolved ABI package, e.g. linux-image-6.1.0-57-amd64
+    root: Path          # extracted package tree
+    release: str        # uname -r, e.g. 6.1.0-57-amd64
+
+    @property
+    def vmlinuz(self) -> Path:
+        return self.root / "boot" / f"vmlinuz-{self.release}"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "boot" / f"config-{self.release}"
+
+    @property
+    def system_map(self) -> Path:
+        return self.root / "boot" / f"System.map-{self.release}"
+
+    @property
+    def moddir(self) -> Path:
+        return self.root / "lib" / "modules" / self.release
+
+    def config_value(self, name: str) -> str | None:
+        pat = re.compile(rf"^{re.escape(name)}=(.*)$")
+        for line in self.config.read_text().splitlines():
+            m = pat.match(line)
+            if m:
+                return m.group(1)
+        return None
+
+
+def preflight() -> None:
+    """Skip early (before downloading anything) if this machine cannot run the tier at all."""
+    if shutil.which("qemu-system-x86_64") is None:
+        raise Skip("qemu-system-x86_64 not installed")
+    find_busybox()
+    if not Path("/proc/self").exists():
+        raise Skip("no /proc")
+
+
+def _apt_depends_image(meta: str) -> str | None:
+    """linux-image-amd64 -> linux-image-6.1.0-NN-amd64 (whatever the archive has today)."""
+    try:
+        out = subprocess.run(["apt-cache", "depends", meta], capture_output=True, text=True,
+                             check=False).stdout
+    except FileNotFoundError:
+        return None
+    for line in out.splitlines():
+        m = re.match(r"\s*(?:\|)?Depends:\s*(linux-image-\S+)", line)
+        if m and not m.group(1).startswith("<"):
+            return m.group(1)
+    return None
+
+
+def _apt_update_once(state: dict) -> None:
+    if state.get("updated"):
+        return
+    state["updated"] = True
+    if os.geteuid() != 0:
+        log("apt-cache knows nothing and we are not root; cannot run apt-get update")
+        return
+    log("apt-cache knows nothing; running apt-get update once")
+    subprocess.run(["apt-get", "update", "-qq"], check=False)
+
+
+def resolve_kernel(label: str, meta: str, cache: Path, apt_state: dict) -> Kernel:
+    pkg = _apt_depends_image(meta)
+    if pkg is None:
+        _apt_update_once(apt_state)
+        pkg = _apt_depends_image(meta)
+    resolved_online = pkg is not None
+    if pkg is None:
+        # Offline: reuse the newest already-extracted package for this meta package, if any.
+        stamps = sorted(cache.glob("linux-image-*/.hucvm-meta-" + meta),
+                        key=lambda p: p.stat().st_mtime)
+        if not stamps:
+            raise Skip(f"cannot resolve {meta} with apt-cache and nothing cached under {cache}")
+        pkg = stamps[-1].parent.name
+        log(f"{meta}: apt-cache gave nothing, reusing cached {pkg}")
+    dest = cache / pkg
+    done = dest / ".hucvm-complete"
+    if not done.exists():
+        fetch_and_extract(pkg, dest)
+        done.write_text(pkg + "\n")
+    (dest / (".hucvm-meta-" + meta)).touch()
+    if resolved_online:
+        # The archive moved to a new ABI: drop older extracted packages of the same meta package.
+        for stamp in cache.glob("linux-image-*/.hucvm-meta-" + meta):
+            if stamp.parent != dest:
+                log(f"pruning superseded {stamp.parent.name}")
+                shutil.rmtree(stamp.parent, ignore_errors=True)
+                old = cache / f"initramfs-{stamp.parent.name[len('linux-image-'):]}.cpio"
+                old.unlink(missing_ok=True)
+    releases = [p.name[len("vmlinuz-"):] for p in (dest / "boot").glob("vmlinuz-*")]
+    if len(releases) != 1:
+        raise VmFailure(f"{pkg}: expected exactly one vmlinuz in {dest}/boot, found {releases}")
+    k = Kernel(label=label, meta_package=meta, package=pkg, root=dest, release=releases[0])
+    log(f"kernel {label}: {meta} -> {pkg} (release {k.release}, cached in {dest})")
+    return k
+
+
+def fetch_and_extract(pkg: str, dest: Path) -> None:
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        raise Skip("apt-get/dpkg-deb not available to fetch kernel packages")
+    tmp = Path(tempfile.mkdtemp(prefix="dl-", dir=dest.parent))
+    try:
+        # apt-get download drops privileges to _apt when it can write the directory as _apt;
+        # a root-owned temp dir only produces a harmless warning.
+        r = subprocess.run(["apt-get", "download", "-q", pkg], cwd=tmp, capture_output=True,
+                           text=True)
+        debs = list(tmp.glob("*.deb"))
+        if r.returncode != 0 or len(debs) != 1:
+            raise Skip(f"apt-get download {pkg} failed (rc={r.returncode}): {r.stderr.strip()}")
+        if dest.exists():
+            shutil.rmtree(dest)
+        stage = tmp / "x"
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(stage)], check=True)
+        stage.rename(dest)
+        log(f"downloaded and extracted {debs[0].name} ({debs[0].stat().st_size >> 20} MiB)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Modules: find, decompress, read depends= from .modinfo, order
+# --------------------------------------------------------------------------------------------
+
+def _decompress(path: Path) -> bytes:
+    data = path.read_bytes()
+    if path.suffix == ".xz":
+        return lzma.decompress(data)
+    if path.suffix == ".zst":
+        zstd = shutil.which("zstd")
+        if not zstd:
+            raise VmFailure(f"{path}: zstd-compressed module but no zstd binary on the host")
+        return subprocess.run([zstd, "-dc", str(path)], check=True, capture_output=True).stdout
+    if path.suffix == ".gz":
+        import gzip
+        return gzip.decompress(data)
+    return data
+
+
+def elf_section(data: bytes, name: str) -> bytes | None:
+    """Return the contents of a section of a 64-bit little-endian ELF file."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("not an ELF64 LE object")
+    e_shoff, = struct.unpack_from("<Q", data, 0x28)
+    e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+
+    def sh(i):
+        off = e_shoff + i * e_shentsize
+        sh_name, _type, _flags, _addr, sh_offset, sh_size = struct.unpack_from("<IIQQQQ", data, off)
+        return sh_name, sh_offset, sh_size
+
+    _, stroff, _ = sh(e_shstrndx)
+    for i in range(e_shnum):
+        n, off, size = sh(i)
+        end = data.index(b"\0", stroff + n)
+        if data[stroff + n:end].decode() == name:
+            return data[off:off + size]
+    return None
+
+
+def modinfo(data: bytes) -> dict[str, list[str]]:
+    sec = elf_section(data, ".modinfo") or b""
+    info: dict[str, list[str]] = {}
+    for entry in sec.split(b"\0"):
+        if b"=" in entry:
+            k, v = entry.decode(errors="replace").split("=", 1)
+            info.setdefault(k, []).append(v)
+    return info
+
+
+def _modname(path: Path) -> str:
+    n = path.name
+    for suf in (".xz", ".zst", ".gz"):
+        if n.endswith(suf):
+            n = n[: -len(suf)]
+    return n[:-3].replace("-", "_")  # strip .ko
+
+
+def resolve_modules(k: Kernel, wanted: list[str]) -> list[tuple[str, bytes]]:
+    """Modules (name, uncompressed bytes) needed for `wanted`, dependencies first.
+
+    Modules built into this kernel (modules.builtin) are silently satisfied; a wanted or
+    depended-on module that is neither built in nor shipped is a failure.
+    """
+    builtin = set()
+    bfile = k.moddir / "modules.builtin"
+    if bfile.exists():
+        for line in bfile.read_text().splitlines():
+            builtin.add(_modname(Path(line.strip())))
+    index: dict[str, Path] = {}
+    for p in (k.moddir / "kernel").rglob("*.ko*"):
+        index[_modname(p)] = p
+
+    order: list[tuple[str, bytes]] = []
+    seen: set[str] = set()
+
+    def visit(name: str, chain: tuple[str, ...]):
+        name = name.replace("-", "_")
+        if name in seen:
+            return
+        if name in chain:
+            raise VmFailure(f"module dependency cycle: {' -> '.join(chain + (name,))}")
+        if name in builtin and name not in index:
+            seen.add(name)
+            return
+        if name not in index:
+            raise VmFailure(f"{k.package}: module {name} (needed by {' -> '.join(chain) or 'harness'})"
+                            " is neither built in nor shipped")
+        data = _decompress(index[name])
+        info = modinfo(data)
+        for dep in ",".join(info.get("depends", [""])).split(","):
+            if dep:
+                visit(dep, chain + (name,))
+        seen.add(name)
+        order.append((name, data))
+
+    for w in wanted:
+        visit(w, ())
+    return order
+
+
+# virtio-pci transport + 9p filesystem. On 6.1 virtio_pci does not list its *_dev helpers in
+# depends= reliably across versions, so ask for them explicitly; built-ins are skipped.
+GUEST_MODULES = ["virtio", "virtio_ring", "virtio_pci_legacy_dev", "virtio_pci_modern_dev",
+                 "virtio_pci", "9pnet", "9pnet_virtio", "netfs", "9p"]
+
+
+def _optional(k: Kernel, names: list[str]) -> list[str]:
+    """Drop helper modules that this kernel neither ships nor builds in (older/newer layouts)."""
+    shipped = {_modname(p) for p in (k.moddir / "kernel").rglob("*.ko*")}
+    builtin = set()
+    bfile = k.moddir / "modules.builtin"
+    if bfile.exists():
+        builtin = {_modname(Path(line.strip())) for line in bfile.read_text().splitlines()}
+    core = {"virtio", "virtio_ring", "virtio_pci", "9pnet", "9pnet_virtio", "9p"}
+    return [n for n in names if n in core or n in shipped or n in builtin]
+
+
+# --------------------------------------------------------------------------------------------
+# initramfs (cpio newc, written directly so device nodes need no root)
+# --------------------------------------------------------------------------------------------
+
+class Cpio:
+    def __init__(self):
+        self.buf = bytearray()
+        self.ino = 1
+
+    def _entry(self, name: str, mode: int, data: bytes = b"", rdev=(0, 0), nlink=1):
+        name_b = name.encode() + b"\0"
+        hdr = "070701" + "".join(f"{v:08x}" for v in (
+            self.ino, mode, 0, 0, nlink, 0, len(data), 0, 0, rdev[0], rdev[1], len(name_b), 0))
+        self.ino += 1
+        self.buf += hdr.encode() + name_b
+        self.buf += b"\0" * ((4 - len(self.buf) % 4) % 4)
+        self.buf += data
+        self.buf += b"\0" * ((4 - len(self.buf) % 4) % 4)
+
+    def dir(self, name):
+        self._entry(name, 0o040755, nlink=2)
+
+    def file(self, name, data: bytes, mode=0o755):
+        self._entry(name, 0o100000 | mode, data)
+
+    def symlink(self, name, target: str):
+        self._entry(name, 0o120777, target.encode())
+
+    def chardev(self, name, major, minor):
+        self._entry(name, 0o020600, rdev=(major, minor))
+
+    def finish(self) -> bytes:
+        self._entry("TRAILER!!!", 0)
+        return bytes(self.buf)
+
+
+def find_busybox() -> Path:
+    for cand in ("/bin/busybox", "/usr/bin/busybox"):
+        p = Path(cand)
+        if p.exists():
+            out = subprocess.run(["file", "-L", str(p)], capture_output=True, text=True).stdout \
+                if shutil.which("file") else "statically linked"
+            if "statically linked" in out or "static-pie" in out:
+                return p
+    raise Skip("no static busybox (install busybox-static)")
+
+
+def build_initramfs(k: Kernel, out: Path) -> list[str]:
+    """Write `out` (if older than its inputs) and return the module load order."""
+    mods = resolve_modules(k, _optional(k, GUEST_MODULES))
+    names = [n for n, _ in mods]
+    busybox = find_busybox()
+    inputs = [GUEST_INIT, busybox, Path(__file__)]
+    if out.exists() and all(out.stat().st_mtime >= p.stat().st_mtime for p in inputs):
+        return names
+    c = Cpio()
+    for d in ("bin", "dev", "proc", "sys", "mnt", "mnt/host", "modules", "tmp"):
+        c.dir(d)
+    c.chardev("dev/console", 5, 1)
+    c.chardev("dev/null", 1, 3)
+    c.file("bin/busybox", busybox.read_bytes())
+    c.symlink("bin/sh", "busybox")
+    c.file("init", GUEST_INIT.read_bytes())
+    order = []
+    for i, (n, data) in enumerate(mods):
+        fn = f"{i:02d}-{n}.ko"
+        c.file(f"modules/{fn}", data, 0o644)
+        order.append(fn)
+    c.file("modules/order", ("\n".join(order) + "\n").encode(), 0o644)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(c.finish())
+    tmp.rename(out)
+    log(f"initramfs {out} ({out.stat().st_size >> 10} KiB), modules: {' '.join(names) or '(all built in)'}")
+    return names
+
+
+# --------------------------------------------------------------------------------------------
+# QEMU
+# --------------------------------------------------------------------------------------------
+
+def kvm_usable() -> bool:
+    """True only if /dev/kvm opens read-write and answers KVM_GET_API_VERSION."""
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return fcntl.ioctl(fd, 0xAE00) == 12  # KVM_GET_API_VERSION
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+@dataclasses.dataclass
+class RunResult:
+    kernel: Kernel
+    results_dir: Path
+    console: str
+    guest_rc: int | None
+    wall_s: float            # qemu start -> qemu exit
+    boot_to_test_s: float | None  # guest uptime when the guest script started
+    test_s: float | None     # guest script duration (guest clock)
+    timed_out: bool
+
+    def file(self, name: str) -> Path:
+        return self.results_dir / name
+
+
+def _tail(text: str, n=200) -> str:
+    lines = text.splitlines()
+    return "\n".join(lines[-n:])
+
+
+def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, *, extra_cmdline: str = "",
+           env: dict[str, str] | None = None, timeout_s: float = 420, cpus: int = 2,
+           mem_mib: int = 1536, echo_console: bool = False) -> RunResult:
+    """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
+
+    Raises VmFailure for boot failures, missing rc, or timeout; the console log is included.
+    A non-zero guest rc is *returned* (callers decide), not raised.
+    """
+    qemu = shutil.which("qemu-system-x86_64")
+    if qemu is None:
+        raise Skip("qemu-system-x86_64 not installed")
+    script = script.resolve()
+    results_dir = results_dir.resolve()
+    if results_dir.exists():
+        shutil.rmtree(results_dir)
+    results_dir.mkdir(parents=True)
+    # Guest environment travels as a file in the results dir (kernel cmdline is size-limited
+    # and mangles quoting).
+    env = dict(env or {})
+    env.setdefault("HUCVM_KERNEL", k.label)
+    env.setdefault("HUCVM_RELEASE", k.release)
+    with open(results_dir / ".hucvm-env", "w") as f:
+        for key, val in env.items():
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+                raise ValueError(f"bad env name {key!r}")
+            f.write(f"export {key}='" + val.replace("'", "'\\''") + "'\n")
+    for p in (script, results_dir):
+        if " " in str(p):
+            raise ValueError(f"path with spaces not supported on the kernel cmdline: {p}")
+
+    cmdline = (f"console=ttyS0 panic=-1 loglevel=4 rdinit=/init "
+               f"hucvm.script={script} hucvm.results={results_dir} {extra_cmdline}").strip()
+    accel = "kvm" if kvm_usable() else "tcg"
+    args = [qemu, "-nographic", "-no-reboot", "-monitor", "none",
+            "-machine", "q35", "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
+            "-smp", str(cpus), "-m", str(mem_mib), "-nic", "none",
+            "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", cmdline,
+            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
+                       "multidevs=remap",
+            "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
+                       "multidevs=remap"]
+    log(f"boot {k.label} ({k.release}, {accel}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
+        + (f" [{extra_cmdline}]" if extra_cmdline else ""))
+    console_path = results_dir.parent / (results_dir.name + ".console.log")
+    t0 = time.monotonic()
+    timed_out = False
+    with open(console_path, "wb") as con:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        os.set_blocking(proc.stdout.fileno(), False)
+        deadline = t0 + timeout_s
+        while True:
+            chunk = proc.stdout.read(65536)
+            if chunk:
+                con.write(chunk)
+                con.flush()
+                if echo_console:
+                    sys.stderr.buffer.write(chunk)
+                    sys.stderr.flush()
+            elif proc.poll() is not None:
+                rest = proc.stdout.read() or b""
+                con.write(rest)
+                break
+            else:
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    os.killpg(proc.pid, signal.SIGKILL)  # our own qemu's process group only
+                    proc.wait()
+                    break
+                time.sleep(0.05)
+    wall = time.monotonic() - t0
+    console = console_path.read_text(errors="replace")
+    rc_file = results_dir / ".hucvm-rc"
+    rc = int(rc_file.read_text().strip()) if rc_file.exists() else None
+
+    def guest_float(name):
+        p = results_dir / name
+        try:
+            return float(p.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    start_up = guest_float(".hucvm-start-uptime")
+    end_up = guest_float(".hucvm-end-uptime")
+    res = RunResult(kernel=k, results_dir=results_dir, console=console, guest_rc=rc, wall_s=wall,
+                    boot_to_test_s=start_up,
+                    test_s=(end_up - start_up) if start_up is not None and end_up else None,
+                    timed_out=timed_out)
+    if timed_out:
+        raise VmFailure(f"{k.label}: guest hung: no poweroff within {timeout_s:.0f}s\n"
+                        f"--- console ({console_path}) ---\n{_tail(console)}")
+    if rc is None:
+        why = re.findall(r"HUCVM-FAIL: .*", console)
+        raise VmFailure(f"{k.label}: guest never reported an exit status "
+                        f"(qemu rc={proc.returncode}; {why[-1] if why else 'boot failure?'})\n"
+                        f"--- console ({console_path}) ---\n{_tail(console)}")
+    return res
+
+
+def format_console(res: RunResult, n=200) -> str:
+    return f"--- console {res.kernel.label} ---\n{_tail(res.console, n)}"
+
+
+# --------------------------------------------------------------------------------------------
+# Host helpers
+# --------------------------------------------------------------------------------------------
+
+def compile_c(src: Path, out: Path, cflags=("-O2", "-Wall", "-Wextra", "-Werror")) -> Path:
+    if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
+        return out
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        raise Skip(f"no C compiler ({cc}) to build guest workloads")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([cc, *cflags, "-o", str(out), str(src)], check=True)
+    return out
