@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -45,7 +46,6 @@ class FloodTest(unittest.TestCase):
                                    capture_output=True, text=True, timeout=60)
             print("flood:", flood.stdout.strip(), flush=True)
             # Two drains after the flood so its last samples are in.
-            import time
             time.sleep(2.5)
             cls.after_text = cls.daemon.scrape()
             cls.after = t.parse_metrics(cls.after_text)
@@ -98,8 +98,10 @@ class FloodTest(unittest.TestCase):
             config = gzip.open("/proc/config.gz", "rt").read()
         except OSError:
             self.skipTest("no /proc/config.gz to compare with")
+        with open("/proc/cmdline") as f:
+            cmdline = f.read()
         expected = 1.0 if ("CONFIG_HARDENED_USERCOPY=y" in config and
-                           "hardened_usercopy=off" not in open("/proc/cmdline").read()) else 0.0
+                           "hardened_usercopy=off" not in cmdline) else 0.0
         self.assertEqual(t.total(self.after, "usercopy_hardened_enabled"), expected)
 
     def test_counters_only_grow(self):

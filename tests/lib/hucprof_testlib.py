@@ -104,7 +104,8 @@ class Daemon:
         return self.returncode
 
     def log(self):
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         with open(self.log_path) as f:
             return f.read()
 

@@ -1,77 +1,174 @@
-// A bounded UDP loopback flood, as in seed 003: a sender and a receiver that reads and drops,
-// both on 127.0.0.1, for a fixed time. Drives the udp_sendmsg / udp_recvmsg usercopy paths.
+// huc_udp_flood: a bounded UDP flood over loopback, to make the kernel do hardened-usercopy
+// checks on the seed's hot path (recvfrom -> udp_recvmsg -> copy_to_iter -> check_copy_size ->
+// __check_object_size) while hucprof watches.
 //
-//   huc_udp_flood [--seconds S] [--payload BYTES]
+// One receiver thread recvfrom()s and drops every datagram; sender threads sendto() it as fast as
+// they can. Loopback only (127.0.0.1, fixed: nothing here can be pointed elsewhere) and bounded in
+// time (--seconds, at most 600). Prints one summary line and exits 0; exits 2 on bad usage.
+//
+//   huc_udp_flood --seconds 40 [--payload 1024] [--senders 1] [--port 0]
+//
+// Reused by the e2e tier (tests/e2e) and meant for the VM tier: a self-contained binary with no
+// dependency beyond libc and threads.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
-int main(int argc, char** argv) {
-  double seconds = 5;
-  size_t payload = 64;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--seconds") {
-      seconds = std::atof(argv[i + 1]);
-    } else if (flag == "--payload") {
-      payload = static_cast<size_t>(std::atol(argv[i + 1]));
-    } else {
-      std::fprintf(stderr, "huc_udp_flood: unknown flag %s\n", flag.c_str());
-      return 2;
+namespace {
+
+constexpr int kMaxSeconds = 600;
+constexpr int kMaxPayload = 65507;  // largest UDP payload over IPv4
+constexpr int kMaxSenders = 8;
+
+struct Options {
+  int seconds = 30;
+  int payload = 1024;
+  int senders = 1;
+  int port = 0;  // 0: the kernel picks a free one
+};
+
+void usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s [--seconds N (1..%d)] [--payload BYTES (1..%d)] [--senders N (1..%d)] "
+               "[--port P]\n"
+               "UDP flood over 127.0.0.1 only, bounded in time.\n",
+               argv0, kMaxSeconds, kMaxPayload, kMaxSenders);
+}
+
+bool parse_int(const char* text, int lo, int hi, int& out) {
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+bool parse(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") return false;
+    if (i + 1 >= argc) return false;
+    const char* v = argv[++i];
+    bool good = false;
+    if (a == "--seconds") good = parse_int(v, 1, kMaxSeconds, o.seconds);
+    else if (a == "--payload") good = parse_int(v, 1, kMaxPayload, o.payload);
+    else if (a == "--senders") good = parse_int(v, 1, kMaxSenders, o.senders);
+    else if (a == "--port") good = parse_int(v, 0, 65535, o.port);
+    if (!good) {
+      std::fprintf(stderr, "bad value for %s: %s\n", argv[i - 1], v);
+      return false;
     }
   }
-  if (seconds <= 0 || seconds > 600 || payload == 0 || payload > 65000) {
-    std::fprintf(stderr, "huc_udp_flood: --seconds must be in (0, 600], --payload in [1, 65000]\n");
+  return true;
+}
+
+// Move-only socket fd.
+class Socket {
+ public:
+  Socket() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {}
+  ~Socket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  int fd() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+sockaddr_in loopback(int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return addr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parse(argc, argv, o)) {
+    usage(argv[0]);
     return 2;
   }
 
-  int rx = socket(AF_INET, SOCK_DGRAM, 0);
-  int tx = socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  timeval tv{0, 200000};  // the receiver wakes up to notice the end
-  if (rx < 0 || tx < 0 || bind(rx, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(rx, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
-      setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0) {
-    std::perror("huc_udp_flood: socket setup");
+  Socket rx;
+  if (!rx.ok()) {
+    std::perror("socket");
     return 1;
   }
+  sockaddr_in addr = loopback(o.port);
+  if (::bind(rx.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    std::perror("bind 127.0.0.1");
+    return 1;
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(rx.fd(), reinterpret_cast<sockaddr*>(&addr), &len);
+  // The receiver wakes up at least every 100 ms to notice the deadline.
+  timeval tv{0, 100000};
+  ::setsockopt(rx.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int rcvbuf = 4 << 20;
+  ::setsockopt(rx.fd(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
 
-  std::atomic<bool> done{false};
-  unsigned long long sent = 0, received = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.seconds);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> sent{0}, received{0}, bytes{0};
+
   std::thread receiver([&] {
-    std::vector<char> buf(65536);
-    while (!done.load(std::memory_order_relaxed)) {
-      if (recvfrom(rx, buf.data(), buf.size(), 0, nullptr, nullptr) > 0) ++received;
-    }
-  });
-  std::vector<char> msg(payload, 'x');
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    for (int i = 0; i < 64; ++i) {
-      if (sendto(tx, msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&addr),
-                 sizeof(addr)) > 0) {
-        ++sent;
+    std::vector<char> buf(kMaxPayload);
+    sockaddr_in from{};
+    while (!stop.load(std::memory_order_relaxed)) {
+      socklen_t flen = sizeof from;
+      ssize_t n = ::recvfrom(rx.fd(), buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &flen);
+      if (n >= 0) {
+        received.fetch_add(1, std::memory_order_relaxed);
+        bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       }
     }
+  });
+
+  std::vector<std::thread> senders;
+  for (int s = 0; s < o.senders; ++s) {
+    senders.emplace_back([&] {
+      Socket tx;
+      if (!tx.ok()) return;
+      std::vector<char> payload(static_cast<size_t>(o.payload), 'u');
+      uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        if (::sendto(tx.fd(), payload.data(), payload.size(), 0, reinterpret_cast<const sockaddr*>(&addr),
+                     sizeof addr) >= 0)
+          ++n;
+        // ENOBUFS/EAGAIN when the receiver falls behind: keep going, the receive path is the point.
+      }
+      sent.fetch_add(n, std::memory_order_relaxed);
+    });
   }
-  done = true;
+
+  while (std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  stop.store(true);
+  for (auto& t : senders) t.join();
   receiver.join();
-  std::printf("sent %llu received %llu datagrams of %zu bytes in %.1f s\n", sent, received,
-              payload, seconds);
-  close(rx);
-  close(tx);
+
+  std::printf("huc_udp_flood: %d s, port %d, payload %d B, %d sender(s): sent %llu, received %llu (%llu bytes)\n",
+              o.seconds, ntohs(addr.sin_port), o.payload, o.senders, static_cast<unsigned long long>(sent.load()),
+              static_cast<unsigned long long>(received.load()), static_cast<unsigned long long>(bytes.load()));
   return 0;
 }

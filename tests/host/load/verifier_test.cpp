@@ -1,0 +1,54 @@
+// The kernel's verifier accepts our programs on the running kernel. Loading does not attach, so
+// this runs even where kprobes/fentry cannot attach (the kprobe program *type* exists whenever
+// BPF tracing does). fentry programs need a loadable trampoline target and are covered by the
+// VM tier.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <bpf/libbpf.h>
+
+#include "hucprof_abi.h"
+#include "probe.skel.h"
+#include "sampler.skel.h"
+
+namespace {
+
+class VerifierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to load BPF programs";
+    if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) GTEST_SKIP() << "kernel has no BTF";
+  }
+};
+
+TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
+  probe_bpf* skel = probe_bpf__open();
+  ASSERT_NE(skel, nullptr);
+  bpf_program* prog;
+  int kprobes = 0;
+  bpf_object__for_each_program(prog, skel->obj) {
+    bool is_kprobe = bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE;
+    bpf_program__set_autoload(prog, is_kprobe);
+    kprobes += is_kprobe;
+  }
+  EXPECT_EQ(kprobes, 8);  // check, return, 6 sub-checks
+  skel->rodata->nr_helper_ranges = 1;
+  skel->rodata->helper_ranges[0] = {0xffffffff81000000ull, 0xffffffff81001000ull};
+  skel->rodata->latency_enabled = true;
+  EXPECT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
+  probe_bpf__destroy(skel);
+}
+
+TEST_F(VerifierTest, SamplerLoads) {
+  sampler_bpf* skel = sampler_bpf__open();
+  ASSERT_NE(skel, nullptr);
+  skel->rodata->nr_check_ranges = HUC_MAX_RANGES;
+  for (uint64_t i = 0; i < HUC_MAX_RANGES; ++i) {
+    skel->rodata->check_ranges[i] = {0xffffffff81000000ull + i * 0x1000, 0xffffffff81000800ull + i * 0x1000};
+  }
+  EXPECT_EQ(sampler_bpf__load(skel), 0);
+  sampler_bpf__destroy(skel);
+}
+
+}  // namespace
