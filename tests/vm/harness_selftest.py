@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vmlib  # noqa: E402
 from vm_tier import KERNELS  # noqa: E402

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import histref  # noqa: E402
 import vmlib  # noqa: E402
