@@ -18,9 +18,9 @@ struct KernelSymbol {
 };
 
 struct ResolvedFrame {
-  std::string name;    // exact symbol name
-  std::string module;  // "" for vmlinux
-  uint64_t offset = 0; // address - symbol start
+  std::string name;     // exact symbol name
+  std::string module;   // "" for vmlinux
+  uint64_t offset = 0;  // address - symbol start
 };
 
 // Address → symbol index over /proc/kallsyms text symbols (t/T/w/W), modules included.
@@ -42,7 +42,27 @@ class KallsymsIndex {
   bool addresses_hidden() const { return addresses_hidden_; }
 
  private:
-  std::vector<KernelSymbol> symbols_;  // sorted by address
+  // Compact on purpose: ~150k symbols stay resident for the daemon's lifetime, and a vector of
+  // KernelSymbol (80 bytes and a heap name each) takes over twice the memory and spent most of
+  // the parse time moving and faulting in strings. Names live back to back in names_; modules
+  // are interned.
+  struct Entry {
+    uint64_t address = 0;
+    uint64_t size = 0;
+    uint32_t name_offset = 0;
+    uint16_t name_length = 0;  // KSYM_NAME_LEN is 512
+    uint16_t module = 0;       // index into modules_; 0 is vmlinux ("")
+  };
+  class Builder;
+
+  std::string_view name_of(const Entry& e) const {
+    return {names_.data() + e.name_offset, e.name_length};
+  }
+  KernelSymbol symbol_of(const Entry& e) const;
+
+  std::vector<Entry> symbols_;  // sorted by address; aliases: preferred name first
+  std::string names_;
+  std::vector<std::string> modules_{""};
   bool addresses_hidden_ = false;
 };
 

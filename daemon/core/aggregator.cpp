@@ -1,0 +1,145 @@
+#include "core/aggregator.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "core/top_k_ranking.h"
+
+namespace hucprof {
+namespace {
+
+struct CallsAndBytes {
+  uint64_t calls = 0, bytes = 0;
+};
+
+// Keys are label tuples with the call site first, so std::map order is the export order.
+using CheckKey = std::tuple<std::string, std::string, std::string>;   // callsite, syscall, dir
+using SubcheckKey = std::pair<std::string, std::string>;              // callsite, check
+using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, check
+
+// The histogram keeps only log2 buckets; approximate each call by its bucket's midpoint
+// (1.5 * 2^i ns) so that _sum stays monotonic and roughly right.
+uint64_t approximate_sum_ns(const std::vector<uint64_t>& buckets) {
+  constexpr size_t kMaxShift = 62;  // beyond this a midpoint does not fit in 64 bits
+  uint64_t sum = 0;
+  for (size_t i = 0; i < buckets.size() && i < kMaxShift; ++i) {
+    sum += buckets[i] * ((uint64_t{3} << i) / 2);
+  }
+  return sum;
+}
+
+bool all_zero(const std::vector<uint64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](uint64_t x) { return x == 0; });
+}
+
+}  // namespace
+
+struct Aggregator::Impl {
+  explicit Impl(size_t top_k) : by_calls(top_k), by_samples(top_k) {}
+
+  TopKRanking by_calls;    // checks, bytes, subchecks, latency
+  TopKRanking by_samples;  // cpu samples
+  std::map<CheckKey, CallsAndBytes> checks;
+  std::map<SubcheckKey, uint64_t> subchecks;
+  std::map<SampleKey, uint64_t> samples;
+  std::map<std::string, std::vector<uint64_t>> latency;
+  std::map<std::string, uint64_t> sampled_by_context;
+  std::map<std::string, uint64_t> drops;
+  uint64_t intervals = 0;
+};
+
+Aggregator::Aggregator(size_t top_k) : impl_(std::make_shared<Impl>(top_k)) {}
+
+void Aggregator::apply(const IntervalDeltas& deltas) {
+  Impl& s = *impl_;
+
+  // Rank with this interval included, so a new hot call site is named from its first interval.
+  for (const CheckDelta& d : deltas.checks) s.by_calls.add(d.callsite, d.calls);
+  for (const SubcheckDelta& d : deltas.subchecks) s.by_calls.add(d.callsite, 0);
+  for (const LatencyDelta& d : deltas.latency) s.by_calls.add(d.callsite, 0);
+  for (const SampleDelta& d : deltas.samples) s.by_samples.add(d.callsite, d.samples);
+  s.by_calls.rerank();
+  s.by_samples.rerank();
+
+  // Route only this interval's increments: a named series never takes over what "other" got
+  // earlier, and a series that drops out keeps its value, so every series is monotonic.
+  for (const CheckDelta& d : deltas.checks) {
+    if (d.calls == 0 && d.bytes == 0) continue;
+    CallsAndBytes& v =
+        s.checks[{std::string(s.by_calls.label(d.callsite)), d.syscall, d.direction}];
+    v.calls += d.calls;
+    v.bytes += d.bytes;
+  }
+  for (const SubcheckDelta& d : deltas.subchecks) {
+    if (d.count == 0) continue;
+    s.subchecks[{std::string(s.by_calls.label(d.callsite)), d.check}] += d.count;
+  }
+  for (const LatencyDelta& d : deltas.latency) {
+    if (all_zero(d.bucket_counts)) continue;
+    std::vector<uint64_t>& buckets = s.latency[std::string(s.by_calls.label(d.callsite))];
+    if (buckets.size() < d.bucket_counts.size()) buckets.resize(d.bucket_counts.size());
+    for (size_t i = 0; i < d.bucket_counts.size(); ++i) buckets[i] += d.bucket_counts[i];
+  }
+  for (const SampleDelta& d : deltas.samples) {
+    if (d.samples == 0) continue;
+    s.samples[{std::string(s.by_samples.label(d.callsite)), d.syscall, d.check}] += d.samples;
+  }
+
+  // Not per call site: no ranking. Zero deltas still create the entry so that a drop reason
+  // exports 0 from the start instead of appearing only once something was lost.
+  for (const auto& [context, n] : deltas.sampled_by_context) s.sampled_by_context[context] += n;
+  for (const auto& [reason, n] : deltas.drops) s.drops[reason] += n;
+  ++s.intervals;
+}
+
+void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
+  const Impl& s = *impl_;
+  snapshot.clear_checks();
+  snapshot.clear_subchecks();
+  snapshot.clear_cpu_samples();
+  snapshot.clear_sampled();
+  snapshot.clear_latency();
+  snapshot.clear_drops();
+
+  for (const auto& [key, v] : s.checks) {
+    auto* out = snapshot.add_checks();
+    out->set_callsite(std::get<0>(key));
+    out->set_syscall(std::get<1>(key));
+    out->set_direction(std::get<2>(key));
+    out->set_calls(v.calls);
+    out->set_bytes(v.bytes);
+  }
+  for (const auto& [key, count] : s.subchecks) {
+    auto* out = snapshot.add_subchecks();
+    out->set_callsite(key.first);
+    out->set_check(key.second);
+    out->set_count(count);
+  }
+  for (const auto& [key, n] : s.samples) {
+    auto* out = snapshot.add_cpu_samples();
+    out->set_callsite(std::get<0>(key));
+    out->set_syscall(std::get<1>(key));
+    out->set_check(std::get<2>(key));
+    out->set_samples(n);
+  }
+  for (const auto& [context, n] : s.sampled_by_context) {
+    auto* out = snapshot.add_sampled();
+    out->set_context(context);
+    out->set_samples(n);
+  }
+  for (const auto& [callsite, buckets] : s.latency) {
+    auto* out = snapshot.add_latency();
+    out->set_callsite(callsite);
+    for (uint64_t b : buckets) out->add_bucket_counts(b);
+    out->set_sum_ns(approximate_sum_ns(buckets));
+  }
+  for (const auto& [reason, n] : s.drops) {
+    auto* out = snapshot.add_drops();
+    out->set_reason(reason);
+    out->set_count(n);
+  }
+  snapshot.set_intervals(s.intervals);
+}
+
+}  // namespace hucprof

@@ -1,0 +1,34 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace hucprof {
+
+// The label every call site outside the top-K is summed into.
+inline constexpr std::string_view kOtherCallsite = "other";
+
+// Which call sites are exported by name: the top_k by cumulative cost since start. Ties go to
+// the alphabetically first name so that the choice does not depend on arrival order.
+class TopKRanking {
+ public:
+  explicit TopKRanking(size_t top_k) : top_k_(top_k) {}
+
+  // Adds cost to a call site's running total; a zero cost still makes it a candidate.
+  // "other" itself never competes.
+  void add(const std::string& callsite, uint64_t cost);
+  // Recomputes the named set from the running totals.
+  void rerank();
+  // The label an increment for this call site is exported under, as of the last rerank().
+  std::string_view label(std::string_view callsite) const;
+
+ private:
+  size_t top_k_;
+  std::map<std::string, uint64_t, std::less<>> cumulative_;
+  std::set<std::string, std::less<>> named_;
+};
+
+}  // namespace hucprof
