@@ -1,0 +1,208 @@
+"""Building blocks of hucprof's end-to-end tests (stdlib only), reusable by other tiers:
+
+  free_port()             a free TCP port on 127.0.0.1
+  Managed                 a child process with a log file, stopped by SIGTERM (then SIGKILL)
+  HucprofInstance         `hucprof run` on a loopback port, /metrics fetch, clean-stop check
+  Flood                   the bounded loopback UDP flood (huc_udp_flood)
+  PrometheusServer        a throw-away Prometheus (temp storage, generated config) + HTTP API
+  prometheus_config()     the generated scrape + rules configuration
+  substitute_grafana()    Grafana's template/builtin variables -> concrete PromQL
+
+Everything listens on 127.0.0.1 only and every process is bounded in time by its caller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+
+
+class Managed:
+    """A child process whose output goes to a log file."""
+
+    def __init__(self, name: str, cmd: list[str], log_path: str):
+        self.name, self.cmd, self.log_path = name, cmd, log_path
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    def start(self) -> None:
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> tuple[int | None, bool]:
+        """SIGTERM, wait; SIGKILL after timeout. Returns (exit code, stopped by SIGTERM alone)."""
+        if self.proc is None:
+            return None, False
+        clean = True
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                clean = False
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self._log:
+            self._log.close()
+            self._log = None
+        return self.proc.returncode, clean
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                return "\n".join(f.read().decode("utf-8", "replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+class HucprofInstance(Managed):
+    def __init__(self, binary: str, index: int, workdir: str, extra_args: list[str],
+                 config: str | None = None):
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        cmd = [binary, "run"]
+        if config:
+            cmd += ["--config", config]
+        cmd += extra_args + ["--web.listen-address", self.address]
+        super().__init__(f"hucprof[{index}]", cmd, os.path.join(workdir, f"hucprof-{index}.log"))
+
+    def metrics(self, timeout: float = 5.0) -> str | None:
+        try:
+            status, body = http_get(f"http://{self.address}/metrics", timeout)
+        except (OSError, urllib.error.URLError):
+            return None
+        return body if status == 200 else None
+
+    def wait_serving(self, deadline: float) -> bool:
+        while time.monotonic() < deadline:
+            if not self.alive():
+                return False
+            if self.metrics(timeout=2) is not None:
+                return True
+            time.sleep(0.3)
+        return False
+
+
+class Flood(Managed):
+    def __init__(self, binary: str, seconds: int, workdir: str, payload: int = 1024, senders: int = 1):
+        super().__init__("udp-flood", [binary, "--seconds", str(seconds), "--payload", str(payload),
+                                       "--senders", str(senders)], os.path.join(workdir, "flood.log"))
+
+
+def prometheus_config(targets: list[str], rule_files: list[str], interval: str = "1s",
+                      job: str = "hucprof") -> str:
+    """A Prometheus config (JSON is YAML) scraping `targets` as one job, with `rule_files`."""
+    cfg = {
+        "global": {"scrape_interval": interval, "scrape_timeout": interval, "evaluation_interval": interval},
+        "rule_files": rule_files,
+        "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}]}],
+    }
+    return json.dumps(cfg, indent=2) + "\n"
+
+
+class PrometheusServer(Managed):
+    def __init__(self, binary: str, workdir: str, config_text: str):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.config_path = os.path.join(workdir, "prometheus.yml")
+        with open(self.config_path, "w", encoding="utf-8") as f:
+            f.write(config_text)
+        data = os.path.join(workdir, "prometheus-data")
+        os.makedirs(data, exist_ok=True)
+        super().__init__("prometheus", [
+            binary, f"--config.file={self.config_path}", f"--storage.tsdb.path={data}",
+            f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=1h",
+            "--log.level=warn",
+        ], os.path.join(workdir, "prometheus.log"))
+
+    def wait_ready(self, deadline: float) -> bool:
+        while time.monotonic() < deadline:
+            if not self.alive():
+                return False
+            try:
+                status, _ = http_get(self.base + "/-/ready", 2)
+                if status == 200:
+                    return True
+            except (OSError, urllib.error.URLError):
+                pass
+            time.sleep(0.3)
+        return False
+
+    def api(self, path: str, params: list[tuple[str, str]] | None = None) -> dict:
+        url = self.base + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        status, body = http_get(url, 15)
+        try:
+            doc = json.loads(body)
+        except json.JSONDecodeError:
+            raise RuntimeError(f"{path}: HTTP {status}: {body[:300]}")
+        if doc.get("status") != "success":
+            raise RuntimeError(f"{path}: {doc.get('errorType')}: {doc.get('error')}")
+        return doc["data"]
+
+    def query(self, expr: str) -> list:
+        """Instant query at the server's now; returns the result list (a scalar as one item)."""
+        data = self.api("/api/v1/query", [("query", expr)])
+        if data["resultType"] in ("scalar", "string"):
+            return [data["result"]]
+        return data["result"]
+
+    def label_values(self, label: str, match: str | None) -> list[str]:
+        params = [("match[]", match)] if match else []
+        params.append(("start", str(time.time() - 600)))
+        return self.api(f"/api/v1/label/{label}/values", params)
+
+    def rules(self) -> list[dict]:
+        return self.api("/api/v1/rules")["groups"]
+
+
+# Grafana's built-in interval variables, for a Prometheus scraping every second. Ranges are short
+# enough to be covered by the test's ~30 s of data, long enough for rate() to see many points.
+GRAFANA_BUILTINS = {
+    "__rate_interval": "10s",
+    "__interval": "2s",
+    "__interval_ms": "2000",
+    "__range": "60s",
+    "__range_s": "60",
+    "__range_ms": "60000",
+}
+
+
+def substitute_grafana(expr: str, values: dict[str, str]) -> str:
+    """Replace ${name}, ${name:fmt}, $name and [[name]] by values[name] (longest names first)."""
+    def repl_braced(m: re.Match) -> str:
+        name = m.group(1)
+        return values.get(name, m.group(0))
+
+    out = re.sub(r"\$\{(\w+)(?::\w+)?\}", repl_braced, expr)
+    out = re.sub(r"\[\[(\w+)\]\]", repl_braced, out)
+    for name in sorted(values, key=len, reverse=True):
+        out = re.sub(r"\$" + re.escape(name) + r"(?!\w)", lambda _m, v=values[name]: v, out)
+    return out

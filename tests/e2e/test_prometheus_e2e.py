@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""End-to-end: real hucprof daemons, a real Prometheus, every dashboard query and every rule.
+
+  1. a bounded UDP loopback flood (huc_udp_flood) makes the kernel run the usercopy checks;
+  2. THREE `hucprof run --mode sample --interval 1s --sample-frequency 99` instances (plus one in
+     --mode auto, which on a kernel that refuses probes shows the degrade path) serve
+     /metrics on free loopback ports (with the shipped deploy/hucprof.yaml as --config: it must
+     parse; flags win over it);
+  3. `promtool check config` / `check rules` pass on the generated config and the shipped rules;
+  4. a throw-away Prometheus (temp storage, 1 s scrape and rule evaluation) scrapes them all;
+  5. after ~30 s every PromQL expression of every dashboard panel (template variables resolved
+     the way Grafana would, through the label-values API) and every recording rule is evaluated
+     through /api/v1/query. Any that returns no data FAILS, listed by dashboard/panel/rule —
+     except expressions over probe-mode metrics when no probe is attached (this kernel cannot
+     probe): those are printed as SKIP with the reason, never silently passed;
+  6. the alert rules are loaded and evaluated without error (/api/v1/rules);
+  7. contract checks on /metrics: the seed call site udp_recvmsg is attributed, call-site
+     cardinality stays within top-k + "other", no raw kernel address in any label, every
+     non-probe metric of tests/lint/metric_contract.txt is exported;
+  8. every daemon exits 0 on SIGTERM.
+
+Needs root (bpf + perf_event_open); exits 77 (ctest "skipped") with the reason when not root or
+when the hucprof / flood / prometheus binaries are missing. Bounded: < 3 minutes.
+Closing line: 'N passed, N failed, N skipped'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_DEFAULT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO_DEFAULT, "tests", "lint"))
+import e2e_lib as lib  # noqa: E402
+import promql_sources as ps  # noqa: E402
+
+SKIP = 77
+TOP_K = 20
+
+
+class Report:
+    def __init__(self):
+        self.passed, self.failed, self.skipped = [], [], []
+
+    def ok(self, what: str, detail: str = "") -> None:
+        self.passed.append(what)
+        print(f"OK   {what}" + (f"  ({detail})" if detail else ""), flush=True)
+
+    def fail(self, what: str, detail: str = "") -> None:
+        self.failed.append(what)
+        print(f"FAIL {what}" + (f"\n       {detail}" if detail else ""), flush=True)
+
+    def skip(self, what: str, reason: str) -> None:
+        self.skipped.append(what)
+        print(f"SKIP {what}: {reason}", flush=True)
+
+    def check(self, cond: bool, what: str, detail: str = "", detail_on_ok: bool = True) -> bool:
+        if cond:
+            self.ok(what, detail if detail_on_ok else "")
+        else:
+            self.fail(what, detail)
+        return cond
+
+
+def series_summary(result: list, limit: int = 3) -> str:
+    parts = []
+    for item in result[:limit]:
+        if isinstance(item, dict):
+            labels = {k: v for k, v in item.get("metric", {}).items() if k != "__name__"}
+            value = item.get("value", [None, "?"])[1]
+            parts.append(f"{labels or '{}'}={value}")
+        else:
+            parts.append(str(item))
+    more = f" +{len(result) - limit} more" if len(result) > limit else ""
+    return f"{len(result)} series: " + ", ".join(parts) + more
+
+
+def underlying_metrics(expr: str, records: dict[str, str], seen: set[str] | None = None) -> set[str]:
+    """Metric names of expr, with recording-rule names replaced by what they are computed from."""
+    seen = seen or set()
+    out = set()
+    for name in ps.metric_names(expr):
+        if name in records and name not in seen:
+            seen.add(name)
+            out |= underlying_metrics(records[name], records, seen)
+        else:
+            out.add(name)
+    return out
+
+
+class ProbeGate:
+    """Decides whether an expression can have data on this machine, and why not."""
+
+    def __init__(self, contract, records, modes: list[str], probes_attached: bool, latency_on: bool):
+        self.contract, self.records = contract, records
+        self.modes, self.probes_attached, self.latency_on = set(modes), probes_attached, latency_on
+
+    def skip_reason(self, expr: str) -> str | None:
+        sources = set()
+        for name in underlying_metrics(expr, self.records):
+            m = ps.resolve_metric(name, self.contract)
+            if m is not None:
+                sources.add(m.source)
+        if sources & {"probe", "probe-latency"} and not self.probes_attached:
+            if self.modes == {"sample"}:
+                return "probe-mode metric; every instance runs --mode sample"
+            return ("probe-mode metric; this kernel cannot probe (no instance, --mode auto included, "
+                    "attached a fentry or kprobe probe)")
+        if "probe-latency" in sources and not self.latency_on:
+            return "latency metric; needs probe mode with --latency"
+        return None
+
+
+def resolve_variables(prom: lib.PrometheusServer, path: str, rep: Report) -> dict[str, str] | None:
+    """Template variables -> values, the way Grafana fills them on first load."""
+    values = dict(lib.GRAFANA_BUILTINS)
+    name = os.path.basename(path)
+    for var in ps.template_vars(path):
+        if var.type == "datasource":
+            continue
+        if var.type != "query":
+            values[var.name] = str(var.raw.get("current", {}).get("value", ""))
+            continue
+        parsed = ps.parse_label_values(var.query)
+        if parsed is None:
+            rep.fail(f"{name} variable ${var.name}", f"unsupported query {var.query!r}")
+            return None
+        selector, label = parsed
+        selector = lib.substitute_grafana(selector, values) if selector else None
+        try:
+            options = prom.label_values(label, selector)
+        except RuntimeError as e:
+            rep.fail(f"{name} variable ${var.name}", str(e))
+            return None
+        if not rep.check(bool(options), f"{name} variable ${var.name} has values",
+                         f"{label} values of {selector}: {options[:6]}" if options else f"query {var.query!r}"):
+            return None
+        if var.include_all:
+            values[var.name] = var.all_value or "(" + "|".join(re.escape(o) for o in options) + ")"
+        else:
+            values[var.name] = options[0]
+    return values
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="hucprof + Prometheus end-to-end test")
+    ap.add_argument("--hucprof", required=True, help="path of the hucprof binary")
+    ap.add_argument("--flood", required=True, help="path of huc_udp_flood")
+    ap.add_argument("--repo", default=REPO_DEFAULT)
+    ap.add_argument("--prometheus", default=shutil.which("prometheus") or "/usr/bin/prometheus")
+    ap.add_argument("--promtool", default=shutil.which("promtool") or "/usr/bin/promtool")
+    ap.add_argument("--instances", type=int, default=3)
+    ap.add_argument("--mode", default="sample", choices=["sample", "auto", "probe"])
+    ap.add_argument("--auto-instances", type=int, default=1,
+                    help="extra instances in --mode auto: on a kernel that refuses probes they show "
+                         "the degrade path (mode=\"none\" targets, hucprof_probe_unavailable_info)")
+    ap.add_argument("--warmup", type=float, default=30.0, help="seconds of data before querying")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, TSDB)")
+    ap.add_argument("--budget", type=float, default=170.0, help="hard limit on the whole run, seconds")
+    args = ap.parse_args()
+
+    # ---- preconditions: skip (77) with a reason, never a silent pass
+    reasons = []
+    if os.geteuid() != 0:
+        reasons.append("needs root (bpf(2) and system-wide perf_event_open(2))")
+    for what, path in (("hucprof", args.hucprof), ("huc_udp_flood", args.flood),
+                       ("prometheus", args.prometheus), ("promtool", args.promtool)):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            reasons.append(f"{what} binary missing at {path}")
+    if reasons:
+        print("SKIP e2e: " + "; ".join(reasons))
+        print("0 passed, 0 failed, 1 skipped")
+        return SKIP
+
+    repo = os.path.abspath(args.repo)
+    rules_file = os.path.join(repo, "deploy", "prometheus", "hucprof.rules.yml")
+    shipped_config = os.path.join(repo, "deploy", "hucprof.yaml")
+    dashboards = ps.dashboard_files(os.path.join(repo, "dashboards"))
+    contract = ps.read_contract(os.path.join(repo, "tests", "lint", "metric_contract.txt"))
+    rules = ps.read_rules(rules_file)
+    records = {r.name: r.expr for r in rules if r.kind == "record"}
+
+    rep = Report()
+    workdir = tempfile.mkdtemp(prefix="hucprof-e2e-")
+    print(f"work directory: {workdir}", flush=True)
+    t0 = time.monotonic()
+    flood = lib.Flood(args.flood, seconds=int(args.warmup) + 120, workdir=workdir)
+    modes = [args.mode] * args.instances + ["auto"] * args.auto_instances
+    daemons = [lib.HucprofInstance(args.hucprof, i, workdir,
+                                   ["--mode", mode, "--interval", "1s", "--sample-frequency", "99"],
+                                   config=shipped_config)
+               for i, mode in enumerate(modes)]
+    state = {"prom": None}
+
+    # Hard bound on the whole run, and SIGTERM (e.g. from a test runner) -> clean up children too.
+    def on_signal(signum, _frame):
+        raise TimeoutError(f"signal {signum}: run exceeded {args.budget:.0f} s or was stopped")
+    signal.signal(signal.SIGALRM, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.alarm(int(args.budget))
+    try:
+        run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records, workdir, t0,
+                   flood, daemons, state)
+    except BaseException as e:  # noqa: BLE001 - report, then always clean up below
+        import traceback
+        traceback.print_exc()
+        rep.fail("e2e harness", f"unexpected {type(e).__name__}: {e}")
+    finally:
+        signal.alarm(0)
+    return finish(rep, workdir, args.keep, daemons, flood, state["prom"])
+
+
+def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records, workdir, t0,
+               flood, daemons, state) -> None:
+    flood.start()
+    for d in daemons:
+        d.start()
+    for d in daemons:
+        if not rep.check(d.wait_serving(time.monotonic() + 45), f"{d.name} ({' '.join(d.cmd[2:])}) serves /metrics",
+                         "" if d.alive() else f"exited {d.proc.returncode}:\n{d.log_tail()}"):
+            return
+
+    # ---- Prometheus config + rules through promtool
+    config_text = lib.prometheus_config([d.address for d in daemons], [rules_file])
+    prom = state["prom"] = lib.PrometheusServer(args.prometheus, workdir, config_text)
+    r = subprocess.run([args.promtool, "check", "config", prom.config_path], capture_output=True, text=True, timeout=60)
+    rep.check(r.returncode == 0, "promtool check config (generated, with the shipped rules)", (r.stdout + r.stderr).strip()[-500:], detail_on_ok=False)
+    r = subprocess.run([args.promtool, "check", "rules", rules_file], capture_output=True, text=True, timeout=60)
+    rep.check(r.returncode == 0, "promtool check rules deploy/prometheus/hucprof.rules.yml", (r.stdout + r.stderr).strip()[-500:], detail_on_ok=False)
+    prom.start()
+    if not rep.check(prom.wait_ready(time.monotonic() + 30), f"prometheus ready on {prom.base}", prom.log_tail()):
+        return
+
+    # ---- wait for data from every instance
+    started = time.monotonic()
+    deadline = started + args.warmup + 60
+    have = []
+    while time.monotonic() < deadline:
+        have = prom.query("count by (instance) (usercopy_cpu_samples_total)")
+        if len(have) >= len(daemons) and time.monotonic() - started >= args.warmup:
+            break
+        time.sleep(1)
+    rep.check(len(have) >= len(daemons), f"all {len(daemons)} instances report usercopy_cpu_samples_total",
+              f"after {time.monotonic() - started:.0f} s: {series_summary(have)}")
+    for d in daemons:
+        if not d.alive():
+            rep.fail(f"{d.name} still running", f"exited {d.proc.returncode}:\n{d.log_tail()}")
+
+    probes_attached = bool(prom.query('hucprof_probe_attached{mode=~"fentry|kprobe"} == 1'))
+    latency_on = bool(prom.query("usercopy_check_duration_seconds_count"))
+    gate = ProbeGate(contract, records, [a for d in daemons for a in d.cmd[d.cmd.index("--mode") + 1:][:1]],
+                     probes_attached, latency_on)
+    print(f"probes attached: {probes_attached}; latency histograms: {latency_on}", flush=True)
+
+    # ---- every dashboard panel query
+    for path in dashboards:
+        values = resolve_variables(prom, path, rep)
+        if values is None:
+            continue
+        for q in ps.panel_queries(path):
+            expr = lib.substitute_grafana(q.expr, values)
+            what = f"{q.where}"
+            reason = gate.skip_reason(q.expr)
+            try:
+                result = prom.query(expr)
+            except RuntimeError as e:
+                rep.fail(what, f"query error: {e}\n       {expr}")
+                continue
+            if reason and not result:
+                rep.skip(what, reason)
+            elif result:
+                rep.ok(what, series_summary(result))
+            else:
+                rep.fail(what, f"no data: {expr}")
+
+    # ---- every rule
+    for rule in rules:
+        reason = gate.skip_reason(rule.expr)
+        what = f"rule {rule.kind} {rule.name}"
+        try:
+            result = prom.query(rule.expr)
+        except RuntimeError as e:
+            rep.fail(what, f"query error: {e}")
+            continue
+        if rule.kind == "alert":
+            # Alerts need no data (firing is not expected); that they load and evaluate is
+            # checked through /api/v1/rules below.
+            print(f"info {what}: expression returns {len(result)} series (alerting when non-empty for its 'for:')")
+            continue
+        if reason and not result:
+            rep.skip(what, reason)
+        elif result:
+            rep.ok(what, series_summary(result))
+            recorded = prom.query(rule.name)
+            rep.check(bool(recorded), f"recorded series {rule.name} exists", series_summary(recorded))
+        else:
+            rep.fail(what, f"no data: {rule.expr}")
+
+    # ---- rules loaded and evaluated by the server
+    loaded = {}
+    for g in prom.rules():
+        for r_ in g.get("rules", []):
+            loaded[r_["name"]] = r_
+    for rule in rules:
+        got = loaded.get(rule.name)
+        if not rep.check(got is not None, f"/api/v1/rules lists {rule.kind} {rule.name}"):
+            continue
+        rep.check(got.get("health") != "err" and not got.get("lastError"),
+                  f"{rule.kind} {rule.name} evaluates without error", got.get("lastError", ""))
+
+    # ---- contract checks on the exposition itself
+    addr_re = re.compile(r'="[^"]*\b(0x)?ffff[0-9a-f]{12}\b')
+    for d in daemons:
+        text = d.metrics() or ""
+        callsites = set(re.findall(r'^usercopy_cpu_samples_total\{[^}]*callsite="([^"]*)"', text, re.M))
+        rep.check(len(callsites) <= TOP_K + 1, f"{d.name}: call sites bounded by top-k {TOP_K} + other",
+                  f"{len(callsites)} call sites")
+        leak = addr_re.search(text)
+        rep.check(leak is None, f"{d.name}: no raw kernel address in any label",
+                  leak.group(0) if leak else "")
+    exposed = set()
+    for d in daemons:
+        exposed |= set(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*?)(?:_bucket|_sum|_count)?(?:\{| )", d.metrics() or "", re.M))
+    for name, m in sorted(contract.items()):
+        if m.source in ("daemon", "process", "sampling"):
+            rep.check(name in exposed, f"contract metric {name} is exported ({m.source})")
+        elif m.source in ("probe", "probe-latency") and name not in exposed:
+            reason = gate.skip_reason(name)
+            if reason:
+                rep.skip(f"contract metric {name} is exported", reason)
+            else:
+                rep.fail(f"contract metric {name} is exported", "probes are attached but it is missing")
+    seed = prom.query('sum by (instance, syscall) (usercopy_cpu_samples_total{callsite="udp_recvmsg"})')
+    rep.check(len({s["metric"].get("instance") for s in seed}) == len(daemons),
+              'seed call site callsite="udp_recvmsg" attributed on every instance', series_summary(seed, 6))
+    share = prom.query("hucprof_instance:usercopy_cpu_share:ratio_rate5m")
+    if share:
+        print("info usercopy share of kernel CPU per instance: " +
+              ", ".join(f"{s['metric'].get('instance')}={float(s['value'][1]):.2%}" for s in share))
+    print(f"queries done after {time.monotonic() - t0:.0f} s", flush=True)
+
+
+def finish(rep: Report, workdir: str, keep: bool, daemons, flood, prom) -> int:
+    for d in daemons:
+        if d.proc is None:
+            continue
+        was_alive = d.alive()
+        rc, clean = d.stop(timeout=10)
+        if was_alive:
+            rep.check(rc == 0 and clean, f"{d.name} exits 0 on SIGTERM",
+                      f"exit {rc}{'' if clean else ' (needed SIGKILL)'}\n{d.log_tail(10)}", detail_on_ok=False)
+    if prom is not None:
+        prom.stop()
+    flood.stop()
+    print(flood.log_tail(2))
+    if rep.failed or keep:
+        print(f"logs kept in {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"{len(rep.passed)} passed, {len(rep.failed)} failed, {len(rep.skipped)} skipped")
+    return 1 if rep.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The systemd unit's privileges are enough, and each one is needed.
+
+Reads CapabilityBoundingSet= from deploy/hucprof.service and runs `hucprof run --mode auto` the
+way the unit would (an unprivileged uid, no_new_privs, exactly those ambient capabilities,
+via setpriv(1)):
+  - with all of them it must attach the sampler and serve /metrics with samples;
+  - without any single one of them it must exit 1 (the exit code the unit does not restart:
+    RestartPreventExitStatus=1), naming the problem — never hang, crash or pretend to work.
+
+Needs root (to drop to the unprivileged uid with chosen capabilities) and setpriv (util-linux);
+exits 77 with the reason otherwise. Closing line: 'N passed, N failed'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import e2e_lib as lib  # noqa: E402
+
+NOBODY = 65534
+
+
+def unit_caps(unit: str) -> list[str]:
+    caps = None
+    with open(unit, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^\s*CapabilityBoundingSet=(.*)$", line)
+            if m:
+                caps = m.group(1).split()
+    if not caps:
+        raise SystemExit(f"{unit}: no CapabilityBoundingSet=")
+    return [c.lower().removeprefix("cap_") for c in caps]
+
+
+def setpriv_cmd(caps: list[str]) -> list[str]:
+    cs = ",".join(["-all"] + [f"+{c}" for c in caps])
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--no-new-privs",
+            f"--inh-caps={cs}", f"--ambient-caps={cs}", f"--bounding-set={cs}"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hucprof", required=True)
+    ap.add_argument("--flood", required=True)
+    ap.add_argument("--unit", default=os.path.join(REPO, "deploy", "hucprof.service"))
+    args = ap.parse_args()
+    reasons = []
+    if os.geteuid() != 0:
+        reasons.append("needs root (to start hucprof as an unprivileged uid with chosen capabilities)")
+    if not shutil.which("setpriv"):
+        reasons.append("setpriv (util-linux) not installed")
+    for what, path in (("hucprof", args.hucprof), ("huc_udp_flood", args.flood)):
+        if not os.access(path, os.X_OK):
+            reasons.append(f"{what} binary missing at {path}")
+    if reasons:
+        print("SKIP unit capabilities: " + "; ".join(reasons))
+        print("0 passed, 0 failed, 1 skipped")
+        return 77
+
+    caps = unit_caps(args.unit)
+    print(f"unit capabilities: {' '.join(caps)}")
+    passed, failed = 0, []
+
+    def check(cond, what, detail=""):
+        nonlocal passed
+        if cond:
+            passed += 1
+            print(f"OK   {what}")
+        else:
+            failed.append(what)
+            print(f"FAIL {what}" + (f"\n     {detail}" if detail else ""))
+
+    with tempfile.TemporaryDirectory(prefix="hucprof-caps-") as tmp:
+        # The build tree may not be searchable by the unprivileged uid: run a copy.
+        binary = os.path.join(tmp, "hucprof")
+        shutil.copy2(args.hucprof, binary)
+        os.chmod(tmp, 0o755)
+        os.chmod(binary, 0o755)
+        flood = lib.Flood(args.flood, seconds=40, workdir=tmp)
+        flood.start()
+        try:
+            # All of the unit's capabilities: works.
+            d = lib.Managed("hucprof", [], os.path.join(tmp, "all.log"))
+            port = lib.free_port()
+            d.cmd = setpriv_cmd(caps) + [binary, "run", "--mode", "auto", "--interval", "1s",
+                                         "--web.listen-address", f"127.0.0.1:{port}"]
+            d.start()
+            deadline = time.monotonic() + 30
+            text = None
+            while time.monotonic() < deadline and d.alive():
+                try:
+                    _, text = lib.http_get(f"http://127.0.0.1:{port}/metrics", 2)
+                    if re.search(r"^usercopy_sampled_cpu_samples_total\{context=\"kernel\"\} [1-9]", text, re.M):
+                        break
+                except OSError:
+                    pass
+                time.sleep(0.5)
+            check(text is not None and 'hucprof_probe_attached{target="cpu-clock",mode="perf_event"} 1' in (text or ""),
+                  f"as uid {NOBODY} with only {' '.join(caps)}: sampler attached, /metrics served",
+                  d.log_tail())
+            check(bool(re.search(r"^usercopy_cpu_samples_total\{", text or "", re.M)),
+                  "call sites are symbolized (kallsyms addresses visible)", d.log_tail())
+            rc, clean = d.stop(10)
+            check(rc == 0 and clean, "exits 0 on SIGTERM", f"exit {rc}")
+
+            # Each capability is needed: without it, exit 1 quickly with a reason.
+            for missing in caps:
+                rest = [c for c in caps if c != missing]
+                log = os.path.join(tmp, f"without-{missing}.log")
+                cmd = setpriv_cmd(rest) + [binary, "run", "--mode", "auto", "--interval", "1s",
+                                           "--web.listen-address", f"127.0.0.1:{lib.free_port()}"]
+                with open(log, "wb") as f:
+                    try:
+                        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=30)
+                        rc = r.returncode
+                    except subprocess.TimeoutExpired:
+                        rc = None
+                with open(log, encoding="utf-8", errors="replace") as f:
+                    out = f.read().strip()
+                check(rc == 1, f"without cap_{missing}: exits 1 (not restarted by the unit)",
+                      f"exit {rc}: {out[-400:]}")
+                check(bool(out), f"without cap_{missing}: says why", "no output")
+                print(f"     {out.splitlines()[-1][:200] if out else ''}")
+        finally:
+            flood.stop()
+    print(f"{passed} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
