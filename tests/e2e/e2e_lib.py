@@ -206,3 +206,63 @@ def substitute_grafana(expr: str, values: dict[str, str]) -> str:
     for name in sorted(values, key=len, reverse=True):
         out = re.sub(r"\$" + re.escape(name) + r"(?!\w)", lambda _m, v=values[name]: v, out)
     return out
+
+
+# --------------------------------------------------------------------------- systemd unit model
+
+def systemd_syscall_groups(analyze: str = "systemd-analyze") -> dict[str, list[str]]:
+    """@group -> members (syscalls and nested @groups), from `systemd-analyze syscall-filter`."""
+    import subprocess as sp
+    out = sp.run([analyze, "syscall-filter", "--no-pager"], capture_output=True, text=True, timeout=60).stdout
+    groups: dict[str, list[str]] = {}
+    current = None
+    for line in out.splitlines():
+        if line.startswith("@"):
+            current = line.split()[0]
+            groups[current] = []
+        elif current and line.startswith("    ") and not line.strip().startswith("#"):
+            groups[current].append(line.strip())
+        elif not line.strip():
+            current = None
+    return groups
+
+
+def expand_syscalls(names: list[str], groups: dict[str, list[str]], seen=None) -> set[str]:
+    seen = seen if seen is not None else set()
+    out: set[str] = set()
+    for n in names:
+        if n.startswith("@"):
+            if n in seen:
+                continue
+            seen.add(n)
+            out |= expand_syscalls(groups.get(n, []), groups, seen)
+        else:
+            out.add(n)
+    return out
+
+
+def unit_allowed_syscalls(unit_path: str, groups: dict[str, list[str]]) -> set[str]:
+    """The allow list a unit's SystemCallFilter= lines produce (systemd.exec(5) semantics: the
+    first line decides allow-list mode; later '~' lines remove, plain lines add back; @default
+    is always allowed)."""
+    allowed: set[str] | None = None
+    with open(unit_path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("SystemCallFilter="):
+                continue
+            value = line.split("=", 1)[1].strip()
+            invert = value.startswith("~")
+            names = value.lstrip("~").split()
+            calls = expand_syscalls(names, groups)
+            if allowed is None:
+                if invert:
+                    raise ValueError("deny-list SystemCallFilter= not modelled")
+                allowed = set(calls)
+            elif invert:
+                allowed -= calls
+            else:
+                allowed |= calls
+    if allowed is None:
+        raise ValueError(f"{unit_path}: no SystemCallFilter=")
+    return allowed | expand_syscalls(["@default"], groups)
