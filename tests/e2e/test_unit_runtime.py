@@ -5,6 +5,8 @@
     when it does (READY means attached and listening);
   - WatchdogSec=: with WATCHDOG_USEC set it sends WATCHDOG=1 at least every WATCHDOG_USEC/2;
   - SIGTERM: exit 0 (the unit counts it as a clean stop, not a failure to restart);
+  - ProtectSystem=strict / InaccessiblePaths=: it opens no file for writing and nothing the
+    unit hides (/proc/kcore, /proc/kmsg);
   - SystemCallFilter=: every system call hucprof makes (start, attach, drain, serve /metrics,
     sd_notify, stop — traced with strace -f under a UDP loopback flood) is in the allow list
     the unit's SystemCallFilter= lines produce (groups expanded by `systemd-analyze
@@ -35,6 +37,20 @@ import e2e_lib as lib  # noqa: E402
 
 WATCHDOG_USEC = 2_000_000
 RUN_SECONDS = 10
+
+
+def unit_paths(unit: str) -> tuple[list[str], list[str]]:
+    """InaccessiblePaths= and ReadOnlyPaths= of the unit ('-' prefixes dropped)."""
+    inaccessible, read_only = [], []
+    with open(unit, encoding="utf-8") as f:
+        for line in f:
+            key, _, value = line.strip().partition("=")
+            paths = [p.lstrip("-+") for p in value.split()]
+            if key == "InaccessiblePaths":
+                inaccessible += paths
+            elif key == "ReadOnlyPaths":
+                read_only += paths
+    return inaccessible, read_only
 
 
 def main() -> int:
@@ -157,13 +173,26 @@ def main() -> int:
         print(f"     notify messages seen: {sorted(set(k.split('=')[0] for k in kinds))}")
         check(rc == 0, "exit 0 on SIGTERM (strace passes the daemon's exit code on)", f"exit {rc}")
 
-        # System calls against the unit's filter.
+        # System calls against the unit's filter; opened files against its file-system sandbox.
         used = set()
+        written, opened = set(), set()
         with open(trace, encoding="utf-8", errors="replace") as f:
             for line in f:
                 m = re.match(r"^\d+\s+([a-z_0-9]+)\(", line)
                 if m:
                     used.add(m.group(1))
+                o = re.match(r'^\d+\s+openat\([^,]+, "([^"]+)", ([A-Z_|]+)', line)
+                if o and "= -1" not in line:
+                    opened.add(o.group(1))
+                    if re.search(r"O_WRONLY|O_RDWR|O_CREAT", o.group(2)):
+                        written.add(o.group(1))
+        inaccessible, read_only = unit_paths(args.unit)
+        check(not written, "opens no file for writing (ProtectSystem=strict, ReadOnlyPaths=)",
+              " ".join(sorted(written)))
+        hidden = sorted(p for p in opened if any(p == h or p.startswith(h + "/") for h in inaccessible))
+        check(not hidden, "opens nothing the unit makes inaccessible (InaccessiblePaths=)", " ".join(hidden))
+        kernel_files = sorted(p for p in opened if p.startswith(("/proc/", "/sys/", "/boot/")))
+        print(f"     kernel files read: {' '.join(kernel_files)}")
         groups = lib.systemd_syscall_groups()
         allowed = lib.unit_allowed_syscalls(args.unit, groups)
         # execve of hucprof itself happens before the filter applies (systemd installs it first,
