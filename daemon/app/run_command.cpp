@@ -119,7 +119,19 @@ int run_command(const RunOptions& options) {
   build->set_kernel(kernel.facts.release);
 
   std::string probe_failure, sample_failure;
-  if (options.mode != Mode::Sample) {
+  // With the checks off (hardened_usercopy=off), __check_object_size is still called and
+  // returns at once: probing it would count checks that do not happen.
+  const bool probes_pointless = !kernel.hardened.enabled;
+  if (options.mode != Mode::Sample && probes_pointless) {
+    for (const ProbeTarget& target : probe_targets()) {
+      hucprof::v1::ProbeStatus s;
+      s.set_target(std::string(target.symbol));
+      s.set_reason("not attached: the hardened usercopy checks are off on this kernel (" +
+                   kernel.hardened.reason + ")");
+      log_status(s);
+      *p.status.add_probes() = s;
+    }
+  } else if (options.mode != Mode::Sample) {
     ProbeConfig config;
     config.policy = to_policy(options.probe_attach);
     config.latency = options.latency;
@@ -158,7 +170,7 @@ int run_command(const RunOptions& options) {
     p.sampler = std::move(started.session);
   }
 
-  if (options.mode == Mode::Probe && !p.probes) {
+  if (options.mode == Mode::Probe && !p.probes && !probes_pointless) {
     spdlog::error("--mode probe: no probe could attach: {}", probe_failure);
     return 1;
   }
@@ -166,7 +178,7 @@ int run_command(const RunOptions& options) {
     spdlog::error("--mode sample: sampling unavailable: {}", sample_failure);
     return 1;
   }
-  if (!p.probes && !p.sampler) {
+  if (!p.probes && !p.sampler && !probes_pointless) {
     spdlog::error("--mode auto: neither probes ({}) nor sampling ({}) are available",
                   probe_failure, sample_failure);
     return 1;
