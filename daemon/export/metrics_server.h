@@ -27,6 +27,8 @@ class MetricsServer {
 
  private:
   MetricsServer() = default;
+  // Declared first so the server (and its scrape threads) stops before the collectable goes.
+  std::shared_ptr<SnapshotCollectable> collectable_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };
 

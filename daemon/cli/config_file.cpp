@@ -1,0 +1,125 @@
+#include "cli/config_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+
+// yaml-cpp 0.7's node/impl.h trips GCC 12's -Wdangling-pointer once inlined into our code (a
+// false positive inside the library's own header, which we cannot change).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#include <yaml-cpp/yaml.h>
+#pragma GCC diagnostic pop
+#else
+#include <yaml-cpp/yaml.h>
+#endif
+
+#include "cli/message_text.h"
+
+namespace hucprof {
+namespace {
+
+// yaml-cpp marks are 0-based; people count lines from 1. Nodes without a position (-1) fall
+// back to the line of their parent.
+int line_of(const YAML::Node& node, int fallback) {
+  const int line = node.Mark().line;
+  return line >= 0 ? line + 1 : fallback;
+}
+
+// POSIX read instead of ifstream so the message carries the real errno (EACCES, EISDIR, ...).
+std::variant<std::string, int> read_all(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      close(fd);
+      return error;
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
+}
+
+class Flattener {
+ public:
+  explicit Flattener(const std::string& path) : path_(path) {}
+
+  // Returns an error message, or nullopt when the mapping was flattened into entries().
+  std::optional<std::string> flatten(const YAML::Node& map, const std::string& prefix,
+                                     int parent_line) {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node& key = it->first;
+      const YAML::Node& value = it->second;
+      const int line = line_of(key, parent_line);
+      if (!key.IsScalar()) return at(line, "keys must be plain names");
+      const std::string name = prefix + key.Scalar();
+      if (value.IsMap()) {
+        if (auto error = flatten(value, name + ".", line)) return error;
+        continue;
+      }
+      ConfigEntry entry{name, line, ConfigEntry::Kind::Scalar, ""};
+      if (value.IsNull()) {
+        entry.kind = ConfigEntry::Kind::Null;
+      } else if (value.IsScalar()) {
+        entry.value = value.Scalar();
+      } else {
+        entry.kind = ConfigEntry::Kind::Sequence;
+      }
+      // yaml-cpp keeps duplicate keys silently; which one wins would be an accident.
+      if (const auto [seen, inserted] = first_line_.try_emplace(name, line); !inserted) {
+        return at(line, "duplicate key \"" + name + "\" (first set on line " +
+                            std::to_string(seen->second) + ")");
+      }
+      entries_.push_back(std::move(entry));
+    }
+    return std::nullopt;
+  }
+
+  std::string at(int line, const std::string& words) const {
+    return path_ + ":" + std::to_string(line) + ": " + words;
+  }
+
+  std::vector<ConfigEntry> take() { return std::move(entries_); }
+
+ private:
+  const std::string& path_;
+  std::vector<ConfigEntry> entries_;
+  std::map<std::string, int> first_line_;
+};
+
+}  // namespace
+
+std::variant<std::vector<ConfigEntry>, std::string> read_config_file(const std::string& path) {
+  auto text = read_all(path);
+  if (const int* error = std::get_if<int>(&text)) {
+    return path + ": cannot read config file: " + lowercase_first(std::strerror(*error));
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::get<std::string>(text));
+  } catch (const YAML::Exception& e) {
+    return path + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) +
+           ": invalid YAML: " + e.msg;
+  }
+  if (!root.IsDefined() || root.IsNull()) return std::vector<ConfigEntry>{};  // empty file
+  Flattener flattener(path);
+  if (!root.IsMap())
+    return flattener.at(line_of(root, 1), "expected a mapping of settings (key: value)");
+  if (auto error = flattener.flatten(root, "", 1)) return *error;
+  return flattener.take();
+}
+
+}  // namespace hucprof

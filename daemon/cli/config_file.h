@@ -1,0 +1,22 @@
+#pragma once
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace hucprof {
+
+// One leaf of the YAML config. Nested mappings are flattened with '.', so
+// `web: {listen-address: ":9478"}` and `web.listen-address: ":9478"` read the same.
+struct ConfigEntry {
+  enum class Kind { Scalar, Null, Sequence };
+  std::string key;
+  int line = 0;  // 1-based line of the key, for messages
+  Kind kind = Kind::Scalar;
+  std::string value;  // the scalar text when kind == Scalar
+};
+
+// Reads and flattens the config file; the error, if any, is one line naming the file (and the
+// line: "FILE:LINE: words"). Keys are not checked against the known settings here.
+std::variant<std::vector<ConfigEntry>, std::string> read_config_file(const std::string& path);
+
+}  // namespace hucprof

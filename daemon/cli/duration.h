@@ -1,0 +1,18 @@
+#pragma once
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace hucprof {
+
+// Go/Prometheus-style durations: one or more <number><unit> groups, largest first or not
+// ("10s", "500ms", "1m30s", "1.5s", "0"), units h, m, s, ms, us (µs), ns, as Go's
+// time.ParseDuration. hucprof counts time in whole milliseconds, so a total that is not one is
+// refused rather than silently rounded. Errors are in words, e.g. `"10" has no unit (…)`.
+std::variant<std::chrono::milliseconds, std::string> parse_duration(std::string_view text);
+
+// The inverse for messages and --help: "10s", "500ms", "1m30s".
+std::string format_duration(std::chrono::milliseconds duration);
+
+}  // namespace hucprof

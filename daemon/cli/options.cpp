@@ -1,0 +1,202 @@
+#include "cli/options.h"
+
+#include <cctype>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/config_file.h"
+#include "cli/message_text.h"
+#include "cli/settings.h"
+
+namespace hucprof {
+namespace {
+
+constexpr int kUsageError = 2;
+constexpr const char* kHiddenKallsymsFlag = "--kallsyms";
+constexpr const char* kUsage = "usage: hucprof run|doctor|version [flags] (see hucprof --help)";
+
+ParseOutcome usage_error(std::string message) { return {std::nullopt, kUsageError, message}; }
+
+// Callers print the message with a newline of their own.
+std::string without_final_newline(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+// The flags of one subcommand, as given (text), before validation.
+struct SubcommandFlags {
+  CLI::App* app = nullptr;
+  std::map<std::string_view, CLI::Option*> settings;  // key → option
+  std::map<std::string_view, std::string> values;     // key → text given
+  std::map<std::string_view, bool> switches;          // key → value of a switch given
+  CLI::Option* config = nullptr;
+  std::string config_path;
+  CLI::Option* kallsyms = nullptr;
+  std::string kallsyms_path;
+};
+
+void add_flags(SubcommandFlags& flags, bool doctor) {
+  const RunOptions defaults;
+  for (const Setting& setting : settings()) {
+    if (doctor && !setting.doctor) continue;
+    const std::string name = "--" + std::string(setting.key);
+    const std::string help = std::string(setting.help);
+    CLI::Option* option = nullptr;
+    if (setting.value_name.empty()) {
+      // Bound to a bool so "--latency=false" reads as false rather than as "given".
+      option = flags.app->add_flag(name, flags.switches[setting.key])->description(help);
+    } else {
+      option = flags.app->add_option(name, flags.values[setting.key], help)
+                   ->type_name(std::string(setting.value_name))
+                   ->default_str(setting.show(defaults));
+    }
+    flags.settings[setting.key] = option;
+  }
+  flags.config = flags.app
+                     ->add_option("--config", flags.config_path,
+                                  "read settings from this YAML file; flags win over it")
+                     ->type_name("FILE");
+  // For tests and containers; not something an operator needs to see in --help.
+  flags.kallsyms = flags.app->add_option(kHiddenKallsymsFlag, flags.kallsyms_path)->group("");
+}
+
+// Config first, flags second: a flag overrides the file, but a bad file is an error even for
+// keys a flag overrides, so a config that only works thanks to flags cannot go unnoticed.
+std::optional<std::string> apply_config(const std::string& path, RunOptions& options) {
+  auto read = read_config_file(path);
+  if (const auto* error = std::get_if<std::string>(&read)) return *error;
+  for (const ConfigEntry& entry : std::get<std::vector<ConfigEntry>>(read)) {
+    const std::string where = path + ":" + std::to_string(entry.line) + ": ";
+    const Setting* setting = find_setting(entry.key);
+    if (setting == nullptr) return where + "unknown key \"" + entry.key + "\"";
+    const std::string key = std::string(setting->key) + ": ";
+    switch (entry.kind) {
+      case ConfigEntry::Kind::Null:
+        return where + key + "missing value";
+      case ConfigEntry::Kind::Sequence:
+        return where + key + "expected a single value, not a list";
+      case ConfigEntry::Kind::Scalar:
+        if (auto error = setting->apply(entry.value, options); !error.empty()) {
+          return where + key + error;
+        }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> apply_flags(const SubcommandFlags& flags, RunOptions& options) {
+  for (const auto& [key, option] : flags.settings) {
+    if (option->count() == 0) continue;
+    const Setting* setting = find_setting(key);
+    const auto value = flags.values.find(key);
+    const auto on = flags.switches.find(key);
+    const std::string text =
+        value != flags.values.end() ? value->second : (on->second ? "true" : "false");
+    if (auto error = setting->apply(text, options); !error.empty()) {
+      return "--" + std::string(key) + ": " + error;
+    }
+  }
+  return std::nullopt;
+}
+
+ParseOutcome finish(CommandKind kind, const SubcommandFlags& flags) {
+  Command command;
+  command.kind = kind;
+  if (flags.config->count() > 0) {
+    command.run.config_path = flags.config_path;
+    if (auto error = apply_config(flags.config_path, command.run)) return usage_error(*error);
+  }
+  if (auto error = apply_flags(flags, command.run)) return usage_error(*error);
+  if (flags.kallsyms->count() > 0) {
+    if (flags.kallsyms_path.empty()) return usage_error("--kallsyms: empty path");
+    command.run.kallsyms_path = flags.kallsyms_path;
+  }
+  return {command, 0, ""};
+}
+
+// With allow_extras, CLI11 leaves what it does not know to us, so the message is ours.
+std::string describe_extra(const std::string& arg, bool at_top) {
+  if (arg.rfind("-", 0) == 0) return "unknown flag " + arg.substr(0, arg.find('='));
+  if (at_top) return "unknown command \"" + arg + "\"; " + kUsage;
+  return "unexpected argument \"" + arg + "\"";
+}
+
+// CLI11 says "--mode: 1 required MODE missing" for a flag given without its value; the usual
+// cause deserves plain words. CLI11 leaves the name out for hidden options, and the only hidden
+// one is --kallsyms. Anything else CLI11 reports passes through as it is.
+std::string describe_mismatch(const std::string& what) {
+  const size_t colon = what.find(": ");
+  const bool missing_value = colon != std::string::npos &&
+                             what.find(" required ") != std::string::npos && what.size() >= 8 &&
+                             what.compare(what.size() - 8, 8, " missing") == 0;
+  if (!missing_value) return lowercase_first(what);
+  const std::string name = colon == 0 ? kHiddenKallsymsFlag : what.substr(0, colon);
+  return name + ": missing value";
+}
+
+}  // namespace
+
+const char* mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::Auto:
+      return "auto";
+    case Mode::Probe:
+      return "probe";
+    case Mode::Sample:
+      return "sample";
+  }
+  return "auto";
+}
+
+ParseOutcome parse_command_line(int argc, const char* const* argv) {
+  CLI::App app("hucprof: where the kernel's hardened-usercopy checks cost CPU, per call site",
+               "hucprof");
+  app.allow_extras();
+  auto* version_flag = app.add_flag("--version")->description("print the version and exit");
+
+  SubcommandFlags run, doctor;
+  run.app = app.add_subcommand("run", "profile continuously and serve Prometheus metrics");
+  doctor.app = app.add_subcommand(
+      "doctor", "check what this kernel allows (probes, sampling, symbols) and say why not");
+  CLI::App* version = app.add_subcommand("version", "print the version and exit");
+  for (CLI::App* sub : {run.app, doctor.app, version}) sub->allow_extras();
+  add_flags(run, false);
+  add_flags(doctor, true);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return {std::nullopt, 0, without_final_newline(app.help())};  // the subcommand's, if given
+  } catch (const CLI::CallForAllHelp&) {
+    return {std::nullopt, 0, without_final_newline(app.help("", CLI::AppFormatMode::All))};
+  } catch (const CLI::ArgumentMismatch& e) {
+    return usage_error(describe_mismatch(e.what()));
+  } catch (const CLI::ParseError& e) {
+    return usage_error(lowercase_first(e.what()));
+  }
+
+  if (const auto top_extras = app.remaining(); !top_extras.empty()) {
+    return usage_error(describe_extra(top_extras.front(), true));
+  }
+  for (CLI::App* sub : {run.app, doctor.app, version}) {
+    if (const auto extras = sub->remaining(); !extras.empty()) {
+      return usage_error(describe_extra(extras.front(), false));
+    }
+  }
+  if (run.app->parsed()) return finish(CommandKind::Run, run);
+  if (doctor.app->parsed()) return finish(CommandKind::Doctor, doctor);
+  if (version->parsed() || version_flag->count() > 0) {
+    Command command;
+    command.kind = CommandKind::Version;
+    return {command, 0, ""};
+  }
+  return usage_error(std::string("missing command; ") + kUsage);
+}
+
+}  // namespace hucprof

@@ -1,0 +1,168 @@
+#include "cli/settings.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+
+#include "cli/duration.h"
+
+namespace hucprof {
+namespace {
+
+// Below this a drain (read maps, symbolize, fold) costs more than the interval tells.
+constexpr std::chrono::milliseconds kMinInterval{100};
+
+std::string quoted(std::string_view value) { return "\"" + std::string(value) + "\""; }
+
+// Whole number in [min, max]; out-of-range numbers (however large) are reported as such.
+std::string apply_bounded(std::string_view value, uint32_t min, uint32_t max, uint32_t& into) {
+  const bool digits_only = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  if (!digits_only) return quoted(value) + " is not a whole number";
+  uint64_t number = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+  const std::string range = " is out of range " + std::to_string(min) + ".." + std::to_string(max);
+  if (ec == std::errc::result_out_of_range || number < min || number > max) {
+    return std::string(value) + range;
+  }
+  into = static_cast<uint32_t>(number);
+  return "";
+}
+
+template <size_t N>
+std::string one_of(std::string_view value, const std::array<std::string_view, N>& choices) {
+  std::string list;
+  for (size_t i = 0; i < N; ++i) list += (i == 0 ? "" : ", ") + std::string(choices[i]);
+  return quoted(value) + " is not one of " + list;
+}
+
+std::string apply_mode(std::string_view value, RunOptions& options) {
+  static constexpr std::array<std::pair<std::string_view, Mode>, 3> kModes{
+      {{"auto", Mode::Auto}, {"probe", Mode::Probe}, {"sample", Mode::Sample}}};
+  for (const auto& [name, mode] : kModes) {
+    if (value == name) {
+      options.mode = mode;
+      return "";
+    }
+  }
+  return one_of(value, std::array<std::string_view, 3>{"auto", "probe", "sample"});
+}
+
+std::string apply_listen_address(std::string_view value, RunOptions& options) {
+  // The full check (syntax, resolution, binding) happens when the server starts and names
+  // this flag too; here only what is certainly wrong.
+  if (value.empty()) return "empty address (expected host:port, :port or [::1]:port)";
+  options.listen_address = std::string(value);
+  return "";
+}
+
+std::string apply_sample_frequency(std::string_view value, RunOptions& options) {
+  return apply_bounded(value, 1, 1000, options.sample_frequency);
+}
+
+std::string apply_interval(std::string_view value, RunOptions& options) {
+  auto parsed = parse_duration(value);
+  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+  const auto interval = std::get<std::chrono::milliseconds>(parsed);
+  if (interval < kMinInterval) {
+    return quoted(value) + " is below the minimum of " + format_duration(kMinInterval);
+  }
+  options.interval = interval;
+  return "";
+}
+
+std::string apply_top_k(std::string_view value, RunOptions& options) {
+  return apply_bounded(value, 1, 1000, options.top_k);
+}
+
+std::string apply_latency(std::string_view value, RunOptions& options) {
+  std::string lower(value);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // YAML 1.1 spellings too, since that is what people write in YAML files.
+  if (lower == "true" || lower == "yes" || lower == "on") {
+    options.latency = true;
+  } else if (lower == "false" || lower == "no" || lower == "off") {
+    options.latency = false;
+  } else {
+    return quoted(value) + " is not a boolean (true or false)";
+  }
+  return "";
+}
+
+std::string apply_probe_attach(std::string_view value, RunOptions& options) {
+  static constexpr std::array<std::pair<std::string_view, ProbeAttach>, 3> kAttach{
+      {{"auto", ProbeAttach::Auto},
+       {"fentry", ProbeAttach::Fentry},
+       {"kprobe", ProbeAttach::Kprobe}}};
+  for (const auto& [name, attach] : kAttach) {
+    if (value == name) {
+      options.probe_attach = attach;
+      return "";
+    }
+  }
+  return one_of(value, std::array<std::string_view, 3>{"auto", "fentry", "kprobe"});
+}
+
+const char* probe_attach_name(ProbeAttach attach) {
+  switch (attach) {
+    case ProbeAttach::Fentry:
+      return "fentry";
+    case ProbeAttach::Kprobe:
+      return "kprobe";
+    case ProbeAttach::Auto:
+      break;
+  }
+  return "auto";
+}
+
+std::string apply_log_level(std::string_view value, RunOptions& options) {
+  static constexpr std::array<std::string_view, 4> kLevels{"debug", "info", "warn", "error"};
+  if (std::find(kLevels.begin(), kLevels.end(), value) == kLevels.end()) {
+    return one_of(value, kLevels);
+  }
+  options.log_level = std::string(value);
+  return "";
+}
+
+const std::array<Setting, 8> kSettings{{
+    {"mode", "MODE",
+     "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
+     true, apply_mode, [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
+    {"web.listen-address", "ADDR", "serve /metrics on host:port, :port or [::1]:port", false,
+     apply_listen_address, [](const RunOptions& o) { return o.listen_address; }},
+    {"sample-frequency", "HZ", "CPU clock samples per second per CPU, 1..1000", false,
+     apply_sample_frequency,
+     [](const RunOptions& o) { return std::to_string(o.sample_frequency); }},
+    {"interval", "DURATION", "how often to drain the BPF maps, e.g. 10s, 500ms, 1m (min 100ms)",
+     false, apply_interval, [](const RunOptions& o) { return format_duration(o.interval); }},
+    {"top-k", "N",
+     "call sites exported by name per metric, the rest as callsite=\"other\"; 1..1000", false,
+     apply_top_k, [](const RunOptions& o) { return std::to_string(o.top_k); }},
+    {"latency", "", "also time each check (fexit/kretprobe): usercopy_check_duration_seconds",
+     false, apply_latency,
+     [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
+    {"probe.attach", "HOW",
+     "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
+     apply_probe_attach,
+     [](const RunOptions& o) { return std::string(probe_attach_name(o.probe_attach)); }},
+    // doctor too: --log.level=debug shows libbpf's reasons behind each verdict.
+    {"log.level", "LEVEL", "debug, info, warn or error", true, apply_log_level,
+     [](const RunOptions& o) { return o.log_level; }},
+}};
+
+}  // namespace
+
+std::span<const Setting> settings() { return kSettings; }
+
+const Setting* find_setting(std::string_view key) {
+  for (const Setting& setting : kSettings) {
+    if (setting.key == key) return &setting;
+  }
+  return nullptr;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,156 @@
+// snapshot_to_families(): the metric contract of DESIGN.md, one block per family, in the
+// order of the contract table. Every family is emitted even when empty so that HELP/TYPE (and
+// with them the set of families a dashboard can rely on) do not depend on the mode.
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "export/family_builder.h"
+#include "export/latency_buckets.h"
+#include "export/prometheus_exporter.h"
+
+namespace hucprof {
+namespace {
+
+using prometheus::MetricType;
+
+double as_double(uint64_t value) { return static_cast<double>(value); }
+
+// ProbeStatus.mode is "" when the target was never attached; as a label that would read as
+// "label absent", so it becomes an explicit word.
+std::string probe_mode_label(const hucprof::v1::ProbeStatus& probe) {
+  return probe.mode().empty() ? "none" : probe.mode();
+}
+
+void add_probe_families(const hucprof::v1::Snapshot& snapshot,
+                        std::vector<prometheus::MetricFamily>& out) {
+  FamilyBuilder attached(
+      "hucprof_probe_attached",
+      "Whether a probe is attached to a kernel target (1) or not (0), by target and attach mode "
+      "(mode \"none\": never attached).",
+      MetricType::Gauge, {"target", "mode"});
+  FamilyBuilder unavailable("hucprof_probe_unavailable_info",
+                            "Probes that are not attached, with the reason in words. Always 1.",
+                            MetricType::Gauge, {"target", "reason"});
+  for (const auto& probe : snapshot.probes()) {
+    attached.add({probe.target(), probe_mode_label(probe)}, probe.attached() ? 1 : 0);
+    if (!probe.attached()) unavailable.add({probe.target(), probe.reason()}, 1);
+  }
+  out.push_back(std::move(attached).build());
+  out.push_back(std::move(unavailable).build());
+}
+
+}  // namespace
+
+std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Snapshot& snapshot) {
+  std::vector<prometheus::MetricFamily> out;
+
+  FamilyBuilder checks(
+      "usercopy_checks_total",
+      "Hardened-usercopy checks (__check_object_size calls), by kernel call site, syscall and "
+      "copy direction.",
+      MetricType::Counter, {"callsite", "syscall", "direction"});
+  FamilyBuilder bytes(
+      "usercopy_check_bytes_total",
+      "Bytes copied under hardened-usercopy checks, by kernel call site, syscall and copy "
+      "direction.",
+      MetricType::Counter, {"callsite", "syscall", "direction"});
+  for (const auto& series : snapshot.checks()) {
+    checks.add({series.callsite(), series.syscall(), series.direction()},
+               as_double(series.calls()));
+    bytes.add({series.callsite(), series.syscall(), series.direction()}, as_double(series.bytes()));
+  }
+  out.push_back(std::move(checks).build());
+  out.push_back(std::move(bytes).build());
+
+  FamilyBuilder subchecks(
+      "usercopy_subchecks_total",
+      "Hardened-usercopy sub-checks run (slab, vmalloc, stack, text, page, heap), by kernel call "
+      "site.",
+      MetricType::Counter, {"callsite", "check"});
+  for (const auto& series : snapshot.subchecks()) {
+    subchecks.add({series.callsite(), series.check()}, as_double(series.count()));
+  }
+  out.push_back(std::move(subchecks).build());
+
+  FamilyBuilder duration("usercopy_check_duration_seconds",
+                         "Duration of __check_object_size calls, by kernel call site (needs "
+                         "--latency; log2 buckets).",
+                         MetricType::Histogram, {"callsite"});
+  for (const auto& series : snapshot.latency()) {
+    const std::span<const uint64_t> slots(series.bucket_counts().data(),
+                                          static_cast<size_t>(series.bucket_counts_size()));
+    duration.add({series.callsite()}, log2_slots_to_histogram(slots, series.sum_ns()));
+  }
+  out.push_back(std::move(duration).build());
+
+  FamilyBuilder cpu_samples(
+      "usercopy_cpu_samples_total",
+      "CPU clock samples taken inside hardened-usercopy check functions, by kernel call site, "
+      "syscall and innermost check function.",
+      MetricType::Counter, {"callsite", "syscall", "check"});
+  for (const auto& series : snapshot.cpu_samples()) {
+    cpu_samples.add({series.callsite(), series.syscall(), series.check()},
+                    as_double(series.samples()));
+  }
+  out.push_back(std::move(cpu_samples).build());
+
+  FamilyBuilder sampled(
+      "usercopy_sampled_cpu_samples_total",
+      "All CPU clock samples taken, by context (kernel, user, idle): the denominator of "
+      "usercopy_cpu_samples_total.",
+      MetricType::Counter, {"context"});
+  for (const auto& series : snapshot.sampled()) {
+    sampled.add({series.context()}, as_double(series.samples()));
+  }
+  out.push_back(std::move(sampled).build());
+
+  FamilyBuilder enabled(
+      "usercopy_hardened_enabled",
+      "Whether the running kernel performs hardened-usercopy checks (1) or not (0).",
+      MetricType::Gauge, {});
+  enabled.add({}, snapshot.hardened_usercopy_enabled() ? 1 : 0);
+  out.push_back(std::move(enabled).build());
+
+  add_probe_families(snapshot, out);
+
+  FamilyBuilder dropped("hucprof_dropped_total",
+                        "Events hucprof could not record (map full, stack-id collision, ...), by "
+                        "reason.",
+                        MetricType::Counter, {"reason"});
+  for (const auto& series : snapshot.drops()) {
+    dropped.add({series.reason()}, as_double(series.count()));
+  }
+  out.push_back(std::move(dropped).build());
+
+  FamilyBuilder build_info("hucprof_build_info",
+                           "hucprof version, the libbpf it uses and the running kernel. Always 1.",
+                           MetricType::Gauge, {"version", "libbpf", "kernel"});
+  build_info.add({snapshot.build().version(), snapshot.build().libbpf(), snapshot.build().kernel()},
+                 1);
+  out.push_back(std::move(build_info).build());
+
+  FamilyBuilder drains("hucprof_drains_total",
+                       "Drains of the BPF maps completed (one per --interval).",
+                       MetricType::Counter, {});
+  drains.add({}, as_double(snapshot.intervals()));
+  out.push_back(std::move(drains).build());
+
+  FamilyBuilder drain_duration(
+      "hucprof_drain_duration_seconds",
+      "Wall time of the last drain: read the BPF maps, symbolize, fold, aggregate.",
+      MetricType::Gauge, {});
+  drain_duration.add({}, snapshot.last_drain_seconds());
+  out.push_back(std::move(drain_duration).build());
+
+  FamilyBuilder frequency("hucprof_sample_frequency_hertz",
+                          "CPU clock sampling frequency per CPU; 0 when sampling is off.",
+                          MetricType::Gauge, {});
+  frequency.add({}, as_double(snapshot.sample_frequency_hz()));
+  out.push_back(std::move(frequency).build());
+
+  return out;
+}
+
+}  // namespace hucprof

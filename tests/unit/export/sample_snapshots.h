@@ -1,0 +1,66 @@
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hucprof.pb.h"
+
+namespace hucprof {
+
+// The seed's UDP flood, as the aggregator would hand it over.
+inline v1::Snapshot udp_flood_snapshot() {
+  v1::Snapshot s;
+  auto* c = s.add_checks();
+  c->set_callsite("udp_recvmsg");
+  c->set_syscall("recvfrom");
+  c->set_direction("to_user");
+  c->set_calls(1000);
+  c->set_bytes(1472000);
+  c = s.add_checks();
+  c->set_callsite("udp_sendmsg");
+  c->set_syscall("sendto");
+  c->set_direction("from_user");
+  c->set_calls(5);
+  c->set_bytes(320);
+
+  auto* sub = s.add_subchecks();
+  sub->set_callsite("udp_recvmsg");
+  sub->set_check("slab");
+  sub->set_count(900);
+  sub = s.add_subchecks();
+  sub->set_callsite("udp_recvmsg");
+  sub->set_check("vmalloc");
+  sub->set_count(100);
+
+  auto* cpu = s.add_cpu_samples();
+  cpu->set_callsite("udp_recvmsg");
+  cpu->set_syscall("recvfrom");
+  cpu->set_check("object");
+  cpu->set_samples(40);
+  cpu = s.add_cpu_samples();
+  cpu->set_callsite("other");
+  cpu->set_syscall("sendto");
+  cpu->set_check("vmalloc");
+  cpu->set_samples(2);
+
+  for (const auto& [context, samples] : std::vector<std::pair<std::string, uint64_t>>{
+           {"kernel", 1000}, {"user", 500}, {"idle", 8500}}) {
+    auto* ctx = s.add_sampled();
+    ctx->set_context(context);
+    ctx->set_samples(samples);
+  }
+  auto* drop = s.add_drops();
+  drop->set_reason("stack_collision");
+  drop->set_count(3);
+
+  s.set_hardened_usercopy_enabled(true);
+  s.mutable_build()->set_version("0.1.0");
+  s.mutable_build()->set_libbpf("1.1.2");
+  s.mutable_build()->set_kernel("6.1.0-18-amd64");
+  s.set_intervals(42);
+  s.set_last_drain_seconds(0.0125);
+  s.set_sample_frequency_hz(99);
+  return s;
+}
+
+}  // namespace hucprof

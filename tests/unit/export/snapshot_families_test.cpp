@@ -1,0 +1,270 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "export/prometheus_exporter.h"
+#include "sample_snapshots.h"
+#include "text_lines.h"
+
+namespace hucprof {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string render(const v1::Snapshot& snapshot) {
+  return render_text(snapshot_to_families(snapshot));
+}
+
+TEST(SnapshotFamilies, ChecksAndBytesByCallsiteSyscallDirection) {
+  const auto lines = text_lines(render(udp_flood_snapshot()));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_checks_total counter"));
+  EXPECT_THAT(lines, Contains("usercopy_checks_total{callsite=\"udp_recvmsg\",syscall=\"recvfrom\","
+                              "direction=\"to_user\"} 1000"));
+  EXPECT_THAT(lines, Contains("usercopy_checks_total{callsite=\"udp_sendmsg\",syscall=\"sendto\","
+                              "direction=\"from_user\"} 5"));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_check_bytes_total counter"));
+  EXPECT_THAT(lines, Contains("usercopy_check_bytes_total{callsite=\"udp_recvmsg\","
+                              "syscall=\"recvfrom\",direction=\"to_user\"} 1472000"));
+  EXPECT_THAT(lines, Contains("usercopy_check_bytes_total{callsite=\"udp_sendmsg\","
+                              "syscall=\"sendto\",direction=\"from_user\"} 320"));
+}
+
+TEST(SnapshotFamilies, SubchecksAndCpuSamples) {
+  const auto lines = text_lines(render(udp_flood_snapshot()));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_subchecks_total counter"));
+  EXPECT_THAT(lines,
+              Contains("usercopy_subchecks_total{callsite=\"udp_recvmsg\",check=\"slab\"} 900"));
+  EXPECT_THAT(lines,
+              Contains("usercopy_subchecks_total{callsite=\"udp_recvmsg\",check=\"vmalloc\"} 100"));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_cpu_samples_total counter"));
+  EXPECT_THAT(lines, Contains("usercopy_cpu_samples_total{callsite=\"udp_recvmsg\","
+                              "syscall=\"recvfrom\",check=\"object\"} 40"));
+  EXPECT_THAT(lines, Contains("usercopy_cpu_samples_total{callsite=\"other\",syscall=\"sendto\","
+                              "check=\"vmalloc\"} 2"));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_sampled_cpu_samples_total counter"));
+  EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"kernel\"} 1000"));
+  EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"user\"} 500"));
+  EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"idle\"} 8500"));
+}
+
+TEST(SnapshotFamilies, DaemonStatusFamilies) {
+  const auto lines = text_lines(render(udp_flood_snapshot()));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_hardened_enabled gauge"));
+  EXPECT_THAT(lines, Contains("usercopy_hardened_enabled 1"));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_dropped_total counter"));
+  EXPECT_THAT(lines, Contains("hucprof_dropped_total{reason=\"stack_collision\"} 3"));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_build_info gauge"));
+  EXPECT_THAT(lines, Contains("hucprof_build_info{version=\"0.1.0\",libbpf=\"1.1.2\","
+                              "kernel=\"6.1.0-18-amd64\"} 1"));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_drains_total counter"));
+  EXPECT_THAT(lines, Contains("hucprof_drains_total 42"));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_drain_duration_seconds gauge"));
+  EXPECT_THAT(lines, Contains("hucprof_drain_duration_seconds 0.0125"));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_sample_frequency_hertz gauge"));
+  EXPECT_THAT(lines, Contains("hucprof_sample_frequency_hertz 99"));
+}
+
+TEST(SnapshotFamilies, HardenedDisabledIsZero) {
+  v1::Snapshot s;
+  s.set_hardened_usercopy_enabled(false);
+  EXPECT_THAT(text_lines(render(s)), Contains("usercopy_hardened_enabled 0"));
+}
+
+TEST(SnapshotFamilies, ProbeStates) {
+  v1::Snapshot s;
+  auto add = [&](const char* target, const char* mode, bool attached, const char* reason) {
+    auto* p = s.add_probes();
+    p->set_target(target);
+    p->set_mode(mode);
+    p->set_attached(attached);
+    p->set_reason(reason);
+  };
+  add("__check_object_size", "fentry", true, "");
+  add("find_vmap_area", "kprobe", false, "detached: kprobe unregistered");
+  add("__check_heap_object", "", false,
+      "fentry: EPERM (ftrace locked); kprobe: CONFIG_KPROBES off");
+  add("cpu-clock", "perf_event", true, "");
+  const auto lines = text_lines(render(s));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_attached gauge"));
+  EXPECT_THAT(lines,
+              Contains("hucprof_probe_attached{target=\"__check_object_size\",mode=\"fentry\"} 1"));
+  EXPECT_THAT(lines,
+              Contains("hucprof_probe_attached{target=\"find_vmap_area\",mode=\"kprobe\"} 0"));
+  EXPECT_THAT(lines,
+              Contains("hucprof_probe_attached{target=\"__check_heap_object\",mode=\"none\"} 0"));
+  EXPECT_THAT(lines,
+              Contains("hucprof_probe_attached{target=\"cpu-clock\",mode=\"perf_event\"} 1"));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_unavailable_info gauge"));
+  EXPECT_THAT(lines, Contains("hucprof_probe_unavailable_info{target=\"find_vmap_area\","
+                              "reason=\"detached: kprobe unregistered\"} 1"));
+  EXPECT_THAT(lines, Contains("hucprof_probe_unavailable_info{target=\"__check_heap_object\","
+                              "reason=\"fentry: EPERM (ftrace locked); kprobe: CONFIG_KPROBES "
+                              "off\"} 1"));
+  // Attached probes have no "unavailable" reason.
+  EXPECT_THAT(render(s),
+              Not(HasSubstr("hucprof_probe_unavailable_info{target=\"__check_object_size\"")));
+  EXPECT_THAT(render(s), Not(HasSubstr("hucprof_probe_unavailable_info{target=\"cpu-clock\"")));
+}
+
+TEST(SnapshotFamilies, LatencyHistogramIsCumulativeOnFixedBounds) {
+  v1::Snapshot s;
+  auto* h = s.add_latency();
+  h->set_callsite("udp_recvmsg");
+  // slot i counts calls with floor(log2(ns)) == i.
+  std::vector<uint64_t> slots(32, 0);
+  slots[2] = 1;   // 4..7 ns
+  slots[3] = 2;   // 8..15 ns
+  slots[5] = 5;   // 32..63 ns
+  slots[10] = 3;  // 1024..2047 ns
+  slots[25] = 1;  // ~34 ms: beyond the last bound, only in +Inf
+  for (uint64_t v : slots) h->add_bucket_counts(v);
+  h->set_sum_ns(5000);
+  const auto lines = text_lines(render(s));
+  const std::string p = "usercopy_check_duration_seconds_bucket{callsite=\"udp_recvmsg\",le=";
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_check_duration_seconds histogram"));
+  // Computed by hand: le=2^k ns sums slots 0..k-1.
+  EXPECT_THAT(lines, Contains(p + "\"8e-09\"} 1"));    // slots 0..2
+  EXPECT_THAT(lines, Contains(p + "\"1.6e-08\"} 3"));  // + slot 3
+  EXPECT_THAT(lines, Contains(p + "\"3.2e-08\"} 3"));
+  EXPECT_THAT(lines, Contains(p + "\"6.4e-08\"} 8"));       // + slot 5
+  EXPECT_THAT(lines, Contains(p + "\"1.024e-06\"} 8"));     // slots 0..9
+  EXPECT_THAT(lines, Contains(p + "\"2.048e-06\"} 11"));    // + slot 10
+  EXPECT_THAT(lines, Contains(p + "\"0.004194304\"} 11"));  // last fixed bound, 2^22 ns
+  EXPECT_THAT(lines, Contains(p + "\"+Inf\"} 12"));
+  EXPECT_THAT(lines,
+              Contains("usercopy_check_duration_seconds_count{callsite=\"udp_recvmsg\"} 12"));
+  EXPECT_THAT(lines,
+              Contains("usercopy_check_duration_seconds_sum{callsite=\"udp_recvmsg\"} 5e-06"));
+}
+
+TEST(SnapshotFamilies, LatencyBoundsAreTheSameWhateverTheData) {
+  v1::Snapshot s;
+  auto* empty = s.add_latency();
+  empty->set_callsite("a");
+  auto* short_slots = s.add_latency();
+  short_slots->set_callsite("b");
+  short_slots->add_bucket_counts(7);  // only slot 0
+  const std::string text = render(s);
+  std::vector<std::string> a_bounds, b_bounds;
+  for (const auto& line : text_lines(text)) {
+    const auto le = line.find("le=");
+    if (le == std::string::npos) continue;
+    const std::string bound = line.substr(le, line.find('}') - le);
+    if (line.find("callsite=\"a\"") != std::string::npos) a_bounds.push_back(bound);
+    if (line.find("callsite=\"b\"") != std::string::npos) b_bounds.push_back(bound);
+  }
+  ASSERT_EQ(a_bounds.size(), 21u);  // 2^3 .. 2^22 ns, then +Inf
+  EXPECT_EQ(a_bounds, b_bounds);
+  for (int k = 3; k <= 22; ++k) {                // each bound is 2^k ns, in seconds
+    const std::string& bound = a_bounds[k - 3];  // le="..."
+    EXPECT_NEAR(std::stod(bound.substr(4, bound.size() - 5)), std::ldexp(1.0, k) * 1e-9, 1e-24)
+        << bound;
+  }
+  EXPECT_EQ(a_bounds.back(), "le=\"+Inf\"");
+  EXPECT_THAT(text_lines(text),
+              Contains("usercopy_check_duration_seconds_bucket{callsite=\"b\",le=\"8e-09\"} 7"));
+  EXPECT_THAT(text_lines(text),
+              Contains("usercopy_check_duration_seconds_bucket{callsite=\"a\",le=\"+Inf\"} 0"));
+}
+
+TEST(SnapshotFamilies, OddCallsiteStringsAreEscaped) {
+  v1::Snapshot s;
+  auto* c = s.add_checks();
+  c->set_callsite("we\"ird\\name\nline");
+  c->set_syscall("recvfrom");
+  c->set_direction("to_user");
+  c->set_calls(1);
+  const auto lines = text_lines(render(s));
+  EXPECT_THAT(lines, Contains("usercopy_checks_total{callsite=\"we\\\"ird\\\\name\\nline\","
+                              "syscall=\"recvfrom\",direction=\"to_user\"} 1"));
+}
+
+TEST(SnapshotFamilies, InvalidUtf8IsReplaced) {
+  v1::Snapshot s;
+  auto* c = s.add_subchecks();
+  c->set_callsite("bad\xff");
+  c->set_check("slab");
+  c->set_count(1);
+  EXPECT_THAT(text_lines(render(s)),
+              Contains("usercopy_subchecks_total{callsite=\"bad\xEF\xBF\xBD\",check=\"slab\"} 1"));
+}
+
+TEST(SnapshotFamilies, NoRawKernelAddressIsExported) {
+  v1::Snapshot s;
+  auto add_check = [&](const char* callsite, uint64_t calls) {
+    auto* c = s.add_checks();
+    c->set_callsite(callsite);
+    c->set_syscall("read");
+    c->set_direction("to_user");
+    c->set_calls(calls);
+  };
+  add_check("0xffffffff81a2b3c4", 2);
+  add_check("ffffffffc0123456", 3);  // a module address, no 0x
+  add_check("udp_recvmsg+0x1a", 4);  // function-relative offsets are fine
+  auto* p = s.add_probes();
+  p->set_target("__check_object_size");
+  p->set_reason("kprobe at 0xFFFFFFFF81000000 refused");
+  auto* cpu = s.add_cpu_samples();
+  cpu->set_callsite("tcp_recvmsg");
+  cpu->set_syscall("ffffffff81000010");
+  cpu->set_check("object");
+  cpu->set_samples(1);
+  const std::string text = render(s);
+  EXPECT_THAT(text, Not(HasSubstr("ffffffff")));
+  EXPECT_THAT(text, Not(HasSubstr("FFFFFFFF")));
+  const auto lines = text_lines(text);
+  // Both unsymbolized call sites collapse into one series: a scrape must not carry duplicates.
+  EXPECT_THAT(lines,
+              Contains("usercopy_checks_total{callsite=\"[kernel address]\",syscall=\"read\","
+                       "direction=\"to_user\"} 5"));
+  EXPECT_THAT(lines,
+              Contains("usercopy_checks_total{callsite=\"udp_recvmsg+0x1a\",syscall=\"read\","
+                       "direction=\"to_user\"} 4"));
+  EXPECT_THAT(lines, Contains("hucprof_probe_unavailable_info{target=\"__check_object_size\","
+                              "reason=\"kprobe at [kernel address] refused\"} 1"));
+}
+
+TEST(SnapshotFamilies, EmptySnapshotStillDescribesEveryFamily) {
+  const std::string text = render(v1::Snapshot());
+  for (const char* family :
+       {"usercopy_checks_total counter", "usercopy_check_bytes_total counter",
+        "usercopy_subchecks_total counter", "usercopy_check_duration_seconds histogram",
+        "usercopy_cpu_samples_total counter", "usercopy_sampled_cpu_samples_total counter",
+        "usercopy_hardened_enabled gauge", "hucprof_probe_attached gauge",
+        "hucprof_probe_unavailable_info gauge", "hucprof_dropped_total counter",
+        "hucprof_build_info gauge", "hucprof_drains_total counter",
+        "hucprof_drain_duration_seconds gauge", "hucprof_sample_frequency_hertz gauge"}) {
+    EXPECT_THAT(text_lines(text), Contains(std::string("# TYPE ") + family)) << family;
+  }
+  // HELP is there and says something.
+  for (const auto& line : text_lines(text)) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      EXPECT_GT(line.size(), 30u) << line;
+    }
+  }
+  EXPECT_THAT(text_lines(text), Contains("hucprof_drains_total 0"));
+}
+
+TEST(SnapshotCollectable, CollectServesTheLatestSnapshotAndProcessMetrics) {
+  SnapshotCollectable collectable;
+  collectable.update(udp_flood_snapshot());
+  v1::Snapshot next = udp_flood_snapshot();
+  next.set_intervals(43);
+  collectable.update(next);
+  const std::string text = render_text(collectable.Collect());
+  const auto lines = text_lines(text);
+  EXPECT_THAT(lines, Contains("hucprof_drains_total 43"));
+  EXPECT_THAT(lines, Not(Contains("hucprof_drains_total 42")));
+  EXPECT_THAT(lines, Contains("# TYPE process_cpu_seconds_total counter"));
+  EXPECT_THAT(lines, Contains("# TYPE process_resident_memory_bytes gauge"));
+  EXPECT_THAT(lines, Contains("# TYPE process_start_time_seconds gauge"));
+  EXPECT_THAT(lines, Contains("# TYPE process_max_fds gauge"));
+}
+
+}  // namespace
+}  // namespace hucprof
