@@ -209,12 +209,14 @@ int run_command(const RunOptions& options) {
                                next_drain - Clock::now()),
                            std::chrono::milliseconds(0), tick);
     if (stop.wait_for(wait)) break;
+    // Ping before draining: the watchdog asks "is the loop alive", and a drain on a loaded
+    // machine must not eat the margin.
+    if (watchdog_usec) sd_notify(0, "WATCHDOG=1");
     if (Clock::now() >= next_drain) {
       collectable->update(drain_once(p));
       next_drain += options.interval;
       if (next_drain < Clock::now()) next_drain = Clock::now() + options.interval;
     }
-    if (watchdog_usec) sd_notify(0, "WATCHDOG=1");
   }
   sd_notify(0, "STOPPING=1");
   spdlog::info("received {}, detaching", strsignal(stop.last_signal()));
