@@ -122,16 +122,22 @@ int run_command(const RunOptions& options) {
   // With the checks off (hardened_usercopy=off), __check_object_size is still called and
   // returns at once: probing it would count checks that do not happen.
   const bool probes_pointless = !kernel.hardened.enabled;
-  if (options.mode != Mode::Sample && probes_pointless) {
+  // Targets not tried are still exported (mode="none"), so dashboards list every target.
+  auto report_not_tried = [&](const std::string& reason) {
+    spdlog::info("probes: {}", reason);
     for (const ProbeTarget& target : probe_targets()) {
       hucprof::v1::ProbeStatus s;
       s.set_target(std::string(target.symbol));
-      s.set_reason("not attached: the hardened usercopy checks are off on this kernel (" +
-                   kernel.hardened.reason + ")");
-      log_status(s);
+      s.set_reason(reason);
       *p.status.add_probes() = s;
     }
-  } else if (options.mode != Mode::Sample) {
+  };
+  if (options.mode == Mode::Sample) {
+    report_not_tried("not tried: --mode sample");
+  } else if (probes_pointless) {
+    report_not_tried("not attached: the hardened usercopy checks are off on this kernel (" +
+                     kernel.hardened.reason + ")");
+  } else {
     ProbeConfig config;
     config.policy = to_policy(options.probe_attach);
     config.latency = options.latency;
