@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""vm_systemd's judgement without a VM: the facts of a real guest run (testdata/, Debian 6.1,
+systemd 252) must pass, and each planted defect must fail exactly the row that covers it.
+
+Usage: test_evaluate.py        Exit 0 pass, 1 fail. Seconds, no root, no qemu.
+"""
+
+import copy
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import vm_systemd as vs  # noqa: E402
+
+DATA = HERE / "testdata"
+SYS_ADMIN_TOO = f"{int(vs.mask_of(vs.EXPECTED_CAPS), 16) | 1 << 21:016x}"
+
+
+def failing(facts: dict, metrics: str) -> list[str]:
+    with tempfile.TemporaryDirectory(prefix="vm-systemd-eval-") as tmp:
+        (Path(tmp) / "metrics-start.txt").write_text(metrics)
+        return [r.what.strip() for r in vs.evaluate(facts, Path(tmp)) if not r.ok]
+
+
+def main() -> int:
+    base = json.loads((DATA / "facts.json").read_text())
+    metrics = (DATA / "metrics-start.txt").read_text()
+    bad = []
+
+    def check(cond, what):
+        print(f"{'ok  ' if cond else 'FAIL'} {what}", flush=True)
+        if not cond:
+            bad.append(what)
+
+    got = failing(base, metrics)
+    check(got == [], f"the captured run passes (failing rows: {got})")
+
+    def mutate(what, expect_row, fn, metrics_fn=None):
+        f = copy.deepcopy(base)
+        fn(f)
+        rows = failing(f, metrics_fn(metrics) if metrics_fn else metrics)
+        check(any(expect_row in r for r in rows), f"{what} -> FAIL '{expect_row}' (got {rows})")
+
+    mutate("CAP_SYS_ADMIN in CapEff", "/proc/PID/status CapEff",
+           lambda f: f["status_started"].update(CapEff=SYS_ADMIN_TOO))
+    mutate("CAP_SYS_ADMIN in CapBnd after the restart", "restarted: /proc/PID/status CapBnd",
+           lambda f: f["status_restarted"].update(CapBnd=SYS_ADMIN_TOO))
+    mutate("CapPrm missing CAP_SYSLOG", "/proc/PID/status CapPrm",
+           lambda f: f["status_started"].update(CapPrm=f"{0xc000000000:016x}"))
+    mutate("unit grants CAP_SYS_ADMIN too", "unit CapabilityBoundingSet=",
+           lambda f: f.update(unit_file=f["unit_file"].replace(
+               "CapabilityBoundingSet=CAP_BPF", "CapabilityBoundingSet=CAP_SYS_ADMIN CAP_BPF")))
+    mutate("root uid", "dynamic user",
+           lambda f: f["status_started"].update(Uid="0\t0\t0\t0"))
+    mutate("exposure 3.4", "systemd-analyze security exposure",
+           lambda f: f.update(exposure=3.4))
+    mutate("no exposure line", "systemd-analyze security exposure",
+           lambda f: f.update(exposure=None))
+    mutate("same MainPID after kill -9", "kill -9 MainPID",
+           lambda f: f.update(kill_new_pid=f["kill_old_pid"]))
+    mutate("no restart counted", "NRestarts",
+           lambda f: f["show_restarted"].update(NRestarts="0"))
+    mutate("stop exits 1", "main process exit",
+           lambda f: f["show_stopped"].update(ExecMainStatus="1"))
+    mutate("stop killed by SIGKILL (TimeoutStopSec)", "journal: systemd says the stop was clean",
+           lambda f: f.update(stop_journal=[{"id": vs.SD_MESSAGE_UNIT_FAILURE_RESULT, "pid1": True,
+                                             "message": "hucprof.service: Failed with result "
+                                                        "'timeout'."}]))
+    mutate("still active after stop", "state after stop",
+           lambda f: f["show_stopped"].update(ActiveState="active", SubState="running"))
+    mutate("systemctl start fails", "systemctl start hucprof exit status",
+           lambda f: f.update(start_rc=1))
+    mutate("PID 1 is not systemd", "PID 1", lambda f: f.update(pid1="init"))
+    mutate("probe not attached", "hucprof_probe_attached", lambda f: None,
+           lambda m: m.replace('hucprof_probe_attached{target="__check_object_size",mode="fentry"} 1',
+                               'hucprof_probe_attached{target="__check_object_size",mode="none"} 0'))
+    mutate("hardened usercopy reported off", "usercopy_hardened_enabled", lambda f: None,
+           lambda m: m.replace("usercopy_hardened_enabled 1", "usercopy_hardened_enabled 0"))
+    mutate("guest step error", "guest step errors",
+           lambda f: f["errors"].append("kill9: RuntimeError: no MainPID to kill"))
+    print(f"{'PASS' if not bad else 'FAIL'}: {len(bad)} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
