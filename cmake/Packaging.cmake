@@ -48,6 +48,8 @@ install(FILES ${HUC_DASHBOARDS} DESTINATION share/hucprof/dashboards)
 install(FILES ${HUC_DEPLOY_DIR}/prometheus/prometheus.yml ${HUC_DEPLOY_DIR}/prometheus/hucprof.rules.yml
         DESTINATION share/hucprof/prometheus)
 install(DIRECTORY ${HUC_DEPLOY_DIR}/grafana/provisioning DESTINATION share/hucprof/grafana)
+# Opt-in only: a file under /usr/share changes no setting until the admin copies it.
+install(FILES ${HUC_DEPLOY_DIR}/sysctl/60-hucprof-perf-events.conf DESTINATION share/hucprof/sysctl)
 install(FILES ${HUC_DEPLOY_DIR}/kubernetes/daemonset.yaml ${HUC_DEPLOY_DIR}/kubernetes/servicemonitor.yaml
               ${HUC_DEPLOY_DIR}/kubernetes/Containerfile
         DESTINATION share/hucprof/kubernetes)

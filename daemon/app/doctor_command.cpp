@@ -41,6 +41,13 @@ int doctor_command(const RunOptions& options) {
   row("perf_event sampling", f.perf_events.ok, f.perf_events.detail);
   row("kprobes", f.kprobes.ok, f.kprobes.detail);
   std::printf("  %-22s %-4s %s\n", "lockdown", "", f.lockdown.c_str());
+  std::string paranoid = std::to_string(f.perf_event_paranoid);
+  if (f.perf_event_paranoid >= 3) {
+    paranoid += " — a service holding CAP_PERFMON without CAP_SYS_ADMIN (the systemd unit) will "
+                "be refused sampling and kprobes here; fentry is not affected. To allow: "
+                "kernel.perf_event_paranoid=2 (/usr/share/hucprof/sysctl/)";
+  }
+  std::printf("  %-22s %-4s %s\n", "perf_event_paranoid", "", paranoid.c_str());
   row("kernel config", f.config.has_value(), f.config_source);
   row("kallsyms", true, std::to_string(kernel.kallsyms.size()) + " text symbols, addresses visible");
   row("hardened usercopy", kernel.hardened.enabled, kernel.hardened.reason);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -51,14 +52,7 @@ Capability probe_perf_events() {
   attr.disabled = 1;
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0) {
-    int err = errno;
-    std::string detail = "perf_event_open(cpu-clock) failed (" + errno_words(err) + ")";
-    if (err == EACCES || err == EPERM) {
-      auto paranoid = read_small_file("/proc/sys/kernel/perf_event_paranoid");
-      detail += "; needs CAP_PERFMON or kernel.perf_event_paranoid <= 1 (it is " +
-                (paranoid ? paranoid->substr(0, paranoid->find('\n')) : std::string("?")) + ")";
-    }
-    return {false, detail};
+    return {false, "perf_event_open(cpu-clock) failed: " + perf_permission_words(errno)};
   }
   close(fd);
   return {true, "perf_event_open(cpu-clock) works"};
@@ -87,6 +81,31 @@ std::optional<std::string> read_gzip(const char* path) {
 }
 
 }  // namespace
+
+int read_perf_event_paranoid() {
+  auto text = read_small_file("/proc/sys/kernel/perf_event_paranoid");
+  if (!text) return -99;
+  try {
+    return std::stoi(*text);
+  } catch (const std::exception&) {
+    return -99;
+  }
+}
+
+std::string perf_permission_words(int err) {
+  std::string words = errno_words(err);
+  if (err != EACCES && err != EPERM) return words;
+  int paranoid = read_perf_event_paranoid();
+  words += " (kernel.perf_event_paranoid=" + std::to_string(paranoid) + ")";
+  if (paranoid >= 3) {
+    words += ": this kernel lets only CAP_SYS_ADMIN open perf events at paranoid >= 3 "
+             "(CONFIG_SECURITY_PERF_EVENTS_RESTRICT); set kernel.perf_event_paranoid=2 to let "
+             "CAP_PERFMON do it (see /usr/share/hucprof/sysctl/60-hucprof-perf-events.conf)";
+  } else {
+    words += ": needs CAP_PERFMON (or CAP_SYS_ADMIN)";
+  }
+  return words;
+}
 
 std::optional<std::string> read_small_file(const std::string& path) {
   std::ifstream in(path);
@@ -122,6 +141,7 @@ KernelFacts KernelFacts::probe() {
   facts.kprobes = probe_kprobes(facts.config);
   facts.perf_events = probe_perf_events();
   facts.lockdown = read_lockdown();
+  facts.perf_event_paranoid = read_perf_event_paranoid();
   if (auto cmdline = read_small_file("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }

@@ -21,6 +21,7 @@ struct KernelFacts {
   std::optional<std::string> config;  // kernel config text, if readable
   std::string config_source;     // where it came from
   std::string cmdline;           // /proc/cmdline
+  int perf_event_paranoid = 0;   // kernel.perf_event_paranoid, -99 when unreadable
 
   static KernelFacts probe();
 };
@@ -32,6 +33,13 @@ std::string fentry_attach_error(const std::string& function);
 
 // The kernel config: /proc/config.gz, else /boot/config-<release>.
 std::optional<std::string> read_kernel_config(const std::string& release, std::string& source);
+
+// kernel.perf_event_paranoid, -99 when unreadable.
+int read_perf_event_paranoid();
+
+// Why perf_event_open(2) (sampling, kprobe attach) failed with err, with what to do about it
+// when it is a permission problem: Debian's paranoid=3 refuses everyone but CAP_SYS_ADMIN.
+std::string perf_permission_words(int err);
 
 // Text of a whole (small) file, nullopt when unreadable.
 std::optional<std::string> read_small_file(const std::string& path);

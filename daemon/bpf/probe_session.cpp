@@ -192,9 +192,9 @@ ProbeSession::Started ProbeSession::start(const ProbeConfig& config,
                                                       plan.target == &kReturnTarget,
                                                       plan.attach_name.c_str());
     if (!link) {
+      // kprobes attach through perf_event_open(2): the paranoid sysctl applies to them too.
       int err = errno;
-      plan.reason = plan.mode + " attach failed (" + std::string(strerrorname_np(err) ?: "E?") +
-                    ": " + strerror(err) + ")";
+      plan.reason = plan.mode + " attach failed: " + perf_permission_words(err);
       return;
     }
     self->links_.emplace_back(link);

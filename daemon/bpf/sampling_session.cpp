@@ -87,8 +87,8 @@ SamplingSession::Started SamplingSession::start(uint32_t frequency_hz,
     self->links_.emplace_back(link);
   }
   if (self->links_.empty()) {
-    out.error = std::string("perf_event_open(cpu-clock) failed on every CPU: ") +
-                (strerrorname_np(last_errno) ?: "E?") + ": " + strerror(last_errno);
+    out.error = "perf_event_open(cpu-clock) failed on every CPU: " +
+                perf_permission_words(last_errno);
     return out;
   }
   out.cpus = self->links_.size();
