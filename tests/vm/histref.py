@@ -184,3 +184,24 @@ def folded(h: Hist, probed: str) -> list[str]:
         vals = "".join(f" {k}={v}" for k, v in sorted(e.vals.items()))
         out.append(f"{';'.join(frames)}{keys} {e.hitcount}{vals}")
     return sorted(out)
+
+
+def fold_input(h: Hist, probed: str, callers_in: set[str] | frozenset[str] | None = None,
+               direction_key: str | None = None) -> list[str]:
+    """Input lines for hucvm_fold (tests/vm/fold_tool.cpp): `COUNT BYTES DIRECTION FRAMES`, frames
+    leaf first from the probed function's immediate caller, exact names, `[unknown]` for an
+    address. `callers_in`: keep only entries whose immediate caller (suffix-normalised) is one of
+    these (a sub-check counts only when called from the check dispatcher, as in hucprof's BPF).
+    `direction_key`: the extra key holding to_user (1) / from_user (0); without it, `-`."""
+    out = []
+    for e in h.entries:
+        callers = e.callers(probed)
+        if callers_in is not None and (not callers or callers[0].base not in callers_in):
+            continue
+        frames = ";".join(f.name or "[unknown]" for f in callers) or "[unknown]"
+        if direction_key is None:
+            direction = "-"
+        else:
+            direction = "to_user" if e.keys.get(direction_key) else "from_user"
+        out.append(f"{e.hitcount} {e.vals.get('n', 0)} {direction} {frames}")
+    return out

@@ -6,8 +6,9 @@
 #   ref_probe NAME SYMBOL "FETCHARGS" "EXTRA_KEYS" "VALS"
 #   ref_start                              # (re)arm all hist triggers, enable all probes
 #   ...run a workload...
-#   ref_stop TAG                           # disable, write hist-NAME-TAG.txt + kprobe_profile
+#   ref_stop TAG                           # pause, write hist-NAME-TAG.txt + kprobe_profile
 #   ref_cleanup                            # remove triggers and probe events
+#   ref_usercopy_probes                    # ref_probe for every usercopy check function (below)
 #
 # A probe whose symbol the kernel does not have is recorded in ref-missing.txt (not an error:
 # which symbols exist differs by kernel); a hist trigger the kernel refuses is an error.
@@ -62,22 +63,30 @@ ref_start() {
     local n ev
     for n in "${REF_NAMES[@]}"; do
         ev=$REF_T/events/kprobes/$n
-        echo "${REF_TRIGGER[$n]}" > "$ev/trigger" || ref_fail "hist trigger '${REF_TRIGGER[$n]}' refused for $n"
+        echo "${REF_TRIGGER[$n]}" >> "$ev/trigger" || ref_fail "hist trigger '${REF_TRIGGER[$n]}' refused for $n"
     done
     for n in "${REF_NAMES[@]}"; do
         echo 1 > "$REF_T/events/kprobes/$n/enable" || ref_fail "enable $n"
     done
 }
 
+# A hist trigger counts whenever it is attached (an event with a trigger stays soft-enabled
+# whatever its enable file says), so first pause every hist, then read them: reading a live hist
+# races with other CPUs and its entries need not add up to its Totals. Triggers are changed with
+# >> only: opening the trigger file with O_TRUNC (>) removes every hist trigger of the event.
 ref_stop() {
     local tag=$1 n ev
+    for n in "${REF_NAMES[@]}"; do
+        echo "${REF_TRIGGER[$n]}:pause" >> "$REF_T/events/kprobes/$n/trigger" \
+            || ref_fail "pause hist of $n"
+    done
     for n in "${REF_NAMES[@]}"; do
         echo 0 > "$REF_T/events/kprobes/$n/enable"
     done
     for n in "${REF_NAMES[@]}"; do
         ev=$REF_T/events/kprobes/$n
         cat "$ev/hist" > "${HUCVM_RESULTS:-.}/hist-$n-$tag.txt" || ref_fail "read hist of $n"
-        echo "!${REF_TRIGGER[$n]}" > "$ev/trigger" || ref_fail "remove trigger of $n"
+        echo "!${REF_TRIGGER[$n]}" >> "$ev/trigger" || ref_fail "remove trigger of $n"
     done
     cat "$REF_T/kprobe_profile" > "${HUCVM_RESULTS:-.}/kprobe_profile-$tag.txt"
 }
@@ -86,8 +95,23 @@ ref_cleanup() {
     local n
     for n in "${REF_NAMES[@]}"; do
         echo 0 > "$REF_T/events/kprobes/$n/enable" 2>/dev/null
-        echo "!${REF_TRIGGER[$n]}" > "$REF_T/events/kprobes/$n/trigger" 2>/dev/null
+        echo "!${REF_TRIGGER[$n]}" >> "$REF_T/events/kprobes/$n/trigger" 2>/dev/null
         echo "-:$n" >> "$REF_T/kprobe_events"
     done
     REF_NAMES=()
+}
+
+# The reference probes of the VM tier: the check entry point and every sub-check function, each
+# keyed on the stack (names: histref / vm_tier.PROBES).
+ref_usercopy_probes() {
+    # __check_object_size(const void *ptr, unsigned long n, bool to_user)
+    ref_probe ucheck __check_object_size 'n=%si:u64 to_user=%dx:u8' to_user n
+    # __check_heap_object(const void *ptr, unsigned long n, const struct slab *slab, bool to_user)
+    ref_probe uheap __check_heap_object 'n=%si:u64 to_user=%cx:u8' to_user n
+    # check_stack_object(const void *obj, unsigned long len) -> int
+    ref_probe ustack check_stack_object 'n=%si:u64' '' n
+    # find_vmap_area(unsigned long addr): the vmalloc branch of check_heap_object
+    ref_probe uvmap find_vmap_area '' '' ''
+    # __virt_addr_valid(unsigned long x): behind virt_addr_valid() in check_heap_object
+    ref_probe upage __virt_addr_valid '' '' ''
 }

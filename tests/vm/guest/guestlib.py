@@ -1,0 +1,137 @@
+"""Guest-side helpers of the VM tier (run inside the guest's chroot of the host root, python3
+standard library + tests/lib/hucprof_testlib.py).
+
+- RefProbe drives guest/refprobe.sh (the kernel-only reference: kprobe events + hist triggers)
+  through one long-lived bash, so the reference code exists once, in shell, and Python scripts
+  can arm and read it around their workloads.
+- HucprofRun is a `hucprof run` whose metrics are only read after a drain that began after
+  everything of interest happened (the daemon drains its BPF maps every --interval; a scrape in
+  between would miss the tail of a workload).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+GUEST = Path(__file__).resolve().parent
+sys.path.insert(0, str(GUEST.parents[1] / "lib"))
+import hucprof_testlib as tl  # noqa: E402
+
+_DONE = "__hucvm_ref_done"
+
+
+class RefError(RuntimeError):
+    pass
+
+
+class RefProbe:
+    """`refprobe.sh` functions called one at a time in a persistent bash (their state —
+    registered probes, triggers — lives in that shell). A failing ref_* function exits the shell;
+    that surfaces here as RefError with its stderr."""
+
+    def __init__(self, results: Path):
+        self.results = results
+        self._err_path = results / "ref-stderr.txt"
+        self._err = open(self._err_path, "a")
+        script = (f". '{GUEST / 'refprobe.sh'}'\n"
+                  f"while IFS= read -r line; do eval \"$line\"; echo \"{_DONE} $?\"; done\n")
+        self.proc = subprocess.Popen(["bash", "-c", script], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._err, text=True,
+                                     cwd=results, env=dict(os.environ, HUCVM_RESULTS=str(results)))
+
+    def call(self, *words: str) -> None:
+        line = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise RefError(f"reference shell is gone before {words[0]}: {self.stderr()}") from None
+        out = self.proc.stdout.readline()
+        if not out.startswith(_DONE):
+            raise RefError(f"{words[0]} failed: {self.stderr()}")
+        rc = int(out.split()[1])
+        if rc != 0:
+            raise RefError(f"{words[0]} returned {rc}: {self.stderr()}")
+
+    def stderr(self) -> str:
+        self._err.flush()
+        return self._err_path.read_text().strip()[-2000:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.call("ref_cleanup")
+            except RefError:
+                pass
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        self._err.close()
+
+
+class HucprofRun:
+    """A `hucprof run` (tl.Daemon) plus drain-aware scraping."""
+
+    def __init__(self, binary: str, args: list[str], log_path: Path, port: int | None = None):
+        self.daemon = tl.Daemon(binary, args, port or tl.free_port(), str(log_path))
+
+    def metrics(self) -> tuple[str, list]:
+        text = self.daemon.scrape()
+        return text, tl.parse_metrics(text)
+
+    def drains(self) -> float:
+        return tl.total(self.metrics()[1], "hucprof_drains_total")
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        """Serving /metrics is not enough: the daemon binds its port before it attaches (and
+        serves an empty page meanwhile). Ready = at least one drain after start-up."""
+        self.daemon.wait_ready(timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while self.drains() < 1:
+            if self.daemon.proc.poll() is not None:
+                raise RuntimeError(f"hucprof exited with {self.daemon.proc.returncode}:\n"
+                                   + self.daemon.log())
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no drain within {timeout:.0f}s:\n{self.daemon.log()}")
+            time.sleep(0.2)
+
+    def scrape_after_drain(self, path: Path | None = None, timeout: float = 60) -> str:
+        """Scrape once two more drains have completed: the first of them may have begun before
+        this call, the second began after it, so everything the kernel counted before this call
+        is in the scrape."""
+        target = self.drains() + 2
+        deadline = time.monotonic() + timeout
+        while True:
+            text, samples = self.metrics()
+            if tl.total(samples, "hucprof_drains_total") >= target:
+                break
+            if self.daemon.proc.poll() is not None:
+                raise RuntimeError(f"hucprof exited with {self.daemon.proc.returncode}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"hucprof drained fewer than 2 times in {timeout:.0f}s")
+            time.sleep(0.2)
+        if path is not None:
+            path.write_text(text)
+        return text
+
+    def stop(self) -> int:
+        return self.daemon.stop(timeout=30)
+
+
+def uptime() -> float:
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0])
+
+
+def run_workload(argv: list[str], log_path: Path, timeout: float = 180) -> int:
+    """Run one workload (cwd /tmp), output to log_path; return its exit status (-9 on timeout)."""
+    with open(log_path, "w") as log:
+        try:
+            return subprocess.run(argv, cwd="/tmp", stdout=log, stderr=subprocess.STDOUT,
+                                  timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            log.write(f"\nhucvm: workload timed out after {timeout:.0f}s\n")
+            return -9

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Guest script of the VM tier: hucprof and the kernel's own reference watch the same workloads.
+
+Reads a plan (JSON in $HUCVM_PLAN, written by vm_tier.py) and, for each session in it, runs
+`hucprof doctor` (optional), starts `hucprof run`, and for each workload: arms the reference (if
+asked), scrapes hucprof after a drain, runs the workload, stops the reference, scrapes again after
+a drain. Then SIGTERMs the daemon. Nothing is judged here: every output goes to $HUCVM_RESULTS
+and vm_tier.py evaluates it on the host. Exit 0 unless the harness itself broke (reference
+refused, plan unreadable); a daemon that fails is recorded, and the workloads and the reference
+still run so the tables show what the kernel counted.
+
+Files, for session S and workload T (all in $HUCVM_RESULTS):
+  kallsyms-usercopy.txt ref-stackkey.txt ref-missing.txt cmdline.txt uname.txt
+  S-doctor.txt S-doctor.rc S-daemon.log S-daemon.rc S-error.txt S-ready.txt
+  S-T-before.txt S-T-after.txt S-T-workload.log S-T-workload.rc
+  hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
+  guest-steps.json (guest uptime per step)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import guestlib  # noqa: E402
+
+USERCOPY_SYMBOLS = re.compile(
+    r" [tT] (__check_object_size|__check_heap_object|check_heap_object|__virt_addr_valid|"
+    r"check_stack_object|check_kernel_text_object|find_vmap_area|find_vm_area|check_page_span)"
+    r"(\.[a-z0-9.]+)?$")
+
+
+def main() -> int:
+    results = Path(os.environ["HUCVM_RESULTS"])
+    plan = json.loads(os.environ["HUCVM_PLAN"])
+    steps: list[tuple[float, str]] = []
+
+    def step(what: str) -> None:
+        steps.append((guestlib.uptime(), what))
+        (results / "guest-steps.json").write_text(json.dumps(steps))
+        print(f"HUCVM-STEP {steps[-1][0]:.2f} {what}", flush=True)
+
+    (results / "cmdline.txt").write_text(Path("/proc/cmdline").read_text())
+    (results / "uname.txt").write_text(os.uname().release + "\n")
+    with open("/proc/kallsyms") as f:
+        syms = sorted((line.split()[2], line.split()[1]) for line in f
+                      if USERCOPY_SYMBOLS.search(line.rstrip("\n")))
+    (results / "kallsyms-usercopy.txt").write_text("".join(f"{t} {n}\n" for n, t in syms))
+
+    needs_ref = any(w.get("reference") for s in plan["sessions"] for w in s["workloads"])
+    ref = None
+    if needs_ref:
+        ref = guestlib.RefProbe(results)
+        ref.call("ref_init")
+        ref.call("ref_usercopy_probes")
+    try:
+        for session in plan["sessions"]:
+            run_session(plan, session, results, ref, step)
+    finally:
+        if ref is not None:
+            ref.close()
+    step("done")
+    return 0
+
+
+def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
+    name = session["name"]
+    binary = plan["hucprof"]
+    if session.get("doctor") is not None:
+        with open(results / f"{name}-doctor.txt", "w") as out:
+            rc = subprocess.run([binary, "doctor", *session["doctor"]], stdout=out,
+                                stderr=subprocess.STDOUT, timeout=120).returncode
+        (results / f"{name}-doctor.rc").write_text(f"{rc}\n")
+    step(f"{name}: start hucprof {' '.join(session['args'])}")
+    run = guestlib.HucprofRun(binary, session["args"], results / f"{name}-daemon.log")
+    alive = True
+    try:
+        run.wait_ready()
+        (results / f"{name}-ready.txt").write_text(run.daemon.scrape())
+        step(f"{name}: ready")
+    except Exception as e:  # recorded; the host fails the run on it
+        alive = False
+        (results / f"{name}-error.txt").write_text(f"start-up: {e}\n")
+    for w in session["workloads"]:
+        tag = f"{name}-{w['tag']}"
+        try:
+            if w.get("reference"):
+                ref.call("ref_start")
+            if alive:
+                run.scrape_after_drain(results / f"{tag}-before.txt")
+            step(f"{tag}: run {' '.join(w['argv'])}")
+            rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log")
+            (results / f"{tag}-workload.rc").write_text(f"{rc}\n")
+            if w.get("reference"):
+                ref.call("ref_stop", tag)
+            step(f"{tag}: workload exit {rc}")
+            if alive:
+                run.scrape_after_drain(results / f"{tag}-after.txt")
+        except guestlib.RefError:
+            raise
+        except Exception:
+            alive = False
+            with open(results / f"{name}-error.txt", "a") as f:
+                f.write(f"workload {w['tag']}:\n{traceback.format_exc()}\n")
+    rc = run.stop()
+    (results / f"{name}-daemon.rc").write_text(f"{rc}\n")
+    step(f"{name}: hucprof exit {rc}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
