@@ -25,8 +25,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import struct
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +38,7 @@ sys.path.insert(0, HERE)
 import e2e_lib as lib  # noqa: E402
 
 WATCHDOG_USEC = 2_000_000
+SO_TIMESTAMP = 29  # asm-generic/socket.h; Python's socket module does not export it
 RUN_SECONDS = 10
 
 
@@ -51,6 +54,25 @@ def unit_paths(unit: str) -> tuple[list[str], list[str]]:
             elif key == "ReadOnlyPaths":
                 read_only += paths
     return inaccessible, read_only
+
+
+def recv_stamped(sock):
+    """(kernel arrival time in seconds, text) of one datagram; SO_TIMESTAMP must be on."""
+    data, ancdata, _, _ = sock.recvmsg(4096, socket.CMSG_SPACE(16))
+    stamp = time.time()
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMP and len(payload) >= 16:
+            sec, usec = struct.unpack("qq", payload[:16])
+            stamp = sec + usec / 1e6
+    return stamp, data.decode("utf-8", "replace")
+
+
+def scrape_every_3s(port, stop):
+    while not stop.wait(3):
+        try:
+            lib.http_get(f"http://127.0.0.1:{port}/metrics", 2)
+        except OSError:
+            pass
 
 
 def main() -> int:
@@ -90,6 +112,9 @@ def main() -> int:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind(notify_path)
         sock.settimeout(0.2)
+        # The kernel stamps each datagram on arrival: ping gaps are measured from those stamps,
+        # not from when this (CPU-starved, flood-sharing) script gets around to reading them.
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMP, 1)
         trace = os.path.join(tmp, "strace.txt")
         port = lib.free_port()
         env = dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC=str(WATCHDOG_USEC))
@@ -102,20 +127,21 @@ def main() -> int:
                                  os.path.join(REPO, "deploy", "hucprof.yaml"), "--mode", "auto",
                                  "--interval", "1s", "--web.listen-address", f"127.0.0.1:{port}"],
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        stop_scraping = threading.Event()
         messages: list[tuple[float, str]] = []
         ready_at = None
         metrics_at_ready = None
         start = time.monotonic()
         while time.monotonic() - start < RUN_SECONDS + 20 and proc.poll() is None:
             try:
-                data = sock.recv(4096).decode("utf-8", "replace")
+                stamp, data = recv_stamped(sock)
             except socket.timeout:
                 data = None
             now = time.monotonic()
             if data:
                 for m in data.split("\n"):
                     if m:
-                        messages.append((now, m))
+                        messages.append((stamp, m))
                 if "READY=1" in data.split("\n") and ready_at is None:
                     ready_at = now
                     try:
@@ -123,13 +149,13 @@ def main() -> int:
                         metrics_at_ready = status
                     except OSError as e:
                         metrics_at_ready = str(e)
+                    # Scrapes during the run come from another thread: a slow scrape of the
+                    # traced daemon must not delay reading (and timestamping) its pings.
+                    threading.Thread(target=scrape_every_3s, args=(port, stop_scraping),
+                                     daemon=True).start()
             if ready_at is not None and now - ready_at > RUN_SECONDS:
                 break
-            if ready_at is not None and int(now - ready_at) % 3 == 0:
-                try:
-                    lib.http_get(f"http://127.0.0.1:{port}/metrics", 2)
-                except OSError:
-                    pass
+        stop_scraping.set()
         # SIGTERM the traced daemon itself (strace's child); strace then exits with its status.
         rc = None
         children: list[str] = []
@@ -151,8 +177,8 @@ def main() -> int:
         end = time.monotonic() + 1
         while time.monotonic() < end:
             try:
-                data = sock.recv(4096).decode("utf-8", "replace")
-                messages.extend((time.monotonic(), m) for m in data.split("\n") if m)
+                stamp, data = recv_stamped(sock)
+                messages.extend((stamp, m) for m in data.split("\n") if m)
             except socket.timeout:
                 break
         sock.close()
