@@ -33,33 +33,10 @@ struct {
 	__type(value, struct huc_site_value);
 } sites SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, HUC_SUBCHECKS_MAX_ENTRIES);
-	__type(key, struct huc_subcheck_key);
-	__type(value, __u64);
-} subchecks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, HUC_SITES_MAX_ENTRIES);
-	__type(key, struct huc_latency_key);
-	__type(value, __u64);
-} latency SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, HUC_STACKS_MAX_ENTRIES);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, HUC_SHORT_STACK_DEPTH * sizeof(__u64));
-} short_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, HUC_STACKS_MAX_ENTRIES);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, HUC_FULL_STACK_DEPTH * sizeof(__u64));
-} full_stacks SEC(".maps");
+HUC_PERCPU_COUNTERS(subchecks, struct huc_subcheck_key, HUC_SUBCHECKS_MAX_ENTRIES);
+HUC_PERCPU_COUNTERS(latency, struct huc_latency_key, HUC_SITES_MAX_ENTRIES);
+HUC_STACK_MAP(short_stacks, HUC_SHORT_STACK_DEPTH);
+HUC_STACK_MAP(full_stacks, HUC_FULL_STACK_DEPTH);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -68,12 +45,7 @@ struct {
 	__type(value, struct huc_cpu_state);
 } cpu_state SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HUC_DROP_REASONS);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+HUC_PERCPU_SLOTS(drops, HUC_DROP_REASONS);
 
 /* Word slots above an fentry program's ctx that may hold the traced function's return address:
  * ctx = args, then (if the trampoline also calls the original) the return-value slot, then the

@@ -15,33 +15,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile struct huc_range check_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_check_ranges = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, HUC_SAMPLES_MAX_ENTRIES);
-	__type(key, struct huc_sample_key);
-	__type(value, __u64);
-} samples SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, HUC_STACKS_MAX_ENTRIES);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, HUC_FULL_STACK_DEPTH * sizeof(__u64));
-} sample_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HUC_CTX_COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} contexts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HUC_DROP_REASONS);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+HUC_PERCPU_COUNTERS(samples, struct huc_sample_key, HUC_SAMPLES_MAX_ENTRIES);
+HUC_STACK_MAP(sample_stacks, HUC_FULL_STACK_DEPTH);
+HUC_PERCPU_SLOTS(contexts, HUC_CTX_COUNT);
+HUC_PERCPU_SLOTS(drops, HUC_DROP_REASONS);
 
 struct scan_buffer {
 	__u64 ips[HUC_SAMPLE_SCAN_DEPTH];

@@ -13,6 +13,32 @@
 #define HUC_PF_IO_WORKER 0x00000010
 #define HUC_PF_KTHREAD 0x00200000
 
+/* Map shapes both objects use (each object gets its own instance). */
+#define HUC_STACK_MAP(name, depth)                                      \
+	struct {                                                         \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                  \
+		__uint(max_entries, HUC_STACKS_MAX_ENTRIES);             \
+		__uint(key_size, sizeof(__u32));                         \
+		__uint(value_size, (depth) * sizeof(__u64));             \
+	} name SEC(".maps")
+
+#define HUC_PERCPU_COUNTERS(name, key_type, entries)                    \
+	struct {                                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                  \
+		__uint(max_entries, entries);                            \
+		__type(key, key_type);                                   \
+		__type(value, __u64);                                    \
+	} name SEC(".maps")
+
+/* One per-CPU counter per index (drop reasons, sample contexts). */
+#define HUC_PERCPU_SLOTS(name, slots)                                   \
+	struct {                                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                 \
+		__uint(max_entries, slots);                              \
+		__type(key, __u32);                                      \
+		__type(value, __u64);                                    \
+	} name SEC(".maps")
+
 /* Highest syscall number we accept from orig_ax; larger values are not syscalls. */
 #define HUC_MAX_SYSCALL_NR 1023
 

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/libbpf_ptr.h"
+#include "core/file_text.h"
 
 namespace hucprof {
 
@@ -59,7 +60,7 @@ Capability probe_perf_events() {
 }
 
 std::string read_lockdown() {
-  auto text = read_small_file("/sys/kernel/security/lockdown");
+  auto text = read_file_text("/sys/kernel/security/lockdown");
   if (!text) return "unknown (securityfs lockdown file not readable)";
   auto open = text->find('[');
   auto close = text->find(']');
@@ -83,7 +84,7 @@ std::optional<std::string> read_gzip(const char* path) {
 }  // namespace
 
 int read_perf_event_paranoid() {
-  auto text = read_small_file("/proc/sys/kernel/perf_event_paranoid");
+  auto text = read_file_text("/proc/sys/kernel/perf_event_paranoid");
   if (!text) return -99;
   try {
     return std::stoi(*text);
@@ -107,21 +108,13 @@ std::string perf_permission_words(int err) {
   return words;
 }
 
-std::optional<std::string> read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::optional<std::string> read_kernel_config(const std::string& release, std::string& source) {
   if (auto text = read_gzip("/proc/config.gz")) {
     source = "/proc/config.gz";
     return text;
   }
   std::string boot = "/boot/config-" + release;
-  if (auto text = read_small_file(boot)) {
+  if (auto text = read_file_text(boot)) {
     source = boot;
     return text;
   }
@@ -142,7 +135,7 @@ KernelFacts KernelFacts::probe() {
   facts.perf_events = probe_perf_events();
   facts.lockdown = read_lockdown();
   facts.perf_event_paranoid = read_perf_event_paranoid();
-  if (auto cmdline = read_small_file("/proc/cmdline")) {
+  if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }
   return facts;

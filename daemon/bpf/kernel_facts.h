@@ -41,7 +41,5 @@ int read_perf_event_paranoid();
 // when it is a permission problem: Debian's paranoid=3 refuses everyone but CAP_SYS_ADMIN.
 std::string perf_permission_words(int err);
 
-// Text of a whole (small) file, nullopt when unreadable.
-std::optional<std::string> read_small_file(const std::string& path);
 
 }  // namespace hucprof

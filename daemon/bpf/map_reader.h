@@ -22,6 +22,17 @@ void for_each_percpu_entry(int map_fd, int possible_cpus, Fn&& fn) {
   }
 }
 
+// Reads a per-CPU hash of u64 counters, summed over CPUs, into out.
+template <typename Key>
+void read_percpu_counts(int map_fd, int possible_cpus, std::vector<RawCount<Key>>& out) {
+  for_each_percpu_entry<Key, uint64_t>(map_fd, possible_cpus,
+                                       [&](const Key& key, const std::vector<uint64_t>& values) {
+                                         RawCount<Key> c{key, 0};
+                                         for (uint64_t v : values) c.count += v;
+                                         out.push_back(c);
+                                       });
+}
+
 // Sums a per-CPU u64 array map into out (one slot per index).
 template <size_t N>
 void add_percpu_array(int map_fd, int possible_cpus, std::array<uint64_t, N>& out) {

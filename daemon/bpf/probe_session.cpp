@@ -231,21 +231,8 @@ void ProbeSession::drain(RawDrain& out) {
           if (!frames.empty()) short_stack_cache_.emplace(key.short_stack_id, std::move(frames));
         }
       });
-  for_each_percpu_entry<huc_subcheck_key, uint64_t>(
-      bpf_map__fd(skel_->maps.subchecks), cpus,
-      [&](const huc_subcheck_key& key, const auto& values) {
-        RawSubcheckCount c;
-        c.key = key;
-        for (uint64_t v : values) c.count += v;
-        out.subchecks.push_back(c);
-      });
-  for_each_percpu_entry<huc_latency_key, uint64_t>(
-      bpf_map__fd(skel_->maps.latency), cpus, [&](const huc_latency_key& key, const auto& values) {
-        RawLatencyCount c;
-        c.key = key;
-        for (uint64_t v : values) c.count += v;
-        out.latency.push_back(c);
-      });
+  read_percpu_counts(bpf_map__fd(skel_->maps.subchecks), cpus, out.subchecks);
+  read_percpu_counts(bpf_map__fd(skel_->maps.latency), cpus, out.latency);
   out.short_stacks = short_stack_cache_;
   add_percpu_array(bpf_map__fd(skel_->maps.drops), cpus, out.drops);
 }

@@ -11,6 +11,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "core/cpu_list.h"
+#include "core/file_text.h"
 #include "hucprof_abi.h"
 #include "sampler.skel.h"
 
@@ -44,7 +45,7 @@ SamplingSession::Started SamplingSession::start(uint32_t frequency_hz,
                 "or are addresses hidden?)";
     return out;
   }
-  auto online_text = read_small_file("/sys/devices/system/cpu/online");
+  auto online_text = read_file_text("/sys/devices/system/cpu/online");
   auto online = online_text ? parse_cpu_list(*online_text) : std::nullopt;
   if (!online || online->empty()) {
     out.error = "cannot read the online CPU list from /sys/devices/system/cpu/online";
@@ -101,18 +102,13 @@ void SamplingSession::drain(RawDrain& out) {
   out.sampling = true;
   const int cpus = possible_cpus_;
   const int stacks_fd = bpf_map__fd(skel_->maps.sample_stacks);
-  for_each_percpu_entry<huc_sample_key, uint64_t>(
-      bpf_map__fd(skel_->maps.samples), cpus,
-      [&](const huc_sample_key& key, const auto& values) {
-        RawSampleCount c;
-        c.key = key;
-        for (uint64_t v : values) c.samples += v;
-        out.samples.push_back(c);
-        if (!stack_cache_.contains(key.stack_id)) {
-          auto frames = read_stack(stacks_fd, key.stack_id, HUC_FULL_STACK_DEPTH);
-          if (!frames.empty()) stack_cache_.emplace(key.stack_id, std::move(frames));
-        }
-      });
+  read_percpu_counts(bpf_map__fd(skel_->maps.samples), cpus, out.samples);
+  for (const auto& sample : out.samples) {
+    const int32_t id = sample.key.stack_id;
+    if (stack_cache_.contains(id)) continue;
+    auto frames = read_stack(stacks_fd, id, HUC_FULL_STACK_DEPTH);
+    if (!frames.empty()) stack_cache_.emplace(id, std::move(frames));
+  }
   out.sample_stacks = stack_cache_;
   add_percpu_array(bpf_map__fd(skel_->maps.contexts), cpus, out.contexts);
   add_percpu_array(bpf_map__fd(skel_->maps.drops), cpus, out.drops);

@@ -120,7 +120,7 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     out.latency.push_back({callsite, std::move(buckets)});
   }
   for (const auto& sample : drain.samples) {
-    uint64_t n = samples_.update({sample.key.stack_id, sample.key.syscall_nr}, sample.samples);
+    uint64_t n = samples_.update({sample.key.stack_id, sample.key.syscall_nr}, sample.count);
     if (n == 0) continue;
     Fold fold = fold_sample(sample.key, drain, symbols);
     count_drop(fold.drop, n);

@@ -16,18 +16,15 @@ struct RawSiteCount {
   uint64_t calls = 0;
   uint64_t bytes = 0;
 };
-struct RawSubcheckCount {
-  huc_subcheck_key key{};
+// A per-CPU u64 counter summed over CPUs.
+template <typename Key>
+struct RawCount {
+  Key key{};
   uint64_t count = 0;
 };
-struct RawLatencyCount {
-  huc_latency_key key{};
-  uint64_t count = 0;
-};
-struct RawSampleCount {
-  huc_sample_key key{};
-  uint64_t samples = 0;
-};
+using RawSubcheckCount = RawCount<huc_subcheck_key>;
+using RawLatencyCount = RawCount<huc_latency_key>;
+using RawSampleCount = RawCount<huc_sample_key>;
 
 using StackFrames = std::vector<uint64_t>;  // leaf first, kernel addresses
 

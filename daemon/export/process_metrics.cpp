@@ -8,18 +8,11 @@
 #include <sstream>
 #include <utility>
 
+#include "core/file_text.h"
 #include "export/family_builder.h"
 
 namespace hucprof {
 namespace {
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::optional<unsigned long long> to_number(std::string_view token) {
   unsigned long long value = 0;
@@ -104,7 +97,7 @@ std::vector<prometheus::MetricFamily> process_families(const ProcSources& source
   const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double page_size = static_cast<double>(sysconf(_SC_PAGESIZE));
 
-  const auto stat_text = read_file(sources.self_dir + "/stat");
+  const auto stat_text = read_file_text(sources.self_dir + "/stat");
   const auto stat = stat_text ? parse_self_stat(*stat_text) : std::nullopt;
   if (stat) {
     FamilyBuilder cpu("process_cpu_seconds_total",
@@ -116,7 +109,7 @@ std::vector<prometheus::MetricFamily> process_families(const ProcSources& source
               static_cast<double>(stat->resident_pages) * page_size);
     add_gauge(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.",
               static_cast<double>(stat->virtual_bytes));
-    const auto proc_stat = read_file(sources.stat_path);
+    const auto proc_stat = read_file_text(sources.stat_path);
     const auto boot = proc_stat ? parse_boot_time(*proc_stat) : std::nullopt;
     if (boot) {
       add_gauge(
@@ -129,7 +122,7 @@ std::vector<prometheus::MetricFamily> process_families(const ProcSources& source
     add_gauge(out, "process_open_fds", "Number of open file descriptors.",
               static_cast<double>(*fds));
   }
-  const auto limits = read_file(sources.self_dir + "/limits");
+  const auto limits = read_file_text(sources.self_dir + "/limits");
   if (const auto max_fds = limits ? parse_max_open_files(*limits) : std::nullopt) {
     add_gauge(out, "process_max_fds", "Maximum number of open file descriptors.",
               static_cast<double>(*max_fds));
