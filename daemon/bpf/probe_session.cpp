@@ -216,6 +216,11 @@ ProbeSession::Started ProbeSession::start(const ProbeConfig& config,
 void ProbeSession::drain(RawDrain& out) {
   out.probes = true;
   const int cpus = possible_cpus_;
+  auto cache_short_stack = [&](int32_t id) {
+    if (id < 0 || short_stack_cache_.contains(id)) return;
+    auto frames = read_stack(bpf_map__fd(skel_->maps.short_stacks), id, HUC_SHORT_STACK_DEPTH);
+    if (!frames.empty()) short_stack_cache_.emplace(id, std::move(frames));
+  };
   for_each_percpu_entry<huc_site_key, huc_site_value>(
       bpf_map__fd(skel_->maps.sites), cpus, [&](const huc_site_key& key, const auto& values) {
         RawSiteCount c;
@@ -225,14 +230,15 @@ void ProbeSession::drain(RawDrain& out) {
           c.bytes += v.bytes;
         }
         out.sites.push_back(c);
-        if (key.short_stack_id >= 0 && !short_stack_cache_.contains(key.short_stack_id)) {
-          auto frames = read_stack(bpf_map__fd(skel_->maps.short_stacks), key.short_stack_id,
-                                   HUC_SHORT_STACK_DEPTH);
-          if (!frames.empty()) short_stack_cache_.emplace(key.short_stack_id, std::move(frames));
-        }
+        cache_short_stack(key.short_stack_id);
       });
   read_percpu_counts(bpf_map__fd(skel_->maps.subchecks), cpus, out.subchecks);
   read_percpu_counts(bpf_map__fd(skel_->maps.latency), cpus, out.latency);
+  // A call site that is new while this drain runs can reach the subchecks (or latency) map after
+  // the sites map was read; without its short stack in this drain its key folds to "[unknown]"
+  // for good (the delta is consumed). Read the stack of every key that names one.
+  for (const auto& c : out.subchecks) cache_short_stack(c.key.site.short_stack_id);
+  for (const auto& c : out.latency) cache_short_stack(c.key.site.short_stack_id);
   out.short_stacks = short_stack_cache_;
   add_percpu_array(bpf_map__fd(skel_->maps.drops), cpus, out.drops);
 }
