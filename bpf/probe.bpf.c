@@ -47,34 +47,44 @@ struct {
 
 HUC_PERCPU_SLOTS(drops, HUC_DROP_REASONS);
 
-/* Word slots above an fentry program's ctx that may hold the traced function's return address:
- * ctx = args, then (if the trampoline also calls the original) the return-value slot, then the
- * saved RBP, then the return address into the traced function, then the caller's. */
-#define HUC_FENTRY_SCAN_WORDS 6
 /* The return address into the traced function lies within this many bytes of its start
  * (call __fentry__ at +0, or +4 after ENDBR). */
 #define HUC_FENTRY_RET_WINDOW 16
 
+static __always_inline bool huc_returns_into(__u64 word, __u64 ip)
+{
+	return word > ip && word <= ip + HUC_FENTRY_RET_WINDOW;
+}
+
 /*
  * The immediate caller of an fentry-traced function. Stack unwinding from inside a trampoline
- * cannot be trusted to keep the caller, so read the trampoline frame directly: find the word
- * that returns into the traced function; the next word is the return address into its caller.
+ * cannot be trusted to keep the caller, so read the trampoline frame directly. Above the
+ * program's ctx (the saved argument registers, nargs words) the x86-64 BPF trampoline has
+ * (arch/x86/net/bpf_jit_comp.c, 5.x to 6.12):
+ *   fentry only:            saved RBP, return into the traced function, return into its caller
+ *   with fexit (CALL_ORIG): the return-value slot, then the same three words
+ * The return-value slot is written only after the traced function returns, so while fentry
+ * programs run it holds whatever the stack had there -- sometimes an old return address into
+ * the traced function itself (Debian 6.1 under fentry+fexit: 2 of 143k calls). A first-match
+ * scan from the slot took that for the real one and returned the saved RBP (data, often 0:
+ * caller_unreadable) as the caller. So test the with-fexit position first: that word returns
+ * into the traced function only in that layout (without the slot it is the return into the
+ * caller, which is never inside the traced function's first bytes).
  */
 static __always_inline __u64 huc_fentry_caller(void *ctx)
 {
-	__u64 words[HUC_FENTRY_SCAN_WORDS] = {};
+	__u64 words[4] = {};
 	__u64 ip = bpf_get_func_ip(ctx);
 	__u64 nargs = bpf_get_func_arg_cnt(ctx);
-	__u64 base = (__u64)ctx;
 
 	if (nargs > 6)
 		return 0;
-	if (bpf_probe_read_kernel(words, sizeof(words), (void *)(base + nargs * 8)))
+	if (bpf_probe_read_kernel(words, sizeof(words), (void *)((__u64)ctx + nargs * 8)))
 		return 0;
-	for (int i = 0; i < HUC_FENTRY_SCAN_WORDS - 1; i++) {
-		if (words[i] > ip && words[i] <= ip + HUC_FENTRY_RET_WINDOW)
-			return words[i + 1];
-	}
+	if (huc_returns_into(words[2], ip))
+		return words[3]; /* return-value slot, saved RBP, return into traced, caller */
+	if (huc_returns_into(words[1], ip))
+		return words[2]; /* saved RBP, return into traced, caller */
 	return 0;
 }
 

@@ -303,7 +303,11 @@ def caller_rows(c: RunContext, tag: str) -> list[Row]:
                   c.delta(tag, "usercopy_checks_total", callsite="other")),
             c.row(tag, 'usercopy_subchecks_total{callsite="other"} rise', 0,
                   c.delta(tag, "usercopy_subchecks_total", callsite="other")),
-            # A sub-check whose site's short stack was not in the drain (fixed in ProbeSession).
+            # A caller read that gave data instead of a return address (fixed in
+            # huc_fentry_caller), or a site whose short stack was not in the drain (fixed in
+            # ProbeSession::drain).
+            c.row(tag, 'usercopy_checks_total{callsite="[unknown]"} rise', 0,
+                  c.delta(tag, "usercopy_checks_total", callsite="[unknown]")),
             c.row(tag, 'usercopy_subchecks_total{callsite="[unknown]"} rise', 0,
                   c.delta(tag, "usercopy_subchecks_total", callsite="[unknown]"))]
 
