@@ -16,7 +16,7 @@ numbers to compare with: a stack-keyed kprobe made a flood 2.8x slower, a bare k
 Then, once per hucprof mode, a diagnostic flood with kernel.bpf_stats_enabled=1: BPF program
 runs per received datagram and mean ns per run, per program (where hucprof's cost goes).
 
-  bench/vm/probe_overhead.py BUILD_DIR [--kernel 6.1] [--rounds 3] [--seconds 4] [-v]
+  bench/vm/probe_overhead.py BUILD_DIR [--kernel 6.1] [--rounds 5] [--seconds 4] [-v]
 
 BUILD_DIR as for the VM tier (daemon/hucprof, tests/tools/huc_udp_flood built; kernel packages
 cached in BUILD_DIR/vm-cache). Root needed on the host only to download a kernel package the
@@ -169,7 +169,7 @@ def host_main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
     ap.add_argument("--kernel", default="6.1", help="kernel label (6.1, 6.12)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=4, help="per flood")
     ap.add_argument("--payload", type=int, default=64)
     ap.add_argument("--verbose", "-v", action="store_true", help="echo the guest console")
