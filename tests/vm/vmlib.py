@@ -153,6 +153,7 @@ def resolve_kernel(label: str, meta: str, cache: Path, apt_state: dict) -> Kerne
 def fetch_and_extract(pkg: str, dest: Path) -> None:
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
         raise Skip("apt-get/dpkg-deb not available to fetch kernel packages")
+    dest.parent.mkdir(parents=True, exist_ok=True)  # first use of a fresh build tree
     tmp = Path(tempfile.mkdtemp(prefix="dl-", dir=dest.parent))
     try:
         # apt-get download drops privileges to _apt when it can write the directory as _apt;

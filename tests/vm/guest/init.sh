@@ -45,19 +45,28 @@ H=/mnt/host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot $H \
     || fail "mount 9p hostroot"
 [ -d "$H$RESULTS" ] || fail "results dir $RESULTS not visible through the host root"
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results "$H$RESULTS" \
-    || fail "mount 9p results at $RESULTS"
 
 mount -t proc proc $H/proc || fail "mount proc in chroot"
 mount -t sysfs sysfs $H/sys || fail "mount sysfs in chroot"
 mount -t devtmpfs devtmpfs $H/dev || fail "mount devtmpfs in chroot"
 mount -t devpts devpts $H/dev/pts 2>/dev/null
 mount -t tmpfs tmpfs $H/dev/shm 2>/dev/null
+# The guest gets its own writable /tmp, but a checkout or build tree under the host's /tmp (a CI
+# clone, say) must stay visible: bind each host /tmp directory back into it, read-only.
+mkdir -p /hosttmp
+mount --bind $H/tmp /hosttmp || fail "bind host /tmp"
 mount -t tmpfs -o mode=1777 tmpfs $H/tmp || fail "mount /tmp"
+for d in /hosttmp/*/; do
+    [ -d "$d" ] || continue
+    n=$(basename "$d")
+    mkdir -p "$H/tmp/$n" && mount --bind "$d" "$H/tmp/$n" || fail "bind /tmp/$n"
+done
 mount -t tmpfs -o mode=755 tmpfs $H/run || fail "mount /run"
 mount -t bpf bpf $H/sys/fs/bpf || fail "mount bpffs"
 mount -t tracefs tracefs $H/sys/kernel/tracing || fail "mount tracefs"
 mount -t debugfs debugfs $H/sys/kernel/debug || fail "mount debugfs"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results "$H$RESULTS" \
+    || fail "mount 9p results at $RESULTS"
 ip link set lo up || fail "lo up"
 
 cut -d' ' -f1 /proc/uptime > "$H$RESULTS/.hucvm-start-uptime"

@@ -104,8 +104,16 @@ rm -f "$R/.dockerenv" "$R/run/.containerenv"
 # Own /tmp and /var/tmp: nothing of the host's temporary files (systemd-tmpfiles --remove
 # would otherwise delete every one of them, through the overlay, file by file at boot).
 # (Not when the build tree itself lives there: its results share and package must stay visible.)
+# Then systemd-tmpfiles must not empty that directory at boot either (Debian's tmp.conf says
+# "D /tmp": it would delete the checkout through the overlay, file by file): an /etc override
+# of the same name keeps it, without cleaning.
 for d in /tmp /var/tmp; do
-    case "$RESULTS/" in "$d"/*) continue ;; esac
+    case "$RESULTS/" in
+    "$d"/*)
+        mkdir -p "$R/etc/tmpfiles.d"
+        echo "d $d 1777 root root -" >> "$R/etc/tmpfiles.d/tmp.conf"
+        continue ;;
+    esac
     mount -t tmpfs -o mode=1777 tmpfs "$R$d" || fail "mount $d"
 done
 # The host's persistent journal is not ours: the guest journal stays in /run (volatile).
