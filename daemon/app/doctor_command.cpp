@@ -80,7 +80,9 @@ int doctor_command(const RunOptions& options) {
   auto ranges = build_address_ranges(kernel.kallsyms, dispatcher_symbols());
   const bool can_sample = f.perf_events.ok && f.btf.ok && !ranges.ranges.empty();
   const TargetVerdict& check = verdicts.front();
-  const bool can_probe = f.btf.ok && !check.exact.empty() &&
+  // With the checks off `run` attaches no probe (nothing would run under them), and that is
+  // not an error.
+  const bool can_probe = kernel.hardened.enabled && f.btf.ok && !check.exact.empty() &&
                          ((options.probe_attach != ProbeAttach::Kprobe && check.fentry) ||
                           (options.probe_attach != ProbeAttach::Fentry && check.kprobe));
 
@@ -88,7 +90,7 @@ int doctor_command(const RunOptions& options) {
   bool ok = true;
   switch (options.mode) {
     case Mode::Auto:
-      ok = can_sample || can_probe;
+      ok = can_sample || can_probe || !kernel.hardened.enabled;
       plan = std::string("sampling ") + (can_sample ? "on" : "off") + ", probes " +
              (can_probe ? (check.fentry && options.probe_attach != ProbeAttach::Kprobe
                                ? "on (fentry)"
@@ -96,8 +98,10 @@ int doctor_command(const RunOptions& options) {
                         : "off");
       break;
     case Mode::Probe:
-      ok = can_probe;
-      plan = can_probe ? "probes on" : "cannot probe __check_object_size";
+      ok = can_probe || !kernel.hardened.enabled;
+      plan = can_probe                  ? "probes on"
+             : kernel.hardened.enabled ? "cannot probe __check_object_size"
+                                        : "probes off (the checks are off on this kernel)";
       break;
     case Mode::Sample:
       ok = can_sample;

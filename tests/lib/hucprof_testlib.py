@@ -77,8 +77,10 @@ class Daemon:
                 raise RuntimeError("hucprof exited with %d before serving:\n%s"
                                    % (self.proc.returncode, self.log()))
             try:
-                status, _ = http_get(self.url(), timeout=1)
-                if status == 200:
+                # /metrics answers before the probes are attached; the first drain (counted in
+                # hucprof_drains_total) happens only after attaching, so wait for it.
+                status, body = http_get(self.url(), timeout=1)
+                if status == 200 and total(parse_metrics(body), "hucprof_drains_total") >= 1:
                     return
             except OSError:
                 pass
