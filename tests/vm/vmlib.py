@@ -340,10 +340,21 @@ def find_busybox() -> Path:
 
 def build_initramfs(k: Kernel, out: Path) -> list[str]:
     """Write `out` (if older than its inputs) and return the module load order."""
-    mods = resolve_modules(k, _optional(k, GUEST_MODULES))
+    return write_initramfs(out, GUEST_INIT, resolve_modules(k, _optional(k, GUEST_MODULES)),
+                           [Path(__file__)])
+
+
+def optional_modules(k: Kernel, names: list[str]) -> list[str]:
+    """`names` less those built into this kernel (modules.builtin) or absent from it."""
+    return _optional(k, names)
+
+
+def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path]) -> list[str]:
+    """A busybox initramfs with `init` as /init and `mods` ([(name, bytes)], in load order) under
+    /modules; rewritten only when older than its inputs. Returns the module names."""
     names = [n for n, _ in mods]
     busybox = find_busybox()
-    inputs = [GUEST_INIT, busybox, Path(__file__)]
+    inputs = [init, busybox, Path(__file__), *extra_inputs]
     if out.exists() and all(out.stat().st_mtime >= p.stat().st_mtime for p in inputs):
         return names
     c = Cpio()
@@ -353,7 +364,7 @@ def build_initramfs(k: Kernel, out: Path) -> list[str]:
     c.chardev("dev/null", 1, 3)
     c.file("bin/busybox", busybox.read_bytes())
     c.symlink("bin/sh", "busybox")
-    c.file("init", GUEST_INIT.read_bytes())
+    c.file("init", init.read_bytes())
     order = []
     for i, (n, data) in enumerate(mods):
         fn = f"{i:02d}-{n}.ko"

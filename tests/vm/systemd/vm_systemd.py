@@ -64,35 +64,12 @@ SD_MESSAGE_UNIT_FAILURE_RESULT = "d9b373ed55a64feb8242e02dbe79a49c"
 # --------------------------------------------------------------------------------------------
 
 def build_initramfs(k: vmlib.Kernel, out: Path) -> list[str]:
-    """vmlib.build_initramfs with overlayfs added and guest/init.sh (overlay + switch_root)."""
-    mods = vmlib.resolve_modules(k, vmlib._optional(k, vmlib.GUEST_MODULES) + ["overlay"])
-    names = [n for n, _ in mods]
-    busybox = vmlib.find_busybox()
-    inputs = [GUEST_INIT, busybox, Path(vmlib.__file__), Path(__file__)]
-    if out.exists() and all(out.stat().st_mtime >= p.stat().st_mtime for p in inputs):
-        return names
+    """vmlib's initramfs with overlayfs added and guest/init.sh (overlay + switch_root)."""
+    mods = vmlib.resolve_modules(k, vmlib.optional_modules(k, vmlib.GUEST_MODULES) + ["overlay"])
     for old in out.parent.glob("initramfs-systemd-*.cpio"):
         if old != out:
             old.unlink(missing_ok=True)
-    c = vmlib.Cpio()
-    for d in ("bin", "dev", "proc", "sys", "mnt", "modules", "tmp"):
-        c.dir(d)
-    c.chardev("dev/console", 5, 1)
-    c.chardev("dev/null", 1, 3)
-    c.file("bin/busybox", busybox.read_bytes())
-    c.symlink("bin/sh", "busybox")
-    c.file("init", GUEST_INIT.read_bytes())
-    order = []
-    for i, (n, data) in enumerate(mods):
-        fn = f"{i:02d}-{n}.ko"
-        c.file(f"modules/{fn}", data, 0o644)
-        order.append(fn)
-    c.file("modules/order", ("\n".join(order) + "\n").encode(), 0o644)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_bytes(c.finish())
-    tmp.rename(out)
-    log(f"initramfs {out} ({out.stat().st_size >> 10} KiB), modules: {' '.join(names)}")
-    return names
+    return vmlib.write_initramfs(out, GUEST_INIT, mods, [Path(__file__)])
 
 
 def ensure_deb(build: Path, hucprof: Path) -> Path:
