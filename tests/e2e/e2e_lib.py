@@ -266,3 +266,35 @@ def unit_allowed_syscalls(unit_path: str, groups: dict[str, list[str]]) -> set[s
     if allowed is None:
         raise ValueError(f"{unit_path}: no SystemCallFilter=")
     return allowed | expand_syscalls(["@default"], groups)
+
+
+class Checklist:
+    """OK/FAIL lines and the closing 'N passed, N failed' line the script tiers print."""
+
+    def __init__(self, show_ok_detail: bool = False) -> None:
+        self.passed = 0
+        self.failed: list[str] = []
+        self.show_ok_detail = show_ok_detail
+
+    def check(self, cond, what: str, detail: str = ""):
+        if cond:
+            self.passed += 1
+            print(f"OK   {what}" + (f"  ({detail})" if detail and self.show_ok_detail else ""))
+        else:
+            self.failed.append(what)
+            print(f"FAIL {what}" + (f"\n     {detail}" if detail else ""))
+        return cond
+
+    def finish(self) -> int:
+        print(f"{self.passed} passed, {len(self.failed)} failed")
+        return 1 if self.failed else 0
+
+
+def skip_unless_ready(label: str, reasons: list[str]) -> int | None:
+    """Exit code 77 (ctest skip) with the reasons printed, or None when there are none."""
+    if not reasons:
+        return None
+    print(f"SKIP {label}: " + "; ".join(reasons))
+    print("0 passed, 0 failed, 1 skipped")
+    return 77
+

@@ -64,23 +64,13 @@ def main() -> int:
     for what, path in (("hucprof", args.hucprof), ("huc_udp_flood", args.flood)):
         if not os.access(path, os.X_OK):
             reasons.append(f"{what} binary missing at {path}")
-    if reasons:
-        print("SKIP unit capabilities: " + "; ".join(reasons))
-        print("0 passed, 0 failed, 1 skipped")
-        return 77
+    if (rc := lib.skip_unless_ready("unit capabilities", reasons)) is not None:
+        return rc
 
     caps = unit_caps(args.unit)
     print(f"unit capabilities: {' '.join(caps)}")
-    passed, failed = 0, []
-
-    def check(cond, what, detail=""):
-        nonlocal passed
-        if cond:
-            passed += 1
-            print(f"OK   {what}")
-        else:
-            failed.append(what)
-            print(f"FAIL {what}" + (f"\n     {detail}" if detail else ""))
+    checks = lib.Checklist(show_ok_detail=False)
+    check = checks.check
 
     with tempfile.TemporaryDirectory(prefix="hucprof-caps-") as tmp:
         # The build tree may not be searchable by the unprivileged uid: run a copy.
@@ -135,8 +125,7 @@ def main() -> int:
                 print(f"     {out.splitlines()[-1][:200] if out else ''}")
         finally:
             flood.stop()
-    print(f"{passed} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

@@ -90,22 +90,11 @@ def main() -> int:
     for what, path in (("hucprof", args.hucprof), ("huc_udp_flood", args.flood)):
         if not os.access(path, os.X_OK):
             reasons.append(f"{what} binary missing at {path}")
-    if reasons:
-        print("SKIP unit runtime: " + "; ".join(reasons))
-        print("0 passed, 0 failed, 1 skipped")
-        return 77
+    if (rc := lib.skip_unless_ready("unit runtime", reasons)) is not None:
+        return rc
 
-    passed, failed = 0, []
-
-    def check(cond, what, detail=""):
-        nonlocal passed
-        if cond:
-            passed += 1
-            print(f"OK   {what}" + (f"  ({detail})" if detail and cond else ""))
-        else:
-            failed.append(what)
-            print(f"FAIL {what}" + (f"\n     {detail}" if detail else ""))
-        return cond
+    checks = lib.Checklist(show_ok_detail=True)
+    check = checks.check
 
     with tempfile.TemporaryDirectory(prefix="hucprof-unit-") as tmp:
         notify_path = os.path.join(tmp, "notify")
@@ -228,8 +217,7 @@ def main() -> int:
         check(not outside, "every system call is allowed by the unit's SystemCallFilter=",
               f"{len(used)} distinct: {' '.join(sorted(used))}" if not outside else
               f"not allowed: {' '.join(outside)}")
-    print(f"{passed} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":
