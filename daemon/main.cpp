@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
@@ -20,13 +21,21 @@ namespace {
 // libbpf's own messages (verifier logs, attach errors) go through our logger at debug level,
 // warnings at warn, so a normal run stays quiet and --log.level=debug shows everything.
 int libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
-  char buf[4096];
-  int n = vsnprintf(buf, sizeof(buf), format, args);
-  while (n > 0 && (buf[n - 1] == '\n')) buf[--n] = 0;
+  // A verifier log arrives as one message of any length (megabytes when a program is rejected):
+  // size it first instead of trusting a fixed buffer.
+  va_list sizing;
+  va_copy(sizing, args);
+  int n = vsnprintf(nullptr, 0, format, sizing);
+  va_end(sizing);
+  if (n < 0) return n;
+  std::string text(static_cast<size_t>(n) + 1, '\0');
+  vsnprintf(text.data(), text.size(), format, args);
+  text.resize(static_cast<size_t>(n));
+  while (!text.empty() && text.back() == '\n') text.pop_back();
   if (level == LIBBPF_WARN) {
-    spdlog::debug("libbpf: {}", buf);  // expected failures (feature probes) warn too
+    spdlog::debug("libbpf: {}", text);  // expected failures (feature probes) warn too
   } else {
-    spdlog::trace("libbpf: {}", buf);
+    spdlog::trace("libbpf: {}", text);
   }
   return n;
 }
