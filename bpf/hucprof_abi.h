@@ -29,6 +29,12 @@
 #define HUC_SAMPLES_MAX_ENTRIES 16384
 #define HUC_STACKS_MAX_ENTRIES 16384
 #define HUC_LATENCY_SLOTS 32 /* log2(ns) buckets: 1 ns .. 2^31 ns */
+#define HUC_HOPS_MAX_ENTRIES 4096
+
+/* Copy helpers between a check and its call site that probe mode follows by learned stack
+ * offsets (udp_recvmsg -> skb_copy_datagram_iter -> __skb_datagram_iter -> simple_copy_to_iter
+ * is three); a longer chain falls back to a stack walk. */
+#define HUC_HOPS_MAX 6
 
 /* Half-open [start, end) kernel text range, sorted by start in the rodata arrays. */
 struct huc_range {
@@ -114,6 +120,15 @@ enum huc_drop_reason {
 	HUC_DROP_CALLER_UNREADABLE = 6,
 	HUC_DROP_SUBCHECK_UNMATCHED = 7, /* sub-check inside a check but state belongs to another task */
 	HUC_DROP_REASONS = 8,
+};
+
+/* How probe mode found the call site of a check whose immediate caller is a copy helper. Index
+ * into the per-CPU helper_walks array. */
+enum huc_helper_walk {
+	HUC_WALK_LEARNED = 0,  /* followed learned offsets: O(1) stack reads per helper */
+	HUC_WALK_STACK = 1,    /* bounded stack walk (learning, unlearnable or unverified hop) */
+	HUC_WALK_MISMATCH = 2, /* a learned offset disagreed with a real stack; it was dropped */
+	HUC_WALK_KINDS = 3,
 };
 
 #endif /* HUCPROF_ABI_H */

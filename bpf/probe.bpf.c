@@ -4,11 +4,24 @@
  *
  * Cost model (DESIGN.md): a full kernel stack walk per call costs more than the check itself
  * (a stack-keyed kprobe made a UDP flood 2.8x slower, a bare one 1.23x). So every call is
- * keyed by its *immediate caller* (the return address, read in O(1)), plus the syscall number
- * and direction. Only when the caller is a copy helper (simple_copy_to_iter, ip_generic_getfrag,
- * ...: address ranges handed in before load) does the call site lie further up; then a short,
- * bounded stack (HUC_SHORT_STACK_DEPTH frames) is the key. A full stack is captured once per
- * new key, for flame graphs and pprof.
+ * keyed by its *call site's return address*, read in O(1), plus the syscall number and
+ * direction. Usually that is the immediate caller (the return address at the top of the stack).
+ * When the caller is a copy helper (simple_copy_to_iter, ip_generic_getfrag, ...: address ranges
+ * handed in before load), the call site lies further up. Walking the stack to it on every call
+ * is what made probe mode as dear as a stack-keyed probe (3 of 4 checks per UDP datagram are
+ * helper-called), so instead hucprof *learns* where each helper keeps its own return address:
+ *
+ *   A return address R into a function F fixes F's stack depth at R (the kernel's ORC unwinder
+ *   relies on the same fact: one sp offset per instruction), so the slot holding F's return
+ *   address is always the same number of bytes above the slot holding R. The first time R is
+ *   seen, one real stack trace and one read of the stack above it give that offset (helper_hops);
+ *   from then on the call site is a few map lookups and 8-byte reads away.
+ *
+ * A learned chain is checked against a real stack trace whenever it yields a key not seen before
+ * and for 1 in HUC_VERIFY_ONE_IN calls; a disagreement (a function with a variable frame) drops
+ * the offset for good and that helper's callers go back to the bounded stack walk
+ * (HUC_SHORT_STACK_DEPTH frames, keyed by stack id), which is also the path while learning.
+ * A full stack is captured once per new key, for flame graphs and pprof.
  *
  * Every target has an fentry and a kprobe flavour; the daemon picks one per target at run time
  * (autoload off for the other) and reports the choice.
@@ -46,6 +59,57 @@ struct {
 } cpu_state SEC(".maps");
 
 HUC_PERCPU_SLOTS(drops, HUC_DROP_REASONS);
+HUC_PERCPU_SLOTS(helper_walks, HUC_WALK_KINDS);
+
+/* Bytes from the stack slot holding a return address into a copy helper to the slot holding
+ * that helper's own return address; 0: not learnable (variable frame), always walk. */
+struct huc_hop {
+	__u32 offset;
+	__u32 pad;
+};
+
+/* LRU: should a kernel ever have more helper return addresses than entries, the coldest are
+ * relearned, instead of every new one learning again on every call. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, HUC_HOPS_MAX_ENTRIES);
+	__type(key, __u64); /* return address into a copy helper */
+	__type(value, struct huc_hop);
+} helper_hops SEC(".maps");
+
+/* Learning and verifying need a real stack trace and a window of raw stack: too big for the
+ * 512-byte BPF stack, so per-CPU scratch. */
+#define HUC_TRACE_WORDS 32
+#define HUC_WINDOW_WORDS 128 /* 1 KiB above the caller's slot: deep enough for the helpers */
+#define HUC_WINDOW_CHUNK 16
+#define HUC_VERIFY_ONE_IN 1024
+
+struct huc_scratch {
+	__u64 trace[HUC_TRACE_WORDS];
+	__u64 window[HUC_WINDOW_WORDS];
+	/* Learning state. It lives here, not in registers, on purpose: the verifier does not track
+	 * map memory, so the window scan's states stay equal from one iteration to the next and
+	 * are pruned, instead of multiplying past the 1M-instruction limit. */
+	__u64 wanted[HUC_HOPS_MAX + 1]; /* return addresses above the caller, call site last */
+	__u32 found_at[HUC_HOPS_MAX + 1]; /* window word of each, in order */
+	__u32 wanted_count;
+	__u32 found_count;
+	__u32 trace_words;
+	/* The last walk along learned offsets: return addresses read above the caller, call site
+	 * last; unknown when a helper on the way has no offset yet. */
+	__u32 walk_len;
+	__u64 walk[HUC_HOPS_MAX];
+	__u32 walk_unknown;
+	__s32 caller_index;
+	__u64 laundered;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct huc_scratch);
+} scratch SEC(".maps");
 
 /* The return address into the traced function lies within this many bytes of its start
  * (call __fentry__ at +0, or +4 after ENDBR). */
@@ -71,56 +135,332 @@ static __always_inline bool huc_returns_into(__u64 word, __u64 ip)
  * into the traced function only in that layout (without the slot it is the return into the
  * caller, which is never inside the traced function's first bytes).
  */
-static __always_inline __u64 huc_fentry_caller(void *ctx)
+static __always_inline __u64 huc_fentry_caller_slot(void *ctx)
 {
 	__u64 words[4] = {};
 	__u64 ip = bpf_get_func_ip(ctx);
 	__u64 nargs = bpf_get_func_arg_cnt(ctx);
+	__u64 base = (__u64)ctx + nargs * 8;
 
 	if (nargs > 6)
 		return 0;
-	if (bpf_probe_read_kernel(words, sizeof(words), (void *)((__u64)ctx + nargs * 8)))
+	if (bpf_probe_read_kernel(words, sizeof(words), (void *)base))
 		return 0;
 	if (huc_returns_into(words[2], ip))
-		return words[3]; /* return-value slot, saved RBP, return into traced, caller */
+		return base + 3 * 8; /* return-value slot, saved RBP, return into traced, caller */
 	if (huc_returns_into(words[1], ip))
-		return words[2]; /* saved RBP, return into traced, caller */
+		return base + 2 * 8; /* saved RBP, return into traced, caller */
 	return 0;
 }
 
 /* The immediate caller at a kprobe on function entry: the return address is at the top of the
  * stack (no frame has been built yet, so frame-pointer unwinding would skip it). */
-static __always_inline __u64 huc_kprobe_caller(struct pt_regs *regs)
+static __always_inline __u64 huc_kprobe_caller_slot(struct pt_regs *regs)
 {
-	__u64 ret = 0;
-
-	bpf_probe_read_kernel(&ret, sizeof(ret), (void *)PT_REGS_SP(regs));
-	return ret;
+	return PT_REGS_SP(regs);
 }
 
-static __always_inline int huc_on_check(void *ctx, __u64 caller, __u64 bytes, bool to_user)
+/* The word at a stack slot, 0 when there is no slot or it cannot be read. */
+static __always_inline __u64 huc_read_slot(__u64 slot)
+{
+	__u64 word = 0;
+
+	if (slot)
+		bpf_probe_read_kernel(&word, sizeof(word), (void *)slot);
+	return word;
+}
+
+/* Global (verified once): the binary search inlined into every caller multiplied the verifier's
+ * paths past its budget on 6.1. */
+__noinline int huc_is_helper(__u64 addr)
+{
+	return huc_in_ranges(helper_ranges, nr_helper_ranges, addr);
+}
+
+static __always_inline void huc_forget_hop(__u64 addr)
+{
+	struct huc_hop never = {};
+
+	bpf_map_update_elem(&helper_hops, &addr, &never, BPF_ANY);
+}
+
+/*
+ * The learning machinery below runs rarely (a new return address, a new key, 1 in
+ * HUC_VERIFY_ONE_IN calls) but has loops over the stack window; as global functions the verifier
+ * checks each once, instead of once per inlined copy and path, which blew its 1M-instruction
+ * budget. They share per-CPU scratch (probe programs do not nest on a CPU) and take scalars only.
+ */
+
+/* Index of caller in the stack trace in scratch, or -1. Laundered through map memory: a
+ * verifier that knew which of 32 indices it is would check everything after once per index. */
+static __always_inline int huc_trace_index(struct huc_scratch *s, __u64 caller)
+{
+	s->caller_index = -1;
+	for (int i = 0; i < HUC_TRACE_WORDS; i++) {
+		if (i >= s->trace_words)
+			break;
+		if (s->trace[i] == caller) {
+			s->caller_index = i;
+			break;
+		}
+	}
+	asm volatile("" ::: "memory");
+	return s->caller_index;
+}
+
+/*
+ * Learns the offsets from the caller's slot up to the call site: the return addresses above the
+ * caller in the stack trace in scratch, found in the raw stack above the slot, in order. Every
+ * helper on the way gets its offset; where that fails, the helper is marked not learnable (its
+ * callers go on with the stack walk instead of learning again on every call).
+ */
+__noinline int huc_learn_hops(__u64 slot, __u64 caller)
+{
+	struct huc_scratch *s;
+	__u32 zero = 0, n;
+	int i;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	i = huc_trace_index(s, caller);
+	if (i < 0) {
+		huc_forget_hop(caller);
+		return 0;
+	}
+	/* What to look for: the helpers above the caller and the call site above them. */
+	s->wanted_count = 0;
+	for (int h = 0; h <= HUC_HOPS_MAX; h++) {
+		__u32 index = (__u32)i + 1 + h;
+		__u64 addr;
+
+		if (index >= HUC_TRACE_WORDS || index >= s->trace_words)
+			break;
+		barrier_var(index); /* keep the mask: the compiler finds it redundant, the verifier not */
+		addr = s->trace[index & (HUC_TRACE_WORDS - 1)];
+		s->wanted[h] = addr;
+		s->wanted_count = h + 1;
+		if (!huc_is_helper(addr))
+			break;
+	}
+	asm volatile("" ::: "memory");
+	/* Read in chunks: near the top of the task stack a full window would run off its end. */
+	__builtin_memset(s->window, 0, sizeof(s->window));
+	for (int c = 0; c < HUC_WINDOW_WORDS / HUC_WINDOW_CHUNK; c++) {
+		if (bpf_probe_read_kernel(&s->window[c * HUC_WINDOW_CHUNK],
+					  HUC_WINDOW_CHUNK * sizeof(__u64),
+					  (void *)(slot + c * HUC_WINDOW_CHUNK * sizeof(__u64))))
+			break;
+	}
+	s->found_count = 0;
+	for (__u32 k = 1; k < HUC_WINDOW_WORDS; k++) {
+		__u32 f;
+
+		asm volatile("" ::: "memory"); /* reload the state: see struct huc_scratch */
+		f = s->found_count;
+
+		if (f >= s->wanted_count || f > HUC_HOPS_MAX)
+			break;
+		if (s->window[k] == s->wanted[f]) {
+			s->found_at[f] = k;
+			s->found_count = f + 1;
+		}
+	}
+	/* Offsets between consecutive finds; the first helper whose successor was not found (chain
+	 * too long, frame too big, call site not in the window) is marked not learnable. */
+	asm volatile("" ::: "memory");
+	n = s->found_count;
+	for (__u32 h = 0; h <= HUC_HOPS_MAX; h++) {
+		__u64 from = h ? s->wanted[h - 1] : caller;
+		struct huc_hop hop = {};
+
+		if (h >= n) {
+			huc_forget_hop(from);
+			break;
+		}
+		hop.offset = (s->found_at[h] - (h ? s->found_at[h - 1] : 0)) * sizeof(__u64);
+		bpf_map_update_elem(&helper_hops, &from, &hop, BPF_ANY);
+		if (!huc_is_helper(s->wanted[h]))
+			break; /* reached the call site */
+	}
+	return 0;
+}
+
+/* Follows learned offsets from the caller's slot, recording the walk in scratch; returns the
+ * call site's return address (the first one outside the helpers), or 0. */
+__noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
+{
+	struct huc_scratch *s;
+	__u64 addr = caller;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	s->walk_len = 0;
+	s->walk_unknown = 0;
+	for (int h = 0; h < HUC_HOPS_MAX; h++) {
+		struct huc_hop *hop = bpf_map_lookup_elem(&helper_hops, &addr);
+
+		if (!hop) {
+			s->walk_unknown = 1;
+			return 0;
+		}
+		if (!hop->offset)
+			return 0;
+		slot += hop->offset;
+		addr = huc_read_slot(slot);
+		s->walk[h] = addr;
+		s->walk_len = h + 1;
+		if (!addr)
+			return 0;
+		if (!huc_is_helper(addr))
+			return addr;
+	}
+	return 0;
+}
+
+/* Does the stack trace in scratch agree with the walk in scratch? On disagreement the first
+ * wrong offset is dropped for good. */
+__noinline int huc_verify_hops(__u64 caller)
+{
+	struct huc_scratch *s;
+	__u64 previous = caller;
+	__u32 zero = 0;
+	int i;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	i = huc_trace_index(s, caller);
+	if (i < 0)
+		return 0; /* cannot tell: do not trust, do not forget */
+	for (__u32 h = 0; h < HUC_HOPS_MAX; h++) {
+		__u32 index = (__u32)i + 1 + h;
+
+		if (h >= s->walk_len)
+			break;
+		if (index >= HUC_TRACE_WORDS || index >= s->trace_words)
+			return 0;
+		barrier_var(index);
+		if (s->trace[index & (HUC_TRACE_WORDS - 1)] != s->walk[h]) {
+			huc_forget_hop(previous);
+			huc_count(&helper_walks, HUC_WALK_MISMATCH);
+			return 0;
+		}
+		previous = s->walk[h];
+	}
+	return 1;
+}
+
+/*
+ * The fentry caller's slot is an address inside the trampoline's frame, derived from ctx, and the
+ * verifier refuses a ctx pointer as a global function's scalar argument. Passed through map
+ * memory it comes back as a plain number (storing a pointer in a map needs CAP_PERFMON, which
+ * hucprof has anyway for perf events); it is only ever read with bpf_probe_read_kernel.
+ */
+static __always_inline __u64 huc_as_scalar(__u64 value)
+{
+	struct huc_scratch *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	s->laundered = value;
+	asm volatile("" ::: "memory");
+	return s->laundered;
+}
+
+/* A real stack trace into scratch (bpf_get_stack needs the program's ctx, so this is inline). */
+static __always_inline void huc_take_trace(void *ctx)
+{
+	struct huc_scratch *s;
+	__u32 zero = 0;
+	long n;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return;
+	n = bpf_get_stack(ctx, s->trace, sizeof(s->trace), 0);
+	s->trace_words = n > 0 ? n / sizeof(__u64) : 0;
+}
+
+static __always_inline bool huc_walk_unknown(void)
+{
+	__u32 zero = 0;
+	struct huc_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	return s && s->walk_unknown;
+}
+
+static __always_inline bool huc_verify_due(void)
+{
+	return (bpf_get_prandom_u32() & (HUC_VERIFY_ONE_IN - 1)) == 0;
+}
+
+/*
+ * The call site of a helper-called check from learned offsets, learning them first if a helper
+ * on the way is new; 0 when they cannot say. A key never seen before, and 1 in HUC_VERIFY_ONE_IN
+ * calls, is checked against a real stack first: a wrong offset reads garbage, and garbage is a
+ * key never seen before.
+ */
+static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, __u64 caller,
+					      struct huc_site_key *key)
+{
+	__u64 site = huc_follow_hops(slot, caller);
+
+	if (!site && huc_walk_unknown()) {
+		huc_take_trace(ctx);
+		huc_learn_hops(slot, caller);
+		site = huc_follow_hops(slot, caller);
+	}
+	if (!site)
+		return 0;
+	key->caller = site;
+	if (bpf_map_lookup_elem(&sites, key) && !huc_verify_due())
+		return site;
+	huc_take_trace(ctx);
+	return huc_verify_hops(caller) ? site : 0;
+}
+
+/* The fallback: the short stack up from the check is the key; user space folds it. */
+static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct huc_site_key *key)
+{
+	long id = bpf_get_stackid(ctx, &short_stacks, 0);
+
+	huc_count(&helper_walks, HUC_WALK_STACK);
+	if (id >= 0) {
+		key->short_stack_id = (__s32)id;
+		key->caller = 0;
+	} else {
+		huc_count_stack_error(&drops, id);
+		key->caller = caller;
+	}
+}
+
+/* slot: the stack word holding the immediate caller's return address (0: unknown). */
+static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 bytes, bool to_user)
 {
 	struct huc_site_key key = {};
 	struct huc_site_value *value;
 	struct huc_cpu_state *state;
+	__u64 caller = huc_read_slot(slot);
 	__u32 zero = 0;
 
 	key.short_stack_id = -1;
 	key.syscall_nr = huc_current_syscall_nr();
 	key.direction = to_user ? HUC_DIR_TO_USER : HUC_DIR_FROM_USER;
+	key.caller = caller;
 	if (!caller)
 		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
 
-	if (caller && huc_in_ranges(helper_ranges, nr_helper_ranges, caller)) {
-		long id = bpf_get_stackid(ctx, &short_stacks, 0);
-
-		if (id >= 0)
-			key.short_stack_id = (__s32)id;
+	if (caller && huc_is_helper(caller)) {
+		if (huc_site_by_hops(ctx, slot, caller, &key))
+			huc_count(&helper_walks, HUC_WALK_LEARNED);
 		else
-			huc_count_stack_error(&drops, id);
+			huc_site_by_stack(ctx, caller, &key);
 	}
-	if (key.short_stack_id < 0)
-		key.caller = caller;
 
 	value = bpf_map_lookup_elem(&sites, &key);
 	if (!value) {
@@ -216,13 +556,13 @@ static __always_inline int huc_on_check_return(void)
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_on_check(ctx, huc_fentry_caller(ctx), n, to_user);
+	return huc_on_check(ctx, huc_as_scalar(huc_fentry_caller_slot(ctx)), n, to_user);
 }
 
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_on_check(ctx, huc_kprobe_caller(ctx), n, to_user);
+	return huc_on_check(ctx, huc_kprobe_caller_slot(ctx), n, to_user);
 }
 
 SEC("fexit/__check_object_size")
@@ -243,12 +583,12 @@ int BPF_KRETPROBE(huc_kretprobe_check_object_size)
 	SEC("fentry")                                                          \
 	int huc_fentry_##name(void *ctx)                                       \
 	{                                                                      \
-		return huc_on_subcheck(huc_fentry_caller(ctx), kind);          \
+		return huc_on_subcheck(huc_read_slot(huc_fentry_caller_slot(ctx)), kind); \
 	}                                                                      \
 	SEC("kprobe")                                                          \
 	int huc_kprobe_##name(struct pt_regs *ctx)                             \
 	{                                                                      \
-		return huc_on_subcheck(huc_kprobe_caller(ctx), kind);          \
+		return huc_on_subcheck(huc_read_slot(huc_kprobe_caller_slot(ctx)), kind); \
 	}
 
 HUC_SUBCHECK_PROGS(slab, HUC_CHECK_SLAB)
