@@ -53,6 +53,7 @@ std::string check_probe_abi(const bpf_object* obj) {
                         {"full_stacks", 4, HUC_FULL_STACK_DEPTH * sizeof(uint64_t)},
                         {"cpu_state", 4, sizeof(huc_cpu_state)},
                         {"drops", 4, sizeof(uint64_t)},
+                        {"helper_walks", 4, sizeof(uint64_t)},
                     });
 }
 

@@ -241,6 +241,7 @@ void ProbeSession::drain(RawDrain& out) {
   for (const auto& c : out.latency) cache_short_stack(c.key.site.short_stack_id);
   out.short_stacks = short_stack_cache_;
   add_percpu_array(bpf_map__fd(skel_->maps.drops), cpus, out.drops);
+  add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), cpus, out.helper_walks);
 }
 
 }  // namespace hucprof

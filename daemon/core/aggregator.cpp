@@ -46,6 +46,7 @@ struct Aggregator::Impl {
   std::map<std::string, std::vector<uint64_t>> latency;
   std::map<std::string, uint64_t> sampled_by_context;
   std::map<std::string, uint64_t> drops;
+  std::map<std::string, uint64_t> helper_walks;
   uint64_t intervals = 0;
 };
 
@@ -90,6 +91,7 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   // exports 0 from the start instead of appearing only once something was lost.
   for (const auto& [context, n] : deltas.sampled_by_context) s.sampled_by_context[context] += n;
   for (const auto& [reason, n] : deltas.drops) s.drops[reason] += n;
+  for (const auto& [walk, n] : deltas.helper_walks) s.helper_walks[walk] += n;
   ++s.intervals;
 }
 
@@ -101,6 +103,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_sampled();
   snapshot.clear_latency();
   snapshot.clear_drops();
+  snapshot.clear_helper_walks();
 
   for (const auto& [key, v] : s.checks) {
     auto* out = snapshot.add_checks();
@@ -137,6 +140,11 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   for (const auto& [reason, n] : s.drops) {
     auto* out = snapshot.add_drops();
     out->set_reason(reason);
+    out->set_count(n);
+  }
+  for (const auto& [walk, n] : s.helper_walks) {
+    auto* out = snapshot.add_helper_walks();
+    out->set_walk(walk);
     out->set_count(n);
   }
   snapshot.set_intervals(s.intervals);

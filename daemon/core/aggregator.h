@@ -33,6 +33,7 @@ struct IntervalDeltas {
   std::vector<LatencyDelta> latency;
   std::map<std::string, uint64_t> sampled_by_context;  // "kernel" | "user" | "idle"
   std::map<std::string, uint64_t> drops;               // reason → count
+  std::map<std::string, uint64_t> helper_walks;        // huc_helper_walk name → count (probes)
 };
 
 // Accumulates interval deltas into cumulative, cardinality-bounded series.

@@ -135,6 +135,11 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
   for (uint32_t r = 0; r < HUC_DROP_REASONS; ++r) {
     out.drops[drop_reason_name(r)] += drops_.update(r, drain.drops[r]);
   }
+  if (drain.probes) {
+    for (uint32_t w = 0; w < HUC_WALK_KINDS; ++w) {
+      out.helper_walks[helper_walk_name(w)] += helper_walks_.update(w, drain.helper_walks[w]);
+    }
+  }
   // Every user-space reason exists from the first interval on, so rate() has a zero to start.
   for (const char* reason : {kDropSymbolUnresolved, kDropStackTruncated, kDropStackMissing}) {
     out.drops[reason] += 0;

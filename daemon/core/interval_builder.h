@@ -47,7 +47,7 @@ class IntervalBuilder {
   DeltaTracker<std::pair<SiteTuple, uint32_t>> subchecks_;
   DeltaTracker<std::pair<SiteTuple, uint32_t>> latency_;
   DeltaTracker<std::pair<int32_t, int32_t>> samples_;
-  DeltaTracker<uint32_t> contexts_, drops_;
+  DeltaTracker<uint32_t> contexts_, drops_, helper_walks_;
 };
 
 }  // namespace hucprof

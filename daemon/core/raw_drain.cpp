@@ -37,4 +37,13 @@ const char* check_kind_name(uint32_t kind) {
   return "unknown";
 }
 
+const char* helper_walk_name(uint32_t walk) {
+  switch (walk) {
+    case HUC_WALK_LEARNED: return "learned_offsets";
+    case HUC_WALK_STACK: return "stack_walk";
+    case HUC_WALK_MISMATCH: return "offset_mismatch";
+  }
+  return "unknown";
+}
+
 }  // namespace hucprof

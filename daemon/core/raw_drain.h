@@ -41,12 +41,15 @@ struct RawDrain {
   std::array<uint64_t, HUC_CTX_COUNT> contexts{};
   // Drops by enum huc_drop_reason, summed over the probe and sampler objects.
   std::array<uint64_t, HUC_DROP_REASONS> drops{};
+  // Helper-called checks by how their call site was found (enum huc_helper_walk), probe only.
+  std::array<uint64_t, HUC_WALK_KINDS> helper_walks{};
 };
 
 // Label for each enum huc_drop_reason, and for each enum huc_context / huc_check_kind.
 const char* drop_reason_name(uint32_t reason);
 const char* context_name(uint32_t context);
 const char* check_kind_name(uint32_t kind);
+const char* helper_walk_name(uint32_t walk);
 
 // Drops found in user space, on top of the kernel's.
 inline constexpr const char* kDropSymbolUnresolved = "symbol_unresolved";

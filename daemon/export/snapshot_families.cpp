@@ -39,6 +39,27 @@ void add_probe_families(const hucprof::v1::Snapshot& snapshot,
   }
   out.push_back(std::move(attached).build());
   out.push_back(std::move(unavailable).build());
+
+  FamilyBuilder helper_calls(
+      "hucprof_probe_helper_calls_total",
+      "Checks called from a copy helper (simple_copy_to_iter, ip_generic_getfrag, ...), by how "
+      "probe mode found the call site above it: learned_offsets (a few stack reads) or "
+      "stack_walk (a bounded stack walk: while learning, or where a frame is not learnable).",
+      MetricType::Counter, {"method"});
+  FamilyBuilder mismatches(
+      "hucprof_probe_offset_mismatches_total",
+      "Learned stack offsets that disagreed with a real stack trace and were dropped (their "
+      "callers go back to the stack walk).",
+      MetricType::Counter, {});
+  for (const auto& series : snapshot.helper_walks()) {
+    if (series.walk() == "offset_mismatch") {
+      mismatches.add({}, as_double(series.count()));
+    } else {
+      helper_calls.add({series.walk()}, as_double(series.count()));
+    }
+  }
+  out.push_back(std::move(helper_calls).build());
+  out.push_back(std::move(mismatches).build());
 }
 
 }  // namespace

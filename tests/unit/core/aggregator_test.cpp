@@ -243,6 +243,21 @@ TEST(Aggregator, DropsAndContextsAreCumulativeAndKeepZeros) {
   EXPECT_EQ(s.intervals(), 2u);
 }
 
+TEST(Aggregator, HelperWalksAreCumulative) {
+  Aggregator agg(5);
+  IntervalDeltas d1;
+  d1.helper_walks = {{"learned_offsets", 7}, {"stack_walk", 2}, {"offset_mismatch", 0}};
+  agg.apply(d1);
+  IntervalDeltas d2;
+  d2.helper_walks = {{"learned_offsets", 5}};
+  agg.apply(d2);
+  const auto s = snapshot_of(agg);
+  std::map<std::string, uint64_t> walks;
+  for (const auto& x : s.helper_walks()) walks[x.walk()] = x.count();
+  EXPECT_EQ(walks, (std::map<std::string, uint64_t>{
+                       {"learned_offsets", 12}, {"offset_mismatch", 0}, {"stack_walk", 2}}));
+}
+
 TEST(Aggregator, EmptyIntervalsOnlyCount) {
   Aggregator agg(3);
   agg.apply({});

@@ -172,6 +172,25 @@ TEST(IntervalBuilder, KernelDropsBecomeNamedDeltasAndEveryReasonIsPresent) {
   EXPECT_TRUE(deltas.drops.contains(kDropStackTruncated));
 }
 
+TEST(IntervalBuilder, HelperWalksAreNamedDeltasOnlyWhenProbesWereRead) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.helper_walks[HUC_WALK_LEARNED] = 10;
+  EXPECT_TRUE(b.build(drain, syms).helper_walks.empty());  // no probe maps read: no series
+  drain.probes = true;
+  drain.helper_walks[HUC_WALK_LEARNED] = 990;
+  drain.helper_walks[HUC_WALK_STACK] = 4;
+  auto first = b.build(drain, syms);
+  drain.helper_walks[HUC_WALK_LEARNED] = 2990;
+  auto second = b.build(drain, syms);
+  EXPECT_EQ(first.helper_walks.at("learned_offsets"), 990u);
+  EXPECT_EQ(first.helper_walks.at("stack_walk"), 4u);
+  EXPECT_EQ(first.helper_walks.at("offset_mismatch"), 0u);
+  EXPECT_EQ(second.helper_walks.at("learned_offsets"), 2000u);
+  EXPECT_EQ(second.helper_walks.at("stack_walk"), 0u);
+}
+
 TEST(IntervalBuilder, LatencySlotsAreGroupedPerCallsite) {
   auto b = builder();
   auto syms = symbols();

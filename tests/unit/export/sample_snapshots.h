@@ -49,6 +49,12 @@ inline v1::Snapshot udp_flood_snapshot() {
     ctx->set_context(context);
     ctx->set_samples(samples);
   }
+  for (auto [walk, n] : {std::pair{"learned_offsets", 2997}, {"stack_walk", 3},
+                         {"offset_mismatch", 1}}) {
+    auto* w = s.add_helper_walks();
+    w->set_walk(walk);
+    w->set_count(n);
+  }
   auto* drop = s.add_drops();
   drop->set_reason("stack_collision");
   drop->set_count(3);

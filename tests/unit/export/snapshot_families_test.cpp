@@ -69,6 +69,17 @@ TEST(SnapshotFamilies, DaemonStatusFamilies) {
   EXPECT_THAT(lines, Contains("hucprof_sample_frequency_hertz 99"));
 }
 
+TEST(SnapshotFamilies, HelperWalksSplitIntoCallsByMethodAndMismatches) {
+  const auto lines = text_lines(render(udp_flood_snapshot()));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_helper_calls_total counter"));
+  EXPECT_THAT(lines,
+              Contains("hucprof_probe_helper_calls_total{method=\"learned_offsets\"} 2997"));
+  EXPECT_THAT(lines, Contains("hucprof_probe_helper_calls_total{method=\"stack_walk\"} 3"));
+  EXPECT_THAT(lines, Not(Contains(HasSubstr("method=\"offset_mismatch\""))));
+  EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_offset_mismatches_total counter"));
+  EXPECT_THAT(lines, Contains("hucprof_probe_offset_mismatches_total 1"));
+}
+
 TEST(SnapshotFamilies, HardenedDisabledIsZero) {
   v1::Snapshot s;
   s.set_hardened_usercopy_enabled(false);
@@ -236,7 +247,8 @@ TEST(SnapshotFamilies, EmptySnapshotStillDescribesEveryFamily) {
         "usercopy_subchecks_total counter", "usercopy_check_duration_seconds histogram",
         "usercopy_cpu_samples_total counter", "usercopy_sampled_cpu_samples_total counter",
         "usercopy_hardened_enabled gauge", "hucprof_probe_attached gauge",
-        "hucprof_probe_unavailable_info gauge", "hucprof_dropped_total counter",
+        "hucprof_probe_unavailable_info gauge", "hucprof_probe_helper_calls_total counter",
+        "hucprof_probe_offset_mismatches_total counter", "hucprof_dropped_total counter",
         "hucprof_build_info gauge", "hucprof_drains_total counter",
         "hucprof_drain_duration_seconds gauge", "hucprof_sample_frequency_hertz gauge"}) {
     EXPECT_THAT(text_lines(text), Contains(std::string("# TYPE ") + family)) << family;
