@@ -341,6 +341,19 @@ def compare_rows(c: RunContext, tag: str, sites: list[tuple[str, str]]) -> list[
     return rows
 
 
+def helper_walk_rows(c: RunContext, tag: str, n=UDP_N) -> list[Row]:
+    """Probe mode's cost claim: each UDP pair has 3 helper-called checks (ip_generic_getfrag,
+    move_addr_to_kernel, move_addr_to_user); their call sites must come from learned stack
+    offsets, not from a stack walk per call (bpf/probe.bpf.c)."""
+    learned = c.delta(tag, "hucprof_probe_helper_calls_total", method="learned_offsets")
+    walked = c.delta(tag, "hucprof_probe_helper_calls_total", method="stack_walk")
+    return [c.row(tag, f"hucprof_probe_helper_calls_total{{learned_offsets}} rise >= {3 * n}", 1,
+                  None if learned is None else int(learned >= 3 * n), f"rise {learned}"),
+            c.row(tag, "hucprof_probe_helper_calls_total{stack_walk} rise", 0, walked),
+            c.row(tag, "hucprof_probe_offset_mismatches_total rise", 0,
+                  c.delta(tag, "hucprof_probe_offset_mismatches_total"))]
+
+
 def udp_rows(c: RunContext, tag: str, n=UDP_N, p=UDP_PAYLOAD) -> list[Row]:
     """hucprof's own counts for exactly n UDP pairs."""
     d = lambda name, **kw: c.delta(tag, name, **kw)  # noqa: E731
@@ -360,7 +373,7 @@ def udp_rows(c: RunContext, tag: str, n=UDP_N, p=UDP_PAYLOAD) -> list[Row]:
               d("usercopy_subchecks_total", callsite="udp_recvmsg", check="slab")),
         c.row(tag, "usercopy_subchecks_total{udp_sendmsg,slab}", n,
               d("usercopy_subchecks_total", callsite="udp_sendmsg", check="slab")),
-    ] + caller_rows(c, tag)
+    ] + caller_rows(c, tag) + helper_walk_rows(c, tag, n)
 
 
 def udp_ref_rows(c: RunContext, tag: str, hardened: bool) -> list[Row]:
