@@ -20,7 +20,8 @@
  * A learned chain is checked against a real stack trace whenever it yields a key not seen before
  * and for 1 in HUC_VERIFY_ONE_IN calls; a disagreement (a function with a variable frame) drops
  * the offset for good and that helper's callers go back to the bounded stack walk
- * (HUC_SHORT_STACK_DEPTH frames, keyed by stack id), which is also the path while learning.
+ * (HUC_SHORT_STACK_DEPTH frames, keyed by stack id), as do callers whose offsets cannot be
+ * learned (the call site not within 1 KiB of stack, more than HUC_HOPS_MAX helpers).
  * A full stack is captured once per new key, for flame graphs and pprof.
  *
  * Every target has an fentry and a kprobe flavour; the daemon picks one per target at run time
@@ -102,6 +103,8 @@ struct huc_scratch {
 	__u32 walk_unknown;
 	__s32 caller_index;
 	__u64 laundered;
+	__u32 verify_countdown;
+	__u32 pad;
 };
 
 struct {
@@ -394,17 +397,18 @@ static __always_inline bool huc_walk_unknown(void)
 	return s && s->walk_unknown;
 }
 
+/* Every HUC_VERIFY_ONE_IN-th helper-called check on this CPU: a counter, not a random number,
+ * to keep a helper call off the per-check path. */
 static __always_inline bool huc_verify_due(void)
 {
-	return (bpf_get_prandom_u32() & (HUC_VERIFY_ONE_IN - 1)) == 0;
+	__u32 zero = 0;
+	struct huc_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	return s && (++s->verify_countdown & (HUC_VERIFY_ONE_IN - 1)) == 0;
 }
 
-/*
- * The call site of a helper-called check from learned offsets, learning them first if a helper
- * on the way is new; 0 when they cannot say. A key never seen before, and 1 in HUC_VERIFY_ONE_IN
- * calls, is checked against a real stack first: a wrong offset reads garbage, and garbage is a
- * key never seen before.
- */
+/* The call site of a helper-called check from learned offsets, learning them first if a helper
+ * on the way is new; 0 when they cannot say. */
 static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, __u64 caller,
 					      struct huc_site_key *key)
 {
@@ -415,13 +419,8 @@ static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, __u64 calle
 		huc_learn_hops(slot, caller);
 		site = huc_follow_hops(slot, caller);
 	}
-	if (!site)
-		return 0;
 	key->caller = site;
-	if (bpf_map_lookup_elem(&sites, key) && !huc_verify_due())
-		return site;
-	huc_take_trace(ctx);
-	return huc_verify_hops(caller) ? site : 0;
+	return site;
 }
 
 /* The fallback: the short stack up from the check is the key; user space folds it. */
@@ -446,6 +445,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 bytes, bool
 	struct huc_site_value *value;
 	struct huc_cpu_state *state;
 	__u64 caller = huc_read_slot(slot);
+	bool from_hops = false;
 	__u32 zero = 0;
 
 	key.short_stack_id = -1;
@@ -456,13 +456,24 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 bytes, bool
 		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
 
 	if (caller && huc_is_helper(caller)) {
-		if (huc_site_by_hops(ctx, slot, caller, &key))
-			huc_count(&helper_walks, HUC_WALK_LEARNED);
-		else
+		from_hops = huc_site_by_hops(ctx, slot, caller, &key);
+		if (!from_hops)
 			huc_site_by_stack(ctx, caller, &key);
 	}
 
 	value = bpf_map_lookup_elem(&sites, &key);
+	/* A key from learned offsets that was never seen before, and 1 in HUC_VERIFY_ONE_IN, is
+	 * checked against a real stack: a wrong offset reads garbage, and garbage is a new key. */
+	if (from_hops && (!value || huc_verify_due())) {
+		huc_take_trace(ctx);
+		if (!huc_verify_hops(caller)) {
+			from_hops = false;
+			huc_site_by_stack(ctx, caller, &key);
+			value = bpf_map_lookup_elem(&sites, &key);
+		}
+	}
+	if (from_hops)
+		huc_count(&helper_walks, HUC_WALK_LEARNED);
 	if (!value) {
 		struct huc_site_value init = {};
 		long id = bpf_get_stackid(ctx, &full_stacks, 0);

@@ -77,12 +77,14 @@ static __always_inline __s32 huc_current_syscall_nr(void)
 	struct pt_regs *regs;
 	long nr;
 
-	if (BPF_CORE_READ(task, flags) & (HUC_PF_KTHREAD | HUC_PF_IO_WORKER))
+	/* Both pointers are BTF-typed: direct (CO-RE relocated) loads, no probe-read helper calls
+	 * on this per-check path. */
+	if (task->flags & (HUC_PF_KTHREAD | HUC_PF_IO_WORKER))
 		return -1;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return -1;
-	nr = BPF_CORE_READ(regs, orig_ax);
+	nr = regs->orig_ax;
 	if (nr < 0 || nr > HUC_MAX_SYSCALL_NR)
 		return -1;
 	return (__s32)nr;
