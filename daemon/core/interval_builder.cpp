@@ -106,13 +106,16 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     uint64_t n = subchecks_.update({tuple_of(sub.key.site), sub.key.kind}, sub.count);
     if (n == 0) continue;
     Fold fold = fold_site(sub.key.site, drain, symbols);
+    count_drop(fold.drop, n);
     out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), n});
   }
   std::map<std::string, std::vector<uint64_t>> latency_by_site;
   for (const auto& lat : drain.latency) {
     uint64_t n = latency_.update({tuple_of(lat.key.site), lat.key.slot}, lat.count);
     if (n == 0 || lat.key.slot >= HUC_LATENCY_SLOTS) continue;
-    auto& buckets = latency_by_site[fold_site(lat.key.site, drain, symbols).site.callsite];
+    Fold fold = fold_site(lat.key.site, drain, symbols);
+    count_drop(fold.drop, n);
+    auto& buckets = latency_by_site[fold.site.callsite];
     buckets.resize(HUC_LATENCY_SLOTS);
     buckets[lat.key.slot] += n;
   }

@@ -118,11 +118,22 @@ TEST(IntervalBuilder, MissingShortStackIsCountedNotGuessed) {
   key.short_stack_id = 9;
   key.syscall_nr = -1;
   drain.sites.push_back({key, 5, 50});
+  huc_subcheck_key sub{};
+  sub.site = key;
+  sub.kind = HUC_CHECK_SLAB;
+  drain.subchecks.push_back({sub, 3});
+  huc_latency_key lat{};
+  lat.site = key;
+  lat.slot = 9;
+  drain.latency.push_back({lat, 2});
   auto deltas = b.build(drain, syms);
   ASSERT_EQ(deltas.checks.size(), 1u);
   EXPECT_EQ(deltas.checks[0].callsite, "[unknown]");
   EXPECT_EQ(deltas.checks[0].syscall, "none");
-  EXPECT_EQ(deltas.drops.at(kDropStackMissing), 5u);
+  ASSERT_EQ(deltas.subchecks.size(), 1u);
+  EXPECT_EQ(deltas.subchecks[0].callsite, "[unknown]");
+  // Every event that lost its call site is a drop: 5 checks, 3 sub-checks, 2 timings.
+  EXPECT_EQ(deltas.drops.at(kDropStackMissing), 5u + 3u + 2u);
 }
 
 TEST(IntervalBuilder, UnresolvableCallerIsCountedAsDrop) {
