@@ -26,6 +26,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 GUEST_INIT = HERE / "guest" / "init.sh"
+# Sourced by every guest /init (this tier's and vm_systemd's), so it is in every initramfs.
+GUEST_PREAMBLE = HERE / "guest" / "preamble.sh"
 
 # Exit code ctest treats as "skipped" (SKIP_RETURN_CODE in CMakeLists.txt).
 SKIP = 77
@@ -354,17 +356,18 @@ def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path])
     /modules; rewritten only when older than its inputs. Returns the module names."""
     names = [n for n, _ in mods]
     busybox = find_busybox()
-    inputs = [init, busybox, Path(__file__), *extra_inputs]
+    inputs = [init, GUEST_PREAMBLE, busybox, Path(__file__), *extra_inputs]
     if out.exists() and all(out.stat().st_mtime >= p.stat().st_mtime for p in inputs):
         return names
     c = Cpio()
-    for d in ("bin", "dev", "proc", "sys", "mnt", "mnt/host", "modules", "tmp"):
+    for d in ("bin", "dev", "lib", "proc", "sys", "mnt", "mnt/host", "modules", "tmp"):
         c.dir(d)
     c.chardev("dev/console", 5, 1)
     c.chardev("dev/null", 1, 3)
     c.file("bin/busybox", busybox.read_bytes())
     c.symlink("bin/sh", "busybox")
     c.file("init", init.read_bytes())
+    c.file("lib/hucvm-preamble.sh", GUEST_PREAMBLE.read_bytes(), 0o644)
     order = []
     for i, (n, data) in enumerate(mods):
         fn = f"{i:02d}-{n}.ko"

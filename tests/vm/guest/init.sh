@@ -8,20 +8,8 @@
 # Anything that goes wrong before the script runs prints HUCVM-FAIL and powers off without an rc
 # file, which the host treats as a failure.
 
-/bin/busybox --install -s /bin
-export PATH=/bin
-
-fail() {
-    echo "HUCVM-FAIL: $*"
-    sync
-    poweroff -f
-    sleep 5
-    exit 1
-}
-
-mount -t proc proc /proc || fail "mount /proc"
-mount -t sysfs sysfs /sys || fail "mount /sys"
-mount -t devtmpfs devtmpfs /dev 2>/dev/null  # may already be there
+# busybox applets, PATH, fail(), /proc /sys /dev (tests/vm/guest/preamble.sh)
+. /lib/hucvm-preamble.sh
 
 SCRIPT=
 RESULTS=
