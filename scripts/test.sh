@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything and runs every test tier: unit (no root), host (root, this kernel),
 # vm (QEMU with Debian's 6.1 and 6.12 kernels), e2e (a real Prometheus server).
-#   sudo scripts/test.sh [ctest flags...]           e.g. -L unit
+#   scripts/test.sh [ctest flags...]  (as root)  e.g. -L unit
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/install-deps.sh"
