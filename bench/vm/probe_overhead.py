@@ -130,9 +130,13 @@ def guest_main() -> int:
                     rec["variant"] = variant + "+stats"
                 rec["daemon_cpu_s"] = cpu_seconds(run.daemon.proc.pid) - c0
                 text = run.scrape_after_drain()
+                metrics = guestlib.tl.parse_metrics(text)
                 rec["checks_counted"] = sum(
-                    v for n, l, v in guestlib.tl.parse_metrics(text)
+                    v for n, l, v in metrics
                     if n == "usercopy_checks_total" and l.get("callsite") == "udp_recvmsg")
+                # Which path found the call sites of helper-called checks (the cost claim).
+                rec["helper_calls"] = {l["method"]: v for n, l, v in metrics
+                                       if n == "hucprof_probe_helper_calls_total"}
             finally:
                 rec["daemon_rc"] = run.stop()
         measurements.append(rec)
@@ -214,6 +218,7 @@ def host_main() -> int:
     rows = []
     for variant in VARIANTS:
         ratios, rates, cpu, counted = [], [], [], []
+        walks: dict[str, float] = {}
         for rnd in range(a.rounds):
             var = [m for m in ms if m["variant"] == variant and m["round"] == rnd]
             if not var:
@@ -226,8 +231,10 @@ def host_main() -> int:
             if "daemon_cpu_s" in var[0]:
                 cpu.append(var[0]["daemon_cpu_s"] / a.seconds)
                 counted.append(var[0].get("checks_counted", 0))
+                for method, n in var[0].get("helper_calls", {}).items():
+                    walks[method] = walks.get(method, 0) + n
         rows.append((variant, statistics.median(ratios) if ratios else float("nan"), ratios,
-                     statistics.median(rates) if rates else 0, cpu, counted))
+                     statistics.median(rates) if rates else 0, cpu, counted, walks))
     base_rates = [m["received"] / a.seconds for m in ms if m["variant"] == "none"]
 
     print(f"\n== probe overhead on a UDP flood, kernel {k.release} (QEMU "
@@ -235,11 +242,13 @@ def host_main() -> int:
           f"payload {a.payload} B, wall {time.monotonic() - t0:.0f} s")
     print(f"   none       {statistics.median(base_rates):10.0f} datagrams/s received (median of "
           f"{len(base_rates)} baseline runs: {', '.join(f'{r:.0f}' for r in base_rates)})")
-    for variant, ratio, ratios, rate, cpu, counted in rows:
+    for variant, ratio, ratios, rate, cpu, counted, walks in rows:
         extra = ""
         if cpu:
             extra = (f"; daemon CPU {100 * statistics.median(cpu):.1f}% of a core; "
-                     f"udp_recvmsg checks counted {', '.join(f'{c:.0f}' for c in counted)}")
+                     f"udp_recvmsg checks counted {', '.join(f'{c:.0f}' for c in counted)}; "
+                     "helper-called checks by method: "
+                     + (", ".join(f"{m} {n:.0f}" for m, n in sorted(walks.items())) or "n/a"))
         print(f"   {variant:9}  {rate:10.0f} datagrams/s   slowdown x{ratio:.2f} "
               f"(per round: {', '.join(f'{r:.2f}' for r in ratios)}){extra}")
     print("   slowdown = baseline received / received with the variant, baseline measured right "
