@@ -97,11 +97,11 @@ struct huc_scratch {
 	__u32 found_count;
 	__u32 trace_words;
 	/* The last walk along learned offsets: return addresses read above the caller, call site
-	 * last; unknown when a helper on the way has no offset yet. */
+	 * last. */
 	__u32 walk_len;
 	__u64 walk[HUC_HOPS_MAX];
-	__u32 walk_unknown;
 	__s32 caller_index;
+	__u32 pad0;
 	__u64 laundered;
 	__u32 verify_countdown;
 	__u32 pad;
@@ -113,6 +113,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct huc_scratch);
 } scratch SEC(".maps");
+
+/* The immediate caller: its return address, and the stack slot that holds it (where the walk
+ * along learned offsets starts). Both 0 when unreadable. */
+struct huc_caller {
+	__u64 slot;
+	__u64 ret;
+};
 
 /* The return address into the traced function lies within this many bytes of its start
  * (call __fentry__ at +0, or +4 after ENDBR). */
@@ -138,29 +145,26 @@ static __always_inline bool huc_returns_into(__u64 word, __u64 ip)
  * into the traced function only in that layout (without the slot it is the return into the
  * caller, which is never inside the traced function's first bytes).
  */
-static __always_inline __u64 huc_fentry_caller_slot(void *ctx)
+static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 {
+	struct huc_caller c = {};
 	__u64 words[4] = {};
 	__u64 ip = bpf_get_func_ip(ctx);
 	__u64 nargs = bpf_get_func_arg_cnt(ctx);
 	__u64 base = (__u64)ctx + nargs * 8;
 
-	if (nargs > 6)
-		return 0;
-	if (bpf_probe_read_kernel(words, sizeof(words), (void *)base))
-		return 0;
-	if (huc_returns_into(words[2], ip))
-		return base + 3 * 8; /* return-value slot, saved RBP, return into traced, caller */
-	if (huc_returns_into(words[1], ip))
-		return base + 2 * 8; /* saved RBP, return into traced, caller */
-	return 0;
-}
-
-/* The immediate caller at a kprobe on function entry: the return address is at the top of the
- * stack (no frame has been built yet, so frame-pointer unwinding would skip it). */
-static __always_inline __u64 huc_kprobe_caller_slot(struct pt_regs *regs)
-{
-	return PT_REGS_SP(regs);
+	if (nargs > 6 || bpf_probe_read_kernel(words, sizeof(words), (void *)base))
+		return c;
+	if (huc_returns_into(words[2], ip)) {
+		/* return-value slot, saved RBP, return into traced, caller */
+		c.slot = base + 3 * 8;
+		c.ret = words[3];
+	} else if (huc_returns_into(words[1], ip)) {
+		/* saved RBP, return into traced, caller */
+		c.slot = base + 2 * 8;
+		c.ret = words[2];
+	}
+	return c;
 }
 
 /* The word at a stack slot, 0 when there is no slot or it cannot be read. */
@@ -171,6 +175,16 @@ static __always_inline __u64 huc_read_slot(__u64 slot)
 	if (slot)
 		bpf_probe_read_kernel(&word, sizeof(word), (void *)slot);
 	return word;
+}
+
+/* The immediate caller at a kprobe on function entry: the return address is at the top of the
+ * stack (no frame has been built yet, so frame-pointer unwinding would skip it). */
+static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
+{
+	struct huc_caller c = {.slot = PT_REGS_SP(regs)};
+
+	c.ret = huc_read_slot(c.slot);
+	return c;
 }
 
 /* Global (verified once): the binary search inlined into every caller multiplied the verifier's
@@ -289,8 +303,11 @@ __noinline int huc_learn_hops(__u64 slot, __u64 caller)
 	return 0;
 }
 
+/* huc_follow_hops met a helper without a learned offset yet. Never a kernel address. */
+#define HUC_HOPS_UNKNOWN 1
+
 /* Follows learned offsets from the caller's slot, recording the walk in scratch; returns the
- * call site's return address (the first one outside the helpers), or 0. */
+ * call site's return address (the first one outside the helpers), HUC_HOPS_UNKNOWN, or 0. */
 __noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
 {
 	struct huc_scratch *s;
@@ -301,14 +318,11 @@ __noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
 	if (!s)
 		return 0;
 	s->walk_len = 0;
-	s->walk_unknown = 0;
 	for (int h = 0; h < HUC_HOPS_MAX; h++) {
 		struct huc_hop *hop = bpf_map_lookup_elem(&helper_hops, &addr);
 
-		if (!hop) {
-			s->walk_unknown = 1;
-			return 0;
-		}
+		if (!hop)
+			return HUC_HOPS_UNKNOWN;
 		if (!hop->offset)
 			return 0;
 		slot += hop->offset;
@@ -389,14 +403,6 @@ static __always_inline void huc_take_trace(void *ctx)
 	s->trace_words = n > 0 ? n / sizeof(__u64) : 0;
 }
 
-static __always_inline bool huc_walk_unknown(void)
-{
-	__u32 zero = 0;
-	struct huc_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-
-	return s && s->walk_unknown;
-}
-
 /* Every HUC_VERIFY_ONE_IN-th helper-called check on this CPU: a counter, not a random number,
  * to keep a helper call off the per-check path. */
 static __always_inline bool huc_verify_due(void)
@@ -414,10 +420,12 @@ static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, __u64 calle
 {
 	__u64 site = huc_follow_hops(slot, caller);
 
-	if (!site && huc_walk_unknown()) {
+	if (site == HUC_HOPS_UNKNOWN) {
 		huc_take_trace(ctx);
 		huc_learn_hops(slot, caller);
 		site = huc_follow_hops(slot, caller);
+		if (site == HUC_HOPS_UNKNOWN)
+			site = 0; /* the offsets could not be stored */
 	}
 	key->caller = site;
 	return site;
@@ -438,13 +446,13 @@ static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct hu
 	}
 }
 
-/* slot: the stack word holding the immediate caller's return address (0: unknown). */
-static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 bytes, bool to_user)
+/* slot: the stack word holding caller, the immediate caller's return address (0: unknown). */
+static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u64 bytes,
+					bool to_user)
 {
 	struct huc_site_key key = {};
 	struct huc_site_value *value;
 	struct huc_cpu_state *state;
-	__u64 caller = huc_read_slot(slot);
 	bool from_hops = false;
 	__u32 zero = 0;
 
@@ -567,13 +575,17 @@ static __always_inline int huc_on_check_return(void)
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_on_check(ctx, huc_as_scalar(huc_fentry_caller_slot(ctx)), n, to_user);
+	struct huc_caller c = huc_fentry_caller(ctx);
+
+	return huc_on_check(ctx, huc_as_scalar(c.slot), c.ret, n, to_user);
 }
 
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_on_check(ctx, huc_kprobe_caller_slot(ctx), n, to_user);
+	struct huc_caller c = huc_kprobe_caller(ctx);
+
+	return huc_on_check(ctx, c.slot, c.ret, n, to_user);
 }
 
 SEC("fexit/__check_object_size")
@@ -594,12 +606,12 @@ int BPF_KRETPROBE(huc_kretprobe_check_object_size)
 	SEC("fentry")                                                          \
 	int huc_fentry_##name(void *ctx)                                       \
 	{                                                                      \
-		return huc_on_subcheck(huc_read_slot(huc_fentry_caller_slot(ctx)), kind); \
+		return huc_on_subcheck(huc_fentry_caller(ctx).ret, kind);      \
 	}                                                                      \
 	SEC("kprobe")                                                          \
 	int huc_kprobe_##name(struct pt_regs *ctx)                             \
 	{                                                                      \
-		return huc_on_subcheck(huc_read_slot(huc_kprobe_caller_slot(ctx)), kind); \
+		return huc_on_subcheck(huc_kprobe_caller(ctx).ret, kind);      \
 	}
 
 HUC_SUBCHECK_PROGS(slab, HUC_CHECK_SLAB)
