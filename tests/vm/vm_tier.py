@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import re
 import subprocess
 import sys
@@ -459,8 +460,13 @@ def flood_rows(c: RunContext, probe_tag: str, sample_tag: str) -> list[Row]:
         c.row(sample_tag, "sample mode: usercopy_cpu_samples_total in checks >= "
               f"{MIN_FLOOD_SAMPLES}", 1, None if in_checks is None
               else int(in_checks >= MIN_FLOOD_SAMPLES), f"{in_checks} samples"),
-        c.row(sample_tag, "sample mode: top call site == probe mode's", ptop or "(none)", stop,
-              fmt(scounts)),
+        # Samples measure CPU time, probe mode counts calls: they need not rank two close call
+        # sites alike (seen: udp_recvmsg 84 vs udp_sendmsg 83 samples). Asserted is that probe
+        # mode's top call site is, within sampling noise (3 sigma, Poisson), sample mode's too.
+        c.row(sample_tag, "sample mode: probe mode's top call site within 3 sigma of the top", 1,
+              int(ptop is not None and stop is not None and scounts.get(ptop, 0)
+                  >= scounts[stop] - 3 * math.sqrt(scounts[stop])),
+              f"top {stop}; {fmt(scounts)}"),
         c.row(sample_tag, "top call site is a UDP call site", 1,
               int(stop in ("udp_sendmsg", "udp_recvmsg"))),
     ]
