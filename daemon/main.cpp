@@ -21,6 +21,8 @@ namespace {
 // libbpf's own messages (verifier logs, attach errors) go through our logger at debug level,
 // warnings at warn, so a normal run stays quiet and --log.level=debug shows everything.
 int libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
+  const auto spd_level = level == LIBBPF_WARN ? spdlog::level::debug : spdlog::level::trace;
+  if (!spdlog::should_log(spd_level)) return 0;  // not formatted at all at the default level
   // A verifier log arrives as one message of any length (megabytes when a program is rejected):
   // size it first instead of trusting a fixed buffer.
   va_list sizing;
@@ -32,11 +34,8 @@ int libbpf_print(enum libbpf_print_level level, const char* format, va_list args
   vsnprintf(text.data(), text.size(), format, args);
   text.resize(static_cast<size_t>(n));
   while (!text.empty() && text.back() == '\n') text.pop_back();
-  if (level == LIBBPF_WARN) {
-    spdlog::debug("libbpf: {}", text);  // expected failures (feature probes) warn too
-  } else {
-    spdlog::trace("libbpf: {}", text);
-  }
+  // Warnings at debug only: expected failures (feature probes) warn too.
+  spdlog::log(spd_level, "libbpf: {}", text);
   return n;
 }
 

@@ -130,13 +130,13 @@ def guest_main() -> int:
                     rec["variant"] = variant + "+stats"
                 rec["daemon_cpu_s"] = cpu_seconds(run.daemon.proc.pid) - c0
                 text = run.scrape_after_drain()
-                metrics = guestlib.tl.parse_metrics(text)
-                rec["checks_counted"] = sum(
-                    v for n, l, v in metrics
-                    if n == "usercopy_checks_total" and l.get("callsite") == "udp_recvmsg")
+                tl = guestlib.tl
+                metrics = tl.parse_metrics(text)
+                rec["checks_counted"] = tl.total(metrics, "usercopy_checks_total",
+                                                 callsite="udp_recvmsg")
                 # Which path found the call sites of helper-called checks (the cost claim).
-                rec["helper_calls"] = {l["method"]: v for n, l, v in metrics
-                                       if n == "hucprof_probe_helper_calls_total"}
+                rec["helper_calls"] = {labels["method"]: v for labels, v in
+                                       tl.select(metrics, "hucprof_probe_helper_calls_total")}
             finally:
                 rec["daemon_rc"] = run.stop()
         measurements.append(rec)

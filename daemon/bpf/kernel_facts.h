@@ -41,5 +41,4 @@ int read_perf_event_paranoid();
 // when it is a permission problem: Debian's paranoid=3 refuses everyone but CAP_SYS_ADMIN.
 std::string perf_permission_words(int err);
 
-
 }  // namespace hucprof

@@ -4,7 +4,6 @@
 
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <utility>
 

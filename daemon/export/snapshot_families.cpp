@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/raw_drain.h"
 #include "export/family_builder.h"
 #include "export/latency_buckets.h"
 #include "export/prometheus_exporter.h"
@@ -52,7 +53,7 @@ void add_probe_families(const hucprof::v1::Snapshot& snapshot,
       "callers go back to the stack walk).",
       MetricType::Counter, {});
   for (const auto& series : snapshot.helper_walks()) {
-    if (series.walk() == "offset_mismatch") {
+    if (series.walk() == helper_walk_name(HUC_WALK_MISMATCH)) {
       mismatches.add({}, as_double(series.count()));
     } else {
       helper_calls.add({series.walk()}, as_double(series.count()));

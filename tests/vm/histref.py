@@ -173,19 +173,6 @@ def parse_file(path: Path) -> Hist:
         raise HistParseError(f"{path}: {e}") from None
 
 
-def folded(h: Hist, probed: str) -> list[str]:
-    """Brendan Gregg's folded format, root first, probed function last, extra keys and vals
-    appended: `entry_SYSCALL_64_after_hwframe;...;udp_recvmsg;__check_object_size to_user=1 1000 n=64000`.
-    Input for the C++ CallsiteFolder in later phases. Names only: no addresses, no offsets."""
-    out = []
-    for e in h.entries:
-        frames = [f.name or "[unknown]" for f in reversed(e.callers(probed))] + [probed]
-        keys = "".join(f" {k}={v}" for k, v in sorted(e.keys.items()))
-        vals = "".join(f" {k}={v}" for k, v in sorted(e.vals.items()))
-        out.append(f"{';'.join(frames)}{keys} {e.hitcount}{vals}")
-    return sorted(out)
-
-
 def fold_input(h: Hist, probed: str, callers_in: set[str] | frozenset[str] | None = None,
                direction_key: str | None = None) -> list[str]:
     """Input lines for hucvm_fold (tests/vm/fold_tool.cpp): `COUNT BYTES DIRECTION FRAMES`, frames

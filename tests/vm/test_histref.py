@@ -49,13 +49,6 @@ class RealOutput(unittest.TestCase):
         isra = [f for f in frames if f.name == "do_execveat_common.isra.0"]
         self.assertEqual(isra[0].base, "do_execveat_common")
 
-    def test_folded_has_no_addresses(self):
-        h = histref.parse_file(DATA / "hist-6.1-uvmap-netlink64k.txt")
-        lines = histref.folded(h, "find_vmap_area")
-        self.assertIn("entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;"
-                      "__sock_sendmsg;netlink_sendmsg;__check_object_size;find_vmap_area 100", lines)
-        self.assertFalse(any("0x" in line for line in lines))
-
 
 class Malformed(unittest.TestCase):
     def test_truncated(self):

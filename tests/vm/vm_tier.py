@@ -133,7 +133,6 @@ class RunSpec:
 
 @dataclasses.dataclass
 class Tools:
-    build: Path
     hucprof: Path
     flood: Path
     fold: Path
@@ -151,13 +150,21 @@ class RunContext:
     run: RunSpec
     res: vmlib.RunResult
     tools: Tools
+    # Parsed result files by name: every row asks again, each file is read and parsed once.
+    _parsed: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    def _once(self, key, parse):
+        if key not in self._parsed:
+            self._parsed[key] = parse()
+        return self._parsed[key]
 
     def row(self, workload: str, what: str, expected, got, note: str = "") -> Row:
         return Row(self.spec.label, self.run.name, workload, what, expected, got, note)
 
     def text(self, name: str) -> str | None:
         p = self.res.file(name)
-        return p.read_text(errors="replace") if p.exists() else None
+        return self._once(("text", name),
+                          lambda: p.read_text(errors="replace") if p.exists() else None)
 
     def int_file(self, name: str) -> int | None:
         t = self.text(name)
@@ -168,11 +175,13 @@ class RunContext:
 
     def metrics(self, name: str) -> list | None:
         t = self.text(name)
-        return tl.parse_metrics(t) if t is not None else None
+        return self._once(("metrics", name),
+                          lambda: tl.parse_metrics(t) if t is not None else None)
 
     def hist(self, probe: str, tag: str) -> histref.Hist | None:
         p = self.res.file(f"hist-{probe}-{tag}.txt")
-        return histref.parse_file(p) if p.exists() else None
+        return self._once(("hist", p.name),
+                          lambda: histref.parse_file(p) if p.exists() else None)
 
     def delta(self, tag: str, name: str, **labels) -> int | None:
         """Rise of the sum of `name{labels}` over workload `tag` (session-workload)."""
@@ -355,26 +364,26 @@ def helper_walk_rows(c: RunContext, tag: str, n=UDP_N) -> list[Row]:
                   c.delta(tag, "hucprof_probe_offset_mismatches_total"))]
 
 
+def rise_row(c: RunContext, tag: str, name: str, expected, note: str = "", **labels) -> Row:
+    """The rise of name{labels} over workload `tag` is `expected`; shown as name{label values}."""
+    return c.row(tag, f"{name}{{{','.join(labels.values())}}}", expected,
+                 c.delta(tag, name, **labels), note)
+
+
 def udp_rows(c: RunContext, tag: str, n=UDP_N, p=UDP_PAYLOAD) -> list[Row]:
     """hucprof's own counts for exactly n UDP pairs."""
-    d = lambda name, **kw: c.delta(tag, name, **kw)  # noqa: E731
-    return [
-        c.row(tag, "usercopy_checks_total{udp_recvmsg,to_user}", n,
-              d("usercopy_checks_total", callsite="udp_recvmsg", direction="to_user")),
-        c.row(tag, "usercopy_check_bytes_total{udp_recvmsg,to_user}", n * p,
-              d("usercopy_check_bytes_total", callsite="udp_recvmsg", direction="to_user")),
-        c.row(tag, "usercopy_checks_total{udp_sendmsg,from_user}", n,
-              d("usercopy_checks_total", callsite="udp_sendmsg", direction="from_user")),
-        c.row(tag, "usercopy_check_bytes_total{udp_sendmsg,from_user}", n * p,
-              d("usercopy_check_bytes_total", callsite="udp_sendmsg", direction="from_user")),
-        c.row(tag, "usercopy_checks_total{udp_recvmsg,recvfrom,to_user} (syscall label)", n,
-              d("usercopy_checks_total", callsite="udp_recvmsg", syscall="recvfrom",
-                direction="to_user")),
-        c.row(tag, "usercopy_subchecks_total{udp_recvmsg,slab}", n,
-              d("usercopy_subchecks_total", callsite="udp_recvmsg", check="slab")),
-        c.row(tag, "usercopy_subchecks_total{udp_sendmsg,slab}", n,
-              d("usercopy_subchecks_total", callsite="udp_sendmsg", check="slab")),
-    ] + caller_rows(c, tag) + helper_walk_rows(c, tag, n)
+    rows = []
+    for callsite, direction in (("udp_recvmsg", "to_user"), ("udp_sendmsg", "from_user")):
+        rows += [rise_row(c, tag, "usercopy_checks_total", n, callsite=callsite,
+                          direction=direction),
+                 rise_row(c, tag, "usercopy_check_bytes_total", n * p, callsite=callsite,
+                          direction=direction)]
+    rows.append(rise_row(c, tag, "usercopy_checks_total", n, "syscall label",
+                         callsite="udp_recvmsg", syscall="recvfrom", direction="to_user"))
+    for callsite in ("udp_recvmsg", "udp_sendmsg"):
+        rows.append(rise_row(c, tag, "usercopy_subchecks_total", n, callsite=callsite,
+                             check="slab"))
+    return rows + caller_rows(c, tag) + helper_walk_rows(c, tag, n)
 
 
 def udp_ref_rows(c: RunContext, tag: str, hardened: bool) -> list[Row]:
@@ -404,7 +413,6 @@ def udp_ref_rows(c: RunContext, tag: str, hardened: bool) -> list[Row]:
 def netlink_rows(c: RunContext, tag: str, m: int, size: int, vmalloc: bool) -> list[Row]:
     exp_v = m if vmalloc else 0
     note = "vmalloc'ed skb head" if vmalloc else "kvmalloc: head from the page allocator"
-    d = lambda name, **kw: c.delta(tag, name, **kw)  # noqa: E731
     return [
         c.count("ucheck", tag, "netlink_sendmsg from_user calls", m, contains=["netlink_sendmsg"],
                 to_user=0),
@@ -412,16 +420,16 @@ def netlink_rows(c: RunContext, tag: str, m: int, size: int, vmalloc: bool) -> l
                 contains=["__check_object_size", "netlink_sendmsg"]),
         c.count("uvmap", tag, "vmalloc check from netlink_recvmsg", exp_v, note=note,
                 contains=["__check_object_size", "netlink_recvmsg"]),
-        c.row(tag, "usercopy_checks_total{netlink_sendmsg,from_user}", m,
-              d("usercopy_checks_total", callsite="netlink_sendmsg", direction="from_user")),
-        c.row(tag, "usercopy_check_bytes_total{netlink_sendmsg,from_user}", m * size,
-              d("usercopy_check_bytes_total", callsite="netlink_sendmsg", direction="from_user")),
-        c.row(tag, "usercopy_checks_total{netlink_recvmsg,to_user}", m,
-              d("usercopy_checks_total", callsite="netlink_recvmsg", direction="to_user")),
-        c.row(tag, "usercopy_subchecks_total{netlink_sendmsg,vmalloc}", exp_v,
-              d("usercopy_subchecks_total", callsite="netlink_sendmsg", check="vmalloc"), note),
-        c.row(tag, "usercopy_subchecks_total{netlink_recvmsg,vmalloc}", exp_v,
-              d("usercopy_subchecks_total", callsite="netlink_recvmsg", check="vmalloc"), note),
+        rise_row(c, tag, "usercopy_checks_total", m, callsite="netlink_sendmsg",
+                 direction="from_user"),
+        rise_row(c, tag, "usercopy_check_bytes_total", m * size, callsite="netlink_sendmsg",
+                 direction="from_user"),
+        rise_row(c, tag, "usercopy_checks_total", m, callsite="netlink_recvmsg",
+                 direction="to_user"),
+        rise_row(c, tag, "usercopy_subchecks_total", exp_v, note, callsite="netlink_sendmsg",
+                 check="vmalloc"),
+        rise_row(c, tag, "usercopy_subchecks_total", exp_v, note, callsite="netlink_recvmsg",
+                 check="vmalloc"),
     ] + caller_rows(c, tag)
 
 
@@ -619,7 +627,7 @@ def print_table(rows: list[Row]) -> None:
 
 
 def find_tools(build: Path) -> Tools:
-    t = Tools(build=build, hucprof=build / "daemon" / "hucprof",
+    t = Tools(hucprof=build / "daemon" / "hucprof",
               flood=build / "tests" / "tools" / "huc_udp_flood",
               fold=build / "tests" / "vm" / "hucvm_fold",
               udp_pairs=build / "vm-cache" / "bin" / "udp_pairs",

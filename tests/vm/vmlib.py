@@ -282,8 +282,9 @@ GUEST_MODULES = ["virtio", "virtio_ring", "virtio_pci_legacy_dev", "virtio_pci_m
                  "virtio_pci", "9pnet", "9pnet_virtio", "netfs", "9p"]
 
 
-def _optional(k: Kernel, names: list[str]) -> list[str]:
-    """Drop helper modules that this kernel neither ships nor builds in (older/newer layouts)."""
+def optional_modules(k: Kernel, names: list[str]) -> list[str]:
+    """`names` less the helper modules this kernel neither ships nor builds in (older/newer
+    layouts); built-in ones stay (resolve_modules skips them)."""
     shipped = {_modname(p) for p in (k.moddir / "kernel").rglob("*.ko*")}
     builtin = set()
     bfile = k.moddir / "modules.builtin"
@@ -342,13 +343,8 @@ def find_busybox() -> Path:
 
 def build_initramfs(k: Kernel, out: Path) -> list[str]:
     """Write `out` (if older than its inputs) and return the module load order."""
-    return write_initramfs(out, GUEST_INIT, resolve_modules(k, _optional(k, GUEST_MODULES)),
-                           [Path(__file__)])
-
-
-def optional_modules(k: Kernel, names: list[str]) -> list[str]:
-    """`names` less those built into this kernel (modules.builtin) or absent from it."""
-    return _optional(k, names)
+    return write_initramfs(out, GUEST_INIT, resolve_modules(k, optional_modules(k, GUEST_MODULES)),
+                           [])
 
 
 def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path]) -> list[str]:

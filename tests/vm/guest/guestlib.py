@@ -86,17 +86,9 @@ class HucprofRun:
         return tl.total(self.metrics()[1], "hucprof_drains_total")
 
     def wait_ready(self, timeout: float = 90) -> None:
-        """Serving /metrics is not enough: the daemon binds its port before it attaches (and
-        serves an empty page meanwhile). Ready = at least one drain after start-up."""
+        """Ready = at least one drain after start-up (tl.Daemon.wait_ready): the daemon binds its
+        port before it attaches and serves an empty page meanwhile."""
         self.daemon.wait_ready(timeout=timeout)
-        deadline = time.monotonic() + timeout
-        while self.drains() < 1:
-            if self.daemon.proc.poll() is not None:
-                raise RuntimeError(f"hucprof exited with {self.daemon.proc.returncode}:\n"
-                                   + self.daemon.log())
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"no drain within {timeout:.0f}s:\n{self.daemon.log()}")
-            time.sleep(0.2)
 
     def scrape_after_drain(self, path: Path | None = None, timeout: float = 60) -> str:
         """Scrape once two more drains have completed: the first of them may have begun before
