@@ -269,24 +269,42 @@ def unit_allowed_syscalls(unit_path: str, groups: dict[str, list[str]]) -> set[s
 
 
 class Checklist:
-    """OK/FAIL lines and the closing 'N passed, N failed' line the script tiers print."""
+    """OK/FAIL/SKIP lines and the closing 'N passed, N failed[, N skipped]' line the script
+    tiers print. A check's detail is shown on failure, and on success when show_ok_detail (or
+    the call's detail_on_ok) says so."""
 
     def __init__(self, show_ok_detail: bool = False) -> None:
-        self.passed = 0
+        self.passed: list[str] = []
         self.failed: list[str] = []
+        self.skipped: list[str] = []
         self.show_ok_detail = show_ok_detail
 
-    def check(self, cond, what: str, detail: str = ""):
+    def ok(self, what: str, detail: str = "") -> None:
+        self.passed.append(what)
+        print(f"OK   {what}" + (f"  ({detail})" if detail else ""), flush=True)
+
+    def fail(self, what: str, detail: str = "") -> None:
+        self.failed.append(what)
+        print(f"FAIL {what}" + (f"\n     {detail}" if detail else ""), flush=True)
+
+    def skip(self, what: str, reason: str) -> None:
+        self.skipped.append(what)
+        print(f"SKIP {what}: {reason}", flush=True)
+
+    def check(self, cond, what: str, detail: str = "", detail_on_ok: bool | None = None):
         if cond:
-            self.passed += 1
-            print(f"OK   {what}" + (f"  ({detail})" if detail and self.show_ok_detail else ""))
+            show = self.show_ok_detail if detail_on_ok is None else detail_on_ok
+            self.ok(what, detail if show else "")
         else:
-            self.failed.append(what)
-            print(f"FAIL {what}" + (f"\n     {detail}" if detail else ""))
+            self.fail(what, detail)
         return cond
 
+    def summary(self) -> str:
+        return (f"{len(self.passed)} passed, {len(self.failed)} failed"
+                + (f", {len(self.skipped)} skipped" if self.skipped else ""))
+
     def finish(self) -> int:
-        print(f"{self.passed} passed, {len(self.failed)} failed")
+        print(self.summary())
         return 1 if self.failed else 0
 
 

@@ -44,32 +44,7 @@ sys.path.insert(0, os.path.join(REPO_DEFAULT, "tests", "lint"))
 import e2e_lib as lib  # noqa: E402
 import promql_sources as ps  # noqa: E402
 
-SKIP = 77
 TOP_K = 20
-
-
-class Report:
-    def __init__(self):
-        self.passed, self.failed, self.skipped = [], [], []
-
-    def ok(self, what: str, detail: str = "") -> None:
-        self.passed.append(what)
-        print(f"OK   {what}" + (f"  ({detail})" if detail else ""), flush=True)
-
-    def fail(self, what: str, detail: str = "") -> None:
-        self.failed.append(what)
-        print(f"FAIL {what}" + (f"\n       {detail}" if detail else ""), flush=True)
-
-    def skip(self, what: str, reason: str) -> None:
-        self.skipped.append(what)
-        print(f"SKIP {what}: {reason}", flush=True)
-
-    def check(self, cond: bool, what: str, detail: str = "", detail_on_ok: bool = True) -> bool:
-        if cond:
-            self.ok(what, detail if detail_on_ok else "")
-        else:
-            self.fail(what, detail)
-        return cond
 
 
 def series_summary(result: list, limit: int = 3) -> str:
@@ -121,7 +96,7 @@ class ProbeGate:
         return None
 
 
-def resolve_variables(prom: lib.PrometheusServer, path: str, rep: Report) -> dict[str, str] | None:
+def resolve_variables(prom: lib.PrometheusServer, path: str, rep: lib.Checklist) -> dict[str, str] | None:
     """Template variables -> values, the way Grafana fills them on first load."""
     values = dict(lib.GRAFANA_BUILTINS)
     name = os.path.basename(path)
@@ -177,10 +152,8 @@ def main() -> int:
                        ("prometheus", args.prometheus), ("promtool", args.promtool)):
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             reasons.append(f"{what} binary missing at {path}")
-    if reasons:
-        print("SKIP e2e: " + "; ".join(reasons))
-        print("0 passed, 0 failed, 1 skipped")
-        return SKIP
+    if (rc := lib.skip_unless_ready("e2e", reasons)) is not None:
+        return rc
 
     repo = os.path.abspath(args.repo)
     rules_file = os.path.join(repo, "deploy", "prometheus", "hucprof.rules.yml")
@@ -190,7 +163,7 @@ def main() -> int:
     rules = ps.read_rules(rules_file)
     records = {r.name: r.expr for r in rules if r.kind == "record"}
 
-    rep = Report()
+    rep = lib.Checklist(show_ok_detail=True)
     workdir = tempfile.mkdtemp(prefix="hucprof-e2e-")
     print(f"work directory: {workdir}", flush=True)
     t0 = time.monotonic()
@@ -350,7 +323,7 @@ def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records
     print(f"queries done after {time.monotonic() - t0:.0f} s", flush=True)
 
 
-def finish(rep: Report, workdir: str, keep: bool, daemons, flood, prom) -> int:
+def finish(rep: lib.Checklist, workdir: str, keep: bool, daemons, flood, prom) -> int:
     for d in daemons:
         if d.proc is None:
             continue
@@ -367,8 +340,7 @@ def finish(rep: Report, workdir: str, keep: bool, daemons, flood, prom) -> int:
         print(f"logs kept in {workdir}")
     else:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{len(rep.passed)} passed, {len(rep.failed)} failed, {len(rep.skipped)} skipped")
-    return 1 if rep.failed else 0
+    return rep.finish()
 
 
 if __name__ == "__main__":
