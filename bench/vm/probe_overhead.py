@@ -40,7 +40,6 @@ sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 VARIANTS = ["kprobe", "fentry", "stackref", "bareref"]
-TRACEFS = Path("/sys/kernel/tracing")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,29 +73,11 @@ def guest_main() -> int:
     ref.call("ref_probe", "ucheck", "__check_object_size", "n=%si:u64 to_user=%dx:u8",
              "to_user", "n")
 
-    def tracefs_append(path: Path, line: str) -> None:
-        # O_APPEND without O_TRUNC (an O_TRUNC open of a trigger file drops its hist triggers),
-        # and no seek (Python's "a" mode seeks, which tracefs refuses).
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, line.encode() + b"\n")
-        finally:
-            os.close(fd)
-
-    def bare_flood() -> dict:
-        events = TRACEFS / "kprobe_events"
-        tracefs_append(events, "p:hucbench_bare __check_object_size to_user=%dx:u8")
-        trigger = TRACEFS / "events" / "kprobes" / "hucbench_bare" / "trigger"
-        try:
-            tracefs_append(trigger, "hist:keys=to_user")
-            out = flood("bareref")
-            tracefs_append(trigger, "hist:keys=to_user:pause")
-            out["hist_hits"] = int(re.search(r"Hits: (\d+)",
-                                             (trigger.parent / "hist").read_text()).group(1))
-            tracefs_append(trigger, "!hist:keys=to_user")
-        finally:
-            tracefs_append(events, "-:hucbench_bare")
-        return out
+    # The bare counter in a reference shell of its own, so ref_start/ref_stop of one variant
+    # never arm the other's trigger.
+    bare = guestlib.RefProbe(results)
+    bare.call("ref_init")
+    bare.call("ref_probe_unstacked", "bare", "__check_object_size", "to_user=%dx:u8", "to_user")
 
     def prog_stats() -> dict:
         r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
@@ -113,7 +94,9 @@ def guest_main() -> int:
             rec |= flood(variant)
             ref.call("ref_stop", f"{variant}-{rnd}")
         elif variant == "bareref":
-            rec |= bare_flood()
+            bare.call("ref_start")
+            rec |= flood(variant)
+            bare.call("ref_stop", f"{variant}-{rnd}")
         else:
             run = guestlib.HucprofRun(plan["hucprof"], ["--mode", "probe", "--probe.attach",
                                                         variant, "--interval", "1s"],
@@ -158,6 +141,7 @@ def guest_main() -> int:
             stats.write_text("0\n")
     finally:
         ref.close()
+        bare.close()
     return 0
 
 

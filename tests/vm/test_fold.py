@@ -21,15 +21,7 @@ FOLD = None
 
 def fold(name: str, probed: str, subcheck: bool) -> dict:
     h = histref.parse_file(DATA / name)
-    lines = histref.fold_input(h, probed, callers_in=vm_tier.DISPATCHERS if subcheck else None,
-                               direction_key=None if subcheck else "to_user")
-    r = subprocess.run([FOLD], input="\n".join(lines) + "\n", capture_output=True, text=True,
-                       check=True)
-    out = {}
-    for line in r.stdout.splitlines():
-        callsite, syscall, direction, count, nbytes = line.split("\t")
-        out[(callsite, syscall, direction)] = (int(count), int(nbytes))
-    return out
+    return vm_tier.parse_folded(vm_tier.fold_reference(FOLD, h, probed, subcheck))
 
 
 class FoldRealStacks(unittest.TestCase):

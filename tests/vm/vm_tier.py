@@ -84,6 +84,8 @@ DISPATCHERS = frozenset({"__check_object_size", "check_heap_object"})
 TARGETS = ["__check_object_size", "__check_heap_object", "find_vmap_area", "check_heap_object",
            "__virt_addr_valid", "check_stack_object", "check_kernel_text_object"]
 LATENCY_TARGET = "__check_object_size:return"
+# Recorded from the guest's kallsyms (kallsyms-usercopy.txt): the targets and their neighbours.
+KALLSYMS_RECORDED = TARGETS + ["find_vm_area", "check_page_span"]
 
 # Call sites (callsite, direction) a workload produces, and that nothing else in the guest
 # touches while it runs: hucprof and the folded reference must agree on each of them.
@@ -204,23 +206,36 @@ class RunContext:
         h = self.hist(probe, tag)
         if h is None:
             return None
-        sub = probe in SUBCHECK_PROBES
-        lines = histref.fold_input(h, PROBES[probe], callers_in=DISPATCHERS if sub else None,
-                                   direction_key=None if sub else "to_user")
-        r = subprocess.run([str(self.tools.fold)], input="\n".join(lines) + "\n",
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise ValueError(f"hucvm_fold failed on {probe}/{tag}: {r.stderr.strip()}")
+        tsv = fold_reference(self.tools.fold, h, PROBES[probe], probe in SUBCHECK_PROBES)
         self.res.file(f"refsites-{probe}-{tag}.tsv").write_text(
             "# callsite\tsyscall\tdirection\tcount\tbytes (kernel reference, folded by "
-            "hucprof's CallsiteFolder)\n" + r.stdout)
+            "hucprof's CallsiteFolder)\n" + tsv)
         out: dict[tuple[str, str], list[int]] = {}
-        for line in r.stdout.splitlines():
-            callsite, _syscall, direction, count, nbytes = line.split("\t")
+        for (callsite, _syscall, direction), (count, nbytes) in parse_folded(tsv).items():
             acc = out.setdefault((callsite, direction), [0, 0])
-            acc[0] += int(count)
-            acc[1] += int(nbytes)
+            acc[0] += count
+            acc[1] += nbytes
         return out
+
+
+def fold_reference(fold: Path, h: histref.Hist, probed: str, subcheck: bool) -> str:
+    """hucvm_fold's TSV (callsite, syscall, direction, count, bytes) for the reference's stacks
+    of `probed`; a sub-check counts only when called from the check dispatcher, as in BPF."""
+    lines = histref.fold_input(h, probed, callers_in=DISPATCHERS if subcheck else None,
+                               direction_key=None if subcheck else "to_user")
+    r = subprocess.run([str(fold)], input="\n".join(lines) + "\n", capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise ValueError(f"hucvm_fold failed on {probed}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def parse_folded(tsv: str) -> dict[tuple[str, str, str], tuple[int, int]]:
+    out = {}
+    for line in tsv.splitlines():
+        callsite, syscall, direction, count, nbytes = line.split("\t")
+        out[(callsite, syscall, direction)] = (int(count), int(nbytes))
+    return out
 
 
 def log_error_lines(text: str) -> list[str]:
@@ -604,7 +619,7 @@ def runs_for(spec: KernelSpec, tools: Tools) -> list[RunSpec]:
 
 
 def plan_json(run: RunSpec, tools: Tools) -> str:
-    return json.dumps({"hucprof": str(tools.hucprof),
+    return json.dumps({"hucprof": str(tools.hucprof), "kallsyms": KALLSYMS_RECORDED,
                        "sessions": [dataclasses.asdict(s) for s in run.sessions]})
 
 
@@ -691,7 +706,9 @@ def main() -> int:
                     print(f"FAIL: {spec.label}/{run.name}: {e}", file=sys.stderr)
                     continue
                 timings.append((spec.label, run.name, res.wall_s, res.boot_to_test_s, res.test_s))
-                if res.guest_rc != 0:
+                # The guest console once per failed run, whatever failed first.
+                console_shown = res.guest_rc != 0
+                if console_shown:
                     failures.append(f"{spec.label}/{run.name}: guest script exit {res.guest_rc}")
                     print(vmlib.format_console(res), file=sys.stderr)
                 ctx = RunContext(spec, run, res, tools)
@@ -699,7 +716,8 @@ def main() -> int:
                     rows = run.check(ctx)
                 except (histref.HistParseError, OSError, ValueError) as e:
                     failures.append(f"{spec.label}/{run.name}: cannot evaluate results: {e}")
-                    print(vmlib.format_console(res), file=sys.stderr)
+                    if not console_shown:
+                        print(vmlib.format_console(res), file=sys.stderr)
                     continue
                 print(f"\n== kernel {spec.label} ({k.release}), run {run.name}, "
                       f"results in {res.results_dir}")
@@ -711,7 +729,7 @@ def main() -> int:
                                   (ctx.text("kallsyms-usercopy.txt") or "").splitlines())
                       + (f"; not probed by the reference (absent): "
                          f"{', '.join(x for x in missing if x)}" if any(missing) else ""))
-                if any(not r.ok for r in rows):
+                if any(not r.ok for r in rows) and not console_shown:
                     print(vmlib.format_console(res, 60), file=sys.stderr)
                 all_rows += rows
     except Skip as e:

@@ -31,11 +31,6 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import guestlib  # noqa: E402
 
-USERCOPY_SYMBOLS = re.compile(
-    r" [tT] (__check_object_size|__check_heap_object|check_heap_object|__virt_addr_valid|"
-    r"check_stack_object|check_kernel_text_object|find_vmap_area|find_vm_area|check_page_span)"
-    r"(\.[a-z0-9.]+)?$")
-
 
 def main() -> int:
     results = Path(os.environ["HUCVM_RESULTS"])
@@ -49,9 +44,12 @@ def main() -> int:
 
     (results / "cmdline.txt").write_text(Path("/proc/cmdline").read_text())
     (results / "uname.txt").write_text(os.uname().release + "\n")
+    # The plan's symbols (vm_tier.KALLSYMS_RECORDED), with any compiler suffix.
+    wanted = re.compile(r" [tT] (" + "|".join(map(re.escape, plan["kallsyms"]))
+                        + r")(\.[a-z0-9.]+)?$")
     with open("/proc/kallsyms") as f:
         syms = sorted((line.split()[2], line.split()[1]) for line in f
-                      if USERCOPY_SYMBOLS.search(line.rstrip("\n")))
+                      if wanted.search(line.rstrip("\n")))
     (results / "kallsyms-usercopy.txt").write_text("".join(f"{t} {n}\n" for n, t in syms))
 
     needs_ref = any(w.get("reference") for s in plan["sessions"] for w in s["workloads"])

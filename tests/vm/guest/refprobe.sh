@@ -4,6 +4,7 @@
 #
 #   ref_init                               # detect tracefs + the stack key name
 #   ref_probe NAME SYMBOL "FETCHARGS" "EXTRA_KEYS" "VALS"
+#   ref_probe_unstacked NAME SYMBOL "FETCHARGS" "KEYS"   # keyed on KEYS only: no stack walk
 #   ref_start                              # (re)arm all hist triggers, enable all probes
 #   ...run a workload...
 #   ref_stop TAG                           # pause, write hist-NAME-TAG.txt + kprobe_profile
@@ -46,13 +47,24 @@ ref_init() {
 
 # ref_probe NAME SYMBOL FETCHARGS EXTRA_KEYS VALS
 ref_probe() {
-    local name=$1 sym=$2 args=$3 keys=$4 vals=$5
+    ref_probe_keyed "$REF_STACKKEY${4:+,$4}" "$1" "$2" "$3" "$5"
+}
+
+# ref_probe_unstacked NAME SYMBOL FETCHARGS KEYS: the kprobe and a counter per KEYS, no stack
+# walk (what a bare kprobe costs: bench/vm/probe_overhead.py).
+ref_probe_unstacked() {
+    ref_probe_keyed "$4" "$1" "$2" "$3" ""
+}
+
+# ref_probe_keyed HIST_KEYS NAME SYMBOL FETCHARGS VALS
+ref_probe_keyed() {
+    local hist_keys=$1 name=$2 sym=$3 args=$4 vals=$5
     if ! grep -qE "^[0-9a-f]+ [tT] $sym\$" /proc/kallsyms; then
         echo "$name $sym" >> "${HUCVM_RESULTS:-.}/ref-missing.txt"
         return 0
     fi
     echo "p:$name $sym $args" >> "$REF_T/kprobe_events" || ref_fail "kprobe $name on $sym refused"
-    local trig="hist:keys=$REF_STACKKEY${keys:+,$keys}"
+    local trig="hist:keys=$hist_keys"
     [ -n "$vals" ] && trig="$trig:vals=$vals"
     trig="$trig:size=8192"
     REF_TRIGGER[$name]=$trig
