@@ -1,26 +1,9 @@
 #include "cli/config_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <map>
 #include <optional>
 
-// yaml-cpp 0.7's node/impl.h trips GCC 12's -Wdangling-pointer once inlined into our code (a
-// false positive inside the library's own header, which we cannot change).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#include <yaml-cpp/yaml.h>
-#pragma GCC diagnostic pop
-#else
-#include <yaml-cpp/yaml.h>
-#endif
-
-#include "cli/message_text.h"
+#include "cli/safe_yaml.h"
 
 namespace hucprof {
 namespace {
@@ -30,27 +13,6 @@ namespace {
 int line_of(const YAML::Node& node, int fallback) {
   const int line = node.Mark().line;
   return line >= 0 ? line + 1 : fallback;
-}
-
-// POSIX read instead of ifstream so the message carries the real errno (EACCES, EISDIR, ...).
-std::variant<std::string, int> read_all(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  std::string text;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      close(fd);
-      return error;
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
-  return text;
 }
 
 class Flattener {
@@ -103,17 +65,9 @@ class Flattener {
 }  // namespace
 
 std::variant<std::vector<ConfigEntry>, std::string> read_config_file(const std::string& path) {
-  auto text = read_all(path);
-  if (const int* error = std::get_if<int>(&text)) {
-    return path + ": cannot read config file: " + lowercase_first(std::strerror(*error));
-  }
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::get<std::string>(text));
-  } catch (const YAML::Exception& e) {
-    return path + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) +
-           ": invalid YAML: " + e.msg;
-  }
+  auto loaded = load_yaml_file(path, "config file");
+  if (auto* error = std::get_if<std::string>(&loaded)) return *error;
+  const YAML::Node& root = std::get<YAML::Node>(loaded);
   if (!root.IsDefined() || root.IsNull()) return std::vector<ConfigEntry>{};  // empty file
   Flattener flattener(path);
   if (!root.IsMap())

@@ -1,0 +1,44 @@
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <variant>
+
+// yaml-cpp 0.7's node/impl.h trips GCC 12's -Wdangling-pointer once inlined into our code (a
+// false positive inside the library's own header, which we cannot change).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#include <yaml-cpp/yaml.h>
+#pragma GCC diagnostic pop
+#else
+#include <yaml-cpp/yaml.h>
+#endif
+
+namespace hucprof {
+
+// Bounds for YAML that comes from outside (the config file, the web config file). A settings
+// file is a few kilobytes; these bounds are far above that and far below what hurts a node.
+struct YamlLimits {
+  size_t max_bytes = size_t{1} << 20;  // 1 MiB
+  size_t max_nodes = 10000;            // scalars, sequences and mappings together
+};
+
+// The text of a regular file, at most max_bytes. Anything else is refused before it is read:
+// a FIFO would block forever, /dev/zero never ends. Errors are one line,
+// "PATH: cannot read WHAT: reason" (what: "config file", "web config file").
+std::variant<std::string, std::string> read_bounded_regular_file(const std::string& path,
+                                                                 std::string_view what,
+                                                                 size_t max_bytes);
+
+// One YAML document from text that names itself `name` in messages ("FILE:LINE: words").
+// Refused: aliases and anchors (a settings file never needs them, and nested aliases are how
+// 800 bytes expand to gigabytes), more than max_nodes nodes, more than one document.
+std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, const std::string& name,
+                                                     const YamlLimits& limits = {});
+
+// read_bounded_regular_file + load_yaml_text.
+std::variant<YAML::Node, std::string> load_yaml_file(const std::string& path, std::string_view what,
+                                                     const YamlLimits& limits = {});
+
+}  // namespace hucprof

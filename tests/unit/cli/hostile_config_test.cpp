@@ -1,0 +1,76 @@
+// Config input from outside must never take the host down: each case here grew the daemon to
+// gigabytes, aborted it or blocked it forever on b022eb4.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "cli/safe_yaml.h"
+#include "parse_helpers.h"
+
+namespace hucprof {
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+
+// "Billion laughs": 9 levels of 10 aliases each, 10^9 leaves from ~800 bytes.
+std::string nested_aliases() {
+  std::string text =
+      "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  for (int level = 1; level <= 9; ++level) {
+    const std::string prev = "*a" + std::to_string(level - 1);
+    text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) text += (i ? "," : "") + prev;
+    text += "]\n";
+  }
+  return text;
+}
+
+TEST_F(ConfigFileTest, NestedAliasesAreRefusedBeforeTheyExpand) {
+  const std::string path = write("laughs.yaml", nested_aliases());
+  EXPECT_EQ(parse_error({"run", "--config", path}),
+            path + ":1: anchors (&name) are not allowed here");
+}
+
+TEST_F(ConfigFileTest, DevZeroIsNotReadForever) {
+  EXPECT_EQ(parse_error({"run", "--config", "/dev/zero"}),
+            "/dev/zero: cannot read config file: not a regular file");
+}
+
+TEST_F(ConfigFileTest, FifoIsRefusedWithoutWaitingForAWriter) {
+  const std::string path = (dir_ / "fifo.yaml").string();
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(parse_error({"run", "--config", path}),
+            path + ": cannot read config file: not a regular file");
+}
+
+TEST_F(ConfigFileTest, FileAboveOneMebibyteIsRefused) {
+  const std::string path = write("big.yaml", "# " + std::string(size_t{1} << 20, 'x') + "\n");
+  EXPECT_EQ(parse_error({"run", "--config", path}),
+            path + ": cannot read config file: larger than 1048576 bytes");
+}
+
+TEST(SafeYaml, NodeCountIsBounded) {
+  std::string text = "list:\n";
+  for (int i = 0; i < 200; ++i) text += "  - x\n";
+  auto loaded = load_yaml_text(text, "t.yaml", YamlLimits{1 << 20, 100});
+  ASSERT_TRUE(std::holds_alternative<std::string>(loaded));
+  EXPECT_THAT(std::get<std::string>(loaded), EndsWith("more than 100 YAML nodes"));
+}
+
+TEST(SafeYaml, SecondDocumentIsRefused) {
+  auto loaded = load_yaml_text("mode: auto\n---\nmode: probe\n", "t.yaml");
+  ASSERT_TRUE(std::holds_alternative<std::string>(loaded));
+  EXPECT_EQ(std::get<std::string>(loaded), "t.yaml:1: more than one YAML document");
+}
+
+TEST(SafeYaml, PlainSettingsLoad) {
+  auto loaded = load_yaml_text("mode: auto\nweb:\n  listen-address: \":9478\"\n", "t.yaml");
+  ASSERT_TRUE(std::holds_alternative<YAML::Node>(loaded));
+  EXPECT_EQ(std::get<YAML::Node>(loaded)["web"]["listen-address"].as<std::string>(), ":9478");
+}
+
+}  // namespace
+}  // namespace hucprof
