@@ -10,10 +10,16 @@ packages=(
   prometheus-cpp-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsystemd-dev linux-libc-dev
+  # web server: Boost.Beast/Asio (headers), OpenSSL for TLS, libxcrypt's bcrypt for basic auth
+  libboost-dev libssl-dev libcrypt-dev
   # tests: host tier, VM tier, e2e tier
   curl python3 python3-yaml iproute2 procps strace dpkg-dev
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod
   prometheus
+  # web tests: certificates (openssl) and bcrypt hashes (htpasswd) made by tools, not by us
+  openssl apache2-utils
+  # bench/http_front.py: the 16-client load generator
+  wrk
 )
 
 missing=()

@@ -101,10 +101,11 @@ int run_command(const RunOptions& options) {
   // Bind the port before loading anything into the kernel: a taken port is a usage error
   // the user fixes by flag, and should not cost an attach/detach cycle.
   auto collectable = std::make_shared<SnapshotCollectable>();
-  auto server_or_error = MetricsServer::start(options.listen_address, collectable);
-  if (auto* error = std::get_if<std::string>(&server_or_error)) {
-    spdlog::error("{}", *error);
-    return 1;
+  auto server_or_error =
+      MetricsServer::start({options.listen_address, options.web_config_file}, collectable);
+  if (auto* error = std::get_if<WebStartError>(&server_or_error)) {
+    spdlog::error("{}", error->message);
+    return error->exit_code;
   }
   auto server = std::move(std::get<std::unique_ptr<MetricsServer>>(server_or_error));
 
@@ -197,8 +198,8 @@ int run_command(const RunOptions& options) {
   p.aggregator = std::make_unique<Aggregator>(options.top_k);
 
   collectable->update(drain_once(p));
-  spdlog::info("serving metrics on {} (port {}), draining every {} ms", options.listen_address,
-               server->port(), options.interval.count());
+  spdlog::info("serving metrics on {}://{}/metrics, draining every {} ms",
+               server->tls() ? "https" : "http", server->bound_address(), options.interval.count());
   sd_notifyf(0, "READY=1\nSTATUS=probes %s, sampling %s", p.probes ? "on" : "off",
              p.sampler ? "on" : "off");
 

@@ -25,6 +25,8 @@ struct RunOptions {
   std::optional<std::string> config_path;               // --config FILE
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
+  // --web.config.file: TLS and basic auth, exporter-toolkit's format; "" serves plain HTTP.
+  std::string web_config_file;
 };
 
 enum class CommandKind { Run, Doctor, Version };

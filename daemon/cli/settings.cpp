@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cli/duration.h"
+#include "core/listen_address.h"
 
 namespace hucprof {
 namespace {
@@ -52,10 +53,19 @@ std::string apply_mode(std::string_view value, RunOptions& options) {
 }
 
 std::string apply_listen_address(std::string_view value, RunOptions& options) {
-  // The full check (syntax, resolution, binding) happens when the server starts and names
-  // this flag too; here only what is certainly wrong.
+  // Syntax only (no resolver, no socket): what is certainly wrong is a usage error now, not a
+  // failure after start-up. Host names are resolved and ports bound when the server starts.
   if (value.empty()) return "empty address (expected host:port, :port or [::1]:port)";
+  auto parsed = parse_listen_address(value);
+  if (const auto* error = std::get_if<std::string>(&parsed)) return quoted(value) + ": " + *error;
   options.listen_address = std::string(value);
+  return "";
+}
+
+std::string apply_web_config_file(std::string_view value, RunOptions& options) {
+  // Read and checked when the server starts (and re-read when it changes), naming file and line.
+  if (value.empty()) return "empty path";
+  options.web_config_file = std::string(value);
   return "";
 }
 
@@ -128,12 +138,15 @@ std::string apply_log_level(std::string_view value, RunOptions& options) {
   return "";
 }
 
-const std::array<Setting, 8> kSettings{{
+const std::array<Setting, 9> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, apply_mode, [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
     {"web.listen-address", "ADDR", "serve /metrics on host:port, :port or [::1]:port", false,
      apply_listen_address, [](const RunOptions& o) { return o.listen_address; }},
+    {"web.config.file", "FILE",
+     "TLS and basic auth for the web server, in Prometheus exporter-toolkit's web config format",
+     false, apply_web_config_file, [](const RunOptions& o) { return o.web_config_file; }},
     {"sample-frequency", "HZ", "CPU clock samples per second per CPU, 1..1000", false,
      apply_sample_frequency,
      [](const RunOptions& o) { return std::to_string(o.sample_frequency); }},

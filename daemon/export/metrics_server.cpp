@@ -1,16 +1,18 @@
 #include "export/metrics_server.h"
 
-#include <exception>
 #include <utility>
-#include <vector>
 
-#include <prometheus/exposer.h>
-
+#include "core/listen_address.h"
+#include "export/gzip_body.h"
+#include "export/http_server.h"
 #include "export/landing_page.h"
-#include "export/listen_address.h"
+#include "export/web_security.h"
 
 namespace hucprof {
 namespace {
+
+// prometheus-cpp's and client_golang's content type for the text format.
+constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 
 std::string flag_error(const std::string& listen_address, const std::string& cause) {
   return "--web.listen-address \"" + listen_address + "\": " + cause;
@@ -18,36 +20,72 @@ std::string flag_error(const std::string& listen_address, const std::string& cau
 
 }  // namespace
 
+HttpResponse render_metrics(const SnapshotCollectable& collectable, const HttpRequest& request) {
+  HttpResponse response;
+  response.content_type = kTextFormat;
+  response.body = render_text(collectable.Collect());
+  response.headers.emplace_back("Vary", "Accept-Encoding");
+  const auto accept = request.headers.find("accept-encoding");
+  if (accept != request.headers.end() && accepts_gzip(accept->second)) {
+    if (auto compressed = gzip_compress(response.body)) {
+      response.body = std::move(*compressed);
+      response.headers.emplace_back("Content-Encoding", "gzip");
+    }
+  }
+  return response;
+}
+
+std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::start(
+    const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable) {
+  auto parsed = parse_listen_address(options.listen_address);
+  if (const auto* error = std::get_if<std::string>(&parsed)) {
+    return WebStartError{2, flag_error(options.listen_address, *error)};
+  }
+  auto resolved = resolve_listen_address(std::get<ListenAddress>(parsed));
+  if (const auto* error = std::get_if<std::string>(&resolved)) {
+    return WebStartError{2, flag_error(options.listen_address, *error)};
+  }
+  auto security = std::make_shared<WebSecuritySource>();
+  if (!options.web_config_file.empty()) {
+    auto loaded = WebSecuritySource::load(options.web_config_file);
+    if (auto* error = std::get_if<std::string>(&loaded)) return WebStartError{2, *error};
+    security = std::move(std::get<std::unique_ptr<WebSecuritySource>>(loaded));
+  }
+  const bool tls = security->tls();
+  auto started = HttpServer::start(std::get<ListenAddress>(resolved), std::move(security));
+  if (auto* error = std::get_if<std::string>(&started)) {
+    return WebStartError{1, flag_error(options.listen_address, *error)};
+  }
+  std::unique_ptr<MetricsServer> server(new MetricsServer());
+  server->collectable_ = std::move(collectable);
+  server->server_ = std::move(std::get<std::unique_ptr<HttpServer>>(started));
+  server->tls_ = tls;
+  // Scrapes run on their own small pool: a page that waits never delays them.
+  server->server_->add_route(
+      "/metrics",
+      [collectable = server->collectable_](const HttpRequest& request) {
+        return render_metrics(*collectable, request);
+      },
+      RouteLane::Scrape);
+  server->add_route("/", landing_page);
+  return server;
+}
+
 std::variant<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
     const std::string& listen_address, std::shared_ptr<SnapshotCollectable> collectable) {
-  auto parsed = parse_listen_address(listen_address);
-  if (const auto* error = std::get_if<std::string>(&parsed)) {
-    return flag_error(listen_address, *error);
-  }
-  const auto& address = std::get<ListenAddress>(parsed);
-  const std::string spec = civetweb_port_spec(address, ipv6_sockets_available());
-
-  std::unique_ptr<MetricsServer> server(new MetricsServer());
-  try {
-    server->exposer_ = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", spec, "num_threads", "2"},
-        landing_page_callbacks());
-  } catch (const std::exception&) {
-    // CivetServer throws "null context ... Possible problem binding to port" whatever went
-    // wrong; find out the real cause ourselves.
-    return flag_error(listen_address, diagnose_listen_failure(address));
-  }
-  server->exposer_->RegisterCollectable(collectable, "/metrics");
-  // The Exposer holds a weak_ptr; keep the collectable alive as long as we serve it.
-  server->collectable_ = std::move(collectable);
-  return server;
+  auto started = start(WebOptions{listen_address, ""}, std::move(collectable));
+  if (auto* error = std::get_if<WebStartError>(&started)) return error->message;
+  return std::move(std::get<std::unique_ptr<MetricsServer>>(started));
 }
 
 MetricsServer::~MetricsServer() = default;
 
-int MetricsServer::port() const {
-  const auto ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : ports.front();
+void MetricsServer::add_route(std::string path, HttpHandler handler) {
+  server_->add_route(std::move(path), std::move(handler), RouteLane::Own);
 }
+
+int MetricsServer::port() const { return server_->port(); }
+
+std::string MetricsServer::bound_address() const { return server_->bound_address(); }
 
 }  // namespace hucprof

@@ -1,42 +1,29 @@
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "export/landing_page.h"
 #include "export/metrics_server.h"
+#include "raw_http.h"
 
 namespace hucprof {
 namespace {
 
-using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using testing_http::RawConnection;
+using testing_http::request_once;
+using namespace std::chrono_literals;
 
-// A minimal HTTP/1.0 client on a raw socket: the response as text, "" if no connection.
-std::string http_get(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-      char buffer[4096];
-      for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, n);
-    }
-  }
-  close(fd);
-  return response;
-}
+const char* const kSeries =
+    "\nusercopy_checks_total{callsite=\"udp_recvmsg\",syscall=\"recvfrom\",direction=\"to_user\"} "
+    "7\n";
 
 std::shared_ptr<SnapshotCollectable> collectable_with_one_check() {
   v1::Snapshot snapshot;
@@ -59,17 +46,45 @@ std::unique_ptr<MetricsServer> start_ok(const std::string& address) {
   return std::move(std::get<std::unique_ptr<MetricsServer>>(started));
 }
 
-std::string start_error(const std::string& address) {
-  auto started = MetricsServer::start(address, collectable_with_one_check());
+WebStartError start_error(const std::string& address, const std::string& web_config = "") {
+  auto started =
+      MetricsServer::start(WebOptions{address, web_config}, collectable_with_one_check());
   if (std::holds_alternative<std::unique_ptr<MetricsServer>>(started)) {
     ADD_FAILURE() << address << " started, expected an error";
-    return "";
+    return {};
   }
-  return std::get<std::string>(started);
+  return std::get<WebStartError>(started);
 }
 
-// One server for all tests that need a live one: civetweb takes up to 2 s to stop (its
-// listener polls with a 2 s quantum), which adds up per test.
+bool ipv6_loopback_usable() {
+  const int fd = socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_addr = in6addr_loopback;
+  const bool ok = bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string gunzip(const std::string& data) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) return "";
+  std::string out;
+  char buffer[16384];
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof(buffer);
+    rc = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer, sizeof(buffer) - stream.avail_out);
+  }
+  inflateEnd(&stream);
+  return rc == Z_STREAM_END ? out : "";
+}
+
 class LiveServer : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { server_ = start_ok("127.0.0.1:0").release(); }
@@ -81,67 +96,255 @@ class LiveServer : public ::testing::Test {
     ASSERT_NE(server_, nullptr);
     ASSERT_GT(server_->port(), 0);
   }
+  static int port() { return server_->port(); }
   static MetricsServer* server_;
 };
 MetricsServer* LiveServer::server_ = nullptr;
 
-// civetweb answers errors in the request's HTTP version, prometheus-cpp always says 1.1.
-const char* const kOk = "^HTTP/1\\.[01] 200 OK\r\n";
-const char* const kNotFound = "^HTTP/1\\.[01] 404 ";
-
-TEST_F(LiveServer, ServesMetrics) {
-  const std::string response = http_get(server_->port(), "/metrics");
-  EXPECT_THAT(response, ContainsRegex(kOk));
-  EXPECT_THAT(response, HasSubstr("text/plain"));
-  EXPECT_THAT(response, HasSubstr("\nusercopy_checks_total{callsite=\"udp_recvmsg\","
-                                  "syscall=\"recvfrom\",direction=\"to_user\"} 7\n"));
-  EXPECT_THAT(response, HasSubstr("\n# TYPE process_cpu_seconds_total counter\n"));
+TEST_F(LiveServer, ServesMetricsInTheTextFormat) {
+  const auto response = request_once(port(), "GET", "/metrics");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_THAT(response->body, HasSubstr(kSeries));
+  EXPECT_THAT(response->body, HasSubstr("\n# TYPE process_cpu_seconds_total counter\n"));
 }
 
-TEST_F(LiveServer, UnknownPathsAre404) {
-  EXPECT_THAT(http_get(server_->port(), "/nope"), ContainsRegex(kNotFound));
-  EXPECT_THAT(http_get(server_->port(), "/index.html"), ContainsRegex(kNotFound));
+TEST_F(LiveServer, UnknownPathsAre404WhateverTheMethod) {
+  for (const char* method : {"GET", "HEAD", "POST"}) {
+    for (const char* path :
+         {"/nope", "/index.html", "/metrics/", "/../etc/passwd", "/metrics%2F"}) {
+      SCOPED_TRACE(std::string(method) + " " + path);
+      const auto response = request_once(port(), method, path);
+      ASSERT_TRUE(response);
+      EXPECT_EQ(response->status, 404);
+    }
+  }
 }
 
 TEST_F(LiveServer, LandingPageLinksToMetrics) {
-  const std::string response = http_get(server_->port(), "/");
-  if (!kLandingPageBuilt) {
-    EXPECT_THAT(response, ContainsRegex(kNotFound));
-    GTEST_SKIP() << "built without HUCPROF_LANDING_PAGE: \"/\" is a 404";
+  const auto response = request_once(port(), "GET", "/");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_THAT(response->header("content-type"), HasSubstr("text/html"));
+  EXPECT_THAT(response->body, HasSubstr("<a href=\"metrics\">"));
+}
+
+// Issue 9: HEAD /metrics was a 404.
+TEST_F(LiveServer, HeadSendsTheHeadersOfGetAndNoBody) {
+  auto connection = RawConnection::open(port());
+  ASSERT_TRUE(connection);
+  // HEAD then GET on one connection: a body after HEAD would be read as the GET's response.
+  ASSERT_TRUE(
+      connection->send("HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                       "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const auto head = connection->read_response(10s, /*no_body=*/true);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_GT(std::stoul(head->header("content-length")), 100u);
+  const auto get = connection->read_response(10s);
+  ASSERT_TRUE(get) << "pending: " << connection->pending().substr(0, 200);
+  EXPECT_EQ(get->status_line.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_THAT(get->body, HasSubstr(kSeries));
+}
+
+// Issue 9: POST/OPTIONS /metrics were 404 (not 405).
+TEST_F(LiveServer, OtherMethodsOnAKnownPathAre405WithAllow) {
+  for (const char* method : {"POST", "OPTIONS", "PUT", "DELETE", "PATCH"}) {
+    for (const char* path : {"/metrics", "/"}) {
+      SCOPED_TRACE(std::string(method) + " " + path);
+      const auto response = request_once(port(), method, path);
+      ASSERT_TRUE(response);
+      EXPECT_EQ(response->status, 405);
+      EXPECT_EQ(response->header("allow"), "GET, HEAD");
+    }
   }
-  EXPECT_THAT(response, ContainsRegex(kOk));
-  EXPECT_THAT(response, HasSubstr("text/html"));
-  EXPECT_THAT(response, HasSubstr("<a href=\"metrics\">"));
+}
+
+// Issue 9: absolute-form "GET http://host/metrics" closed the connection without an answer.
+TEST_F(LiveServer, AbsoluteFormTargetsAreServed) {
+  for (const std::string& target : std::vector<std::string>{
+           "http://localhost/metrics", "http://127.0.0.1:" + std::to_string(port()) + "/metrics",
+           "HTTP://example.org/metrics?x=1"}) {
+    SCOPED_TRACE(target);
+    const auto response = request_once(port(), "GET", target);
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 200);
+    EXPECT_THAT(response->body, HasSubstr(kSeries));
+  }
+  const auto percent = request_once(port(), "GET", "/%6Detrics");  // "m", encoded
+  ASSERT_TRUE(percent);
+  EXPECT_EQ(percent->status, 200);
+  const auto bad = request_once(port(), "GET", "/metrics%zz");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+}
+
+// Issue 9: every response closed the connection.
+TEST_F(LiveServer, KeepAliveServesSeveralRequestsOnOneConnection) {
+  auto connection = RawConnection::open(port());
+  ASSERT_TRUE(connection);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(connection->send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const auto response = connection->read_response(10s);
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 200);
+    EXPECT_NE(response->header("connection"), "close");
+    EXPECT_THAT(response->body, HasSubstr(kSeries));
+  }
+  // Pipelined: two requests in one write, two answers in order.
+  ASSERT_TRUE(connection->send(
+      "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const auto first = connection->read_response(10s);
+  const auto second = connection->read_response(10s);
+  ASSERT_TRUE(first && second);
+  EXPECT_THAT(first->body, HasSubstr("<html>"));
+  EXPECT_THAT(second->body, HasSubstr(kSeries));
+  // HTTP/1.0 without keep-alive: answered in 1.0, then closed.
+  auto old = RawConnection::open(port());
+  ASSERT_TRUE(old && old->send("GET /metrics HTTP/1.0\r\n\r\n"));
+  const auto response = old->read_response(10s);
+  ASSERT_TRUE(response);
+  EXPECT_THAT(response->status_line, StartsWith("HTTP/1.0 200"));
+  EXPECT_TRUE(old->closed_within(5s));
+}
+
+TEST_F(LiveServer, GzipWhenTheClientAcceptsIt) {
+  const auto plain = request_once(port(), "GET", "/metrics");
+  const auto zipped = request_once(port(), "GET", "/metrics", false, "Accept-Encoding: gzip\r\n");
+  ASSERT_TRUE(plain && zipped);
+  EXPECT_EQ(plain->header("content-encoding"), "");
+  EXPECT_EQ(zipped->header("content-encoding"), "gzip");
+  EXPECT_EQ(zipped->header("vary"), "Accept-Encoding");
+  EXPECT_LT(zipped->body.size(), plain->body.size());
+  EXPECT_THAT(gunzip(zipped->body), HasSubstr(kSeries));
+  const auto refused =
+      request_once(port(), "GET", "/metrics", false, "Accept-Encoding: gzip;q=0\r\n");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->header("content-encoding"), "");
+}
+
+// Issue 9: two idle TCP connections stopped /metrics for everyone (civetweb had 2 threads).
+TEST_F(LiveServer, IdleAndSlowClientsDoNotBlockMetrics) {
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 50; ++i) {
+    auto idle = RawConnection::open(port());
+    ASSERT_TRUE(idle);
+    held.push_back(std::move(idle));
+    auto slow = RawConnection::open(port());
+    ASSERT_TRUE(slow);
+    ASSERT_TRUE(slow->send("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: "));  // never finished
+    held.push_back(std::move(slow));
+  }
+  for (int i = 0; i < 5; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    auto connection = RawConnection::open(port());
+    ASSERT_TRUE(connection);
+    ASSERT_TRUE(connection->send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    const auto response = connection->read_response(2s);
+    ASSERT_TRUE(response) << "no answer within 2 s with 100 idle/slow connections open";
+    EXPECT_EQ(response->status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  }
+}
+
+TEST_F(LiveServer, OversizedHeadersAre431AndTheConnectionCloses) {
+  auto connection = RawConnection::open(port());
+  ASSERT_TRUE(connection);
+  const std::string big(1 << 20, 'a');
+  connection->send("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + big + "\r\n\r\n");
+  const auto response = connection->read_response(10s);
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 431);
+  EXPECT_TRUE(connection->closed_within(5s));
+
+  std::string many = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 2000; ++i) many += "X-H" + std::to_string(i) + ": v\r\n";
+  auto second = RawConnection::open(port());
+  ASSERT_TRUE(second);
+  second->send(many + "\r\n");
+  const auto too_many = second->read_response(10s);
+  ASSERT_TRUE(too_many);
+  EXPECT_EQ(too_many->status, 431);
+}
+
+TEST_F(LiveServer, GarbageIsABadRequest) {
+  auto connection = RawConnection::open(port());
+  ASSERT_TRUE(connection && connection->send("HELLO\r\n\r\n"));
+  const auto response = connection->read_response(10s);
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 400);
+  EXPECT_TRUE(connection->closed_within(5s));
 }
 
 TEST_F(LiveServer, PortTakenIsAnErrorNamingTheFlag) {
-  const std::string address = "127.0.0.1:" + std::to_string(server_->port());
-  const std::string error = start_error(address);
-  EXPECT_THAT(error, StartsWith("--web.listen-address \"" + address + "\": "));
-  EXPECT_THAT(error, HasSubstr("address already in use"));
-  // The running server is unaffected.
-  EXPECT_THAT(http_get(server_->port(), "/metrics"), ContainsRegex(kOk));
+  const std::string address = "127.0.0.1:" + std::to_string(port());
+  const WebStartError error = start_error(address);
+  EXPECT_EQ(error.exit_code, 1);
+  EXPECT_THAT(error.message, StartsWith("--web.listen-address \"" + address + "\": "));
+  EXPECT_THAT(error.message, HasSubstr("address already in use"));
+  const auto response = request_once(port(), "GET", "/metrics");  // still serving
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
 }
 
-TEST(MetricsServer, BadAddressIsAnErrorNamingTheFlag) {
-  EXPECT_EQ(start_error("localhost:notaport"),
+TEST(MetricsServer, AddressErrorsNameTheFlagWithTheirExitCode) {
+  WebStartError error = start_error("localhost:notaport");
+  EXPECT_EQ(error.exit_code, 2);
+  EXPECT_EQ(error.message,
             "--web.listen-address \"localhost:notaport\": port \"notaport\" is not a number in "
             "0..65535");
-  EXPECT_THAT(start_error("9478"), StartsWith("--web.listen-address \"9478\": missing port"));
-  // An address this host does not have.
-  EXPECT_THAT(start_error("192.0.2.1:0"),
+  error = start_error("no-such-host.invalid:0");
+  EXPECT_EQ(error.exit_code, 2);
+  EXPECT_THAT(error.message,
+              StartsWith("--web.listen-address \"no-such-host.invalid:0\": cannot resolve host"));
+  // An address this host does not have: a fact about this host, exit 1.
+  error = start_error("192.0.2.1:0");
+  EXPECT_EQ(error.exit_code, 1);
+  EXPECT_THAT(error.message,
               StartsWith("--web.listen-address \"192.0.2.1:0\": cannot listen on 192.0.2.1:0: "));
 }
 
-TEST(MetricsServer, Ipv6LoopbackServesOrSaysWhy) {
-  auto started = MetricsServer::start("[::1]:0", collectable_with_one_check());
-  if (const auto* error = std::get_if<std::string>(&started)) {
-    // Debian's civetweb is built without IPv6; the message must say so, not "failed".
-    EXPECT_THAT(*error, StartsWith("--web.listen-address \"[::1]:0\": "));
-    EXPECT_THAT(*error, HasSubstr("IPv6"));
-  } else {
-    EXPECT_GT(std::get<std::unique_ptr<MetricsServer>>(started)->port(), 0);
+TEST(MetricsServer, WebConfigErrorsAreUsageErrors) {
+  const WebStartError error = start_error("127.0.0.1:0", "/nonexistent/web.yml");
+  EXPECT_EQ(error.exit_code, 2);
+  EXPECT_EQ(error.message,
+            "/nonexistent/web.yml: cannot read web config file: no such file or directory");
+}
+
+// Issue 9: "[::1]:port" answered "civetweb has no IPv6 support".
+TEST(MetricsServer, ServesIpv6LoopbackAndDualStack) {
+  if (!ipv6_loopback_usable()) GTEST_SKIP() << "this host has no IPv6 loopback to test with";
+  auto v6 = start_ok("[::1]:0");
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6->bound_address(), "[::1]:" + std::to_string(v6->port()));
+  auto response = request_once(v6->port(), "GET", "/metrics", /*ipv6=*/true);
+  ASSERT_TRUE(response);
+  EXPECT_THAT(response->body, HasSubstr(kSeries));
+
+  // ":0" is every interface: one socket that IPv4 and IPv6 clients both reach.
+  auto any = start_ok(":0");
+  ASSERT_TRUE(any);
+  EXPECT_EQ(any->bound_address(), "[::]:" + std::to_string(any->port()));
+  for (bool ipv6 : {false, true}) {
+    response = request_once(any->port(), "GET", "/metrics", ipv6);
+    ASSERT_TRUE(response) << (ipv6 ? "IPv6" : "IPv4");
+    EXPECT_EQ(response->status, 200);
   }
+}
+
+TEST(MetricsServer, RenderMetricsIsAPureHandler) {
+  const auto collectable = collectable_with_one_check();
+  HttpRequest request;
+  request.path = "/metrics";
+  HttpResponse response = render_metrics(*collectable, request);
+  EXPECT_EQ(response.status, 200);
+  EXPECT_THAT(response.body, HasSubstr(kSeries));
+  request.headers["accept-encoding"] = "br, gzip;q=0.5";
+  response = render_metrics(*collectable, request);
+  EXPECT_THAT(gunzip(response.body), HasSubstr(kSeries));
 }
 
 }  // namespace

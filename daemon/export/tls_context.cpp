@@ -1,0 +1,272 @@
+#include "export/tls_context.h"
+
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <array>
+
+#include "cli/safe_yaml.h"
+
+namespace hucprof {
+namespace {
+
+constexpr size_t kMaxPemBytes = size_t{1} << 20;
+// TLS 1.3 suites are not configurable in Go (and so in the format): accepted and left alone.
+constexpr std::array<std::string_view, 3> kTls13Suites{
+    "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"};
+
+template <typename T, void (*Free)(T*)>
+struct Freer {
+  void operator()(T* p) const { Free(p); }
+};
+using BioPtr = std::unique_ptr<BIO, Freer<BIO, BIO_free_all>>;
+using X509Ptr = std::unique_ptr<X509, Freer<X509, X509_free>>;
+using KeyPtr = std::unique_ptr<EVP_PKEY, Freer<EVP_PKEY, EVP_PKEY_free>>;
+using SslCtxPtr = std::unique_ptr<SSL_CTX, Freer<SSL_CTX, SSL_CTX_free>>;
+
+void free_general_names(GENERAL_NAMES* names) { GENERAL_NAMES_free(names); }
+using GeneralNamesPtr = std::unique_ptr<GENERAL_NAMES, Freer<GENERAL_NAMES, free_general_names>>;
+
+// The most recent OpenSSL error in words ("no start line"), emptying the queue.
+std::string openssl_error() {
+  unsigned long last = 0;
+  while (const unsigned long code = ERR_get_error()) last = code;
+  if (last == 0) return "unknown OpenSSL error";
+  const char* reason = ERR_reason_error_string(last);
+  return reason != nullptr ? reason : "OpenSSL error " + std::to_string(last);
+}
+
+struct Pem {
+  std::string text;
+  std::string origin;  // "tls_server_config.cert_file /etc/x.crt" or "tls_server_config.cert"
+};
+
+std::variant<Pem, std::string> read_pem(const std::string& file, const std::string& inline_text,
+                                        const char* file_key, const char* text_key) {
+  const std::string prefix = "tls_server_config.";
+  if (file.empty()) return Pem{inline_text, prefix + text_key};
+  auto read = read_bounded_regular_file(file, prefix + file_key, kMaxPemBytes);
+  if (read.index() == 1) return std::get<1>(read);
+  return Pem{std::get<0>(read), prefix + file_key + " " + file};
+}
+
+BioPtr memory_bio(const std::string& text) {
+  return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
+
+std::vector<X509Ptr> read_certificates(const std::string& text) {
+  std::vector<X509Ptr> certificates;
+  BioPtr bio = memory_bio(text);
+  while (X509* certificate = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    certificates.emplace_back(certificate);
+  }
+  ERR_clear_error();  // the read that ends the loop always "fails"
+  return certificates;
+}
+
+std::optional<std::string> use_certificate_and_key(SSL_CTX* ctx, const Pem& cert, const Pem& key) {
+  auto chain = read_certificates(cert.text);
+  if (chain.empty()) return cert.origin + ": no PEM certificate in it";
+  if (SSL_CTX_use_certificate(ctx, chain.front().get()) != 1) {
+    return cert.origin + ": " + openssl_error();
+  }
+  for (size_t i = 1; i < chain.size(); ++i) {
+    if (SSL_CTX_add1_chain_cert(ctx, chain[i].get()) != 1)
+      return cert.origin + ": " + openssl_error();
+  }
+  BioPtr bio = memory_bio(key.text);
+  KeyPtr private_key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  if (!private_key) return key.origin + ": no PEM private key in it (" + openssl_error() + ")";
+  if (SSL_CTX_use_PrivateKey(ctx, private_key.get()) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+    return key.origin + ": the key does not belong to the certificate (" + openssl_error() + ")";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> use_client_ca(SSL_CTX* ctx, const Pem& ca) {
+  auto certificates = read_certificates(ca.text);
+  if (certificates.empty()) return ca.origin + ": no PEM certificate in it";
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+  for (const auto& certificate : certificates) {
+    if (X509_STORE_add_cert(store, certificate.get()) != 1) {
+      sk_X509_NAME_pop_free(names, X509_NAME_free);
+      return ca.origin + ": " + openssl_error();
+    }
+    // Tells clients which CA their certificate must come from.
+    sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(certificate.get())));
+  }
+  SSL_CTX_set_client_CA_list(ctx, names);
+  return std::nullopt;
+}
+
+// Go's ClientAuthType in OpenSSL's terms. "Any" policies accept whatever certificate comes.
+int accept_any_certificate(int, X509_STORE_CTX*) { return 1; }
+
+void set_client_auth(SSL_CTX* ctx, ClientAuth policy) {
+  switch (policy) {
+    case ClientAuth::NoClientCert:
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+      return;
+    case ClientAuth::RequestClientCert:
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_certificate);
+      return;
+    case ClientAuth::RequireAnyClientCert:
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+                         accept_any_certificate);
+      return;
+    case ClientAuth::VerifyClientCertIfGiven:
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+      return;
+    case ClientAuth::RequireAndVerifyClientCert:
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+      return;
+  }
+}
+
+int protocol_version(TlsVersion version) {
+  switch (version) {
+    case TlsVersion::TLS10:
+      return TLS1_VERSION;
+    case TlsVersion::TLS11:
+      return TLS1_1_VERSION;
+    case TlsVersion::TLS12:
+      return TLS1_2_VERSION;
+    case TlsVersion::TLS13:
+      break;
+  }
+  return TLS1_3_VERSION;
+}
+
+// Go names suites by their IANA names, OpenSSL by its own; SSL_CIPHER_standard_name bridges
+// them, over every suite this OpenSSL has.
+std::variant<std::string, std::string> openssl_cipher_list(const std::vector<std::string>& names) {
+  using Result = std::variant<std::string, std::string>;
+  SslCtxPtr all(SSL_CTX_new(TLS_server_method()));
+  if (!all || SSL_CTX_set_cipher_list(all.get(), "ALL:COMPLEMENTOFALL") != 1) {
+    return Result(std::in_place_index<1>, "tls_server_config.cipher_suites: " + openssl_error());
+  }
+  STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(all.get());
+  std::string list;
+  for (const std::string& name : names) {
+    if (std::find(kTls13Suites.begin(), kTls13Suites.end(), name) != kTls13Suites.end()) continue;
+    const SSL_CIPHER* found = nullptr;
+    for (int i = 0; i < sk_SSL_CIPHER_num(ciphers) && found == nullptr; ++i) {
+      const SSL_CIPHER* cipher = sk_SSL_CIPHER_value(ciphers, i);
+      if (const char* standard = SSL_CIPHER_standard_name(cipher); standard && name == standard) {
+        found = cipher;
+      }
+    }
+    if (found == nullptr) {
+      return Result(std::in_place_index<1>, "tls_server_config.cipher_suites: \"" + name +
+                                                "\" is not a TLS 1.2 cipher suite this OpenSSL "
+                                                "knows (use Go's names, e.g. "
+                                                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
+    }
+    list += (list.empty() ? "" : ":") + std::string(SSL_CIPHER_get_name(found));
+  }
+  return Result(std::in_place_index<0>, list);
+}
+
+std::string join(const std::vector<std::string>& items, char separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : std::string(1, separator)) + item;
+  return out;
+}
+
+}  // namespace
+
+std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_context(
+    const WebTlsConfig& tls) {
+  ERR_clear_error();
+  auto context = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
+  SSL_CTX* ctx = context->native_handle();
+  long options = SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION;
+  if (tls.prefer_server_cipher_suites) options |= SSL_OP_CIPHER_SERVER_PREFERENCE;
+  SSL_CTX_set_options(ctx, options);
+  SSL_CTX_set_min_proto_version(ctx, protocol_version(tls.min_version));
+  SSL_CTX_set_max_proto_version(ctx, protocol_version(tls.max_version));
+
+  auto cert = read_pem(tls.cert_file, tls.cert, "cert_file", "cert");
+  if (auto* error = std::get_if<std::string>(&cert)) return *error;
+  auto key = read_pem(tls.key_file, tls.key, "key_file", "key");
+  if (auto* error = std::get_if<std::string>(&key)) return *error;
+  if (auto error = use_certificate_and_key(ctx, std::get<Pem>(cert), std::get<Pem>(key))) {
+    return *error;
+  }
+  if (tls.has_client_ca()) {
+    auto ca = read_pem(tls.client_ca_file, tls.client_ca, "client_ca_file", "client_ca");
+    if (auto* error = std::get_if<std::string>(&ca)) return *error;
+    if (auto error = use_client_ca(ctx, std::get<Pem>(ca))) return *error;
+  }
+  set_client_auth(ctx, tls.client_auth);
+  // Session resumption with client certificates needs a context id, or OpenSSL refuses it.
+  static constexpr unsigned char kSessionContext[] = "hucprof";
+  SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof(kSessionContext) - 1);
+
+  if (!tls.cipher_suites.empty()) {
+    auto list = openssl_cipher_list(tls.cipher_suites);
+    if (list.index() == 1) return std::get<1>(list);
+    if (const auto& names = std::get<0>(list);
+        !names.empty() && SSL_CTX_set_cipher_list(ctx, names.c_str()) != 1) {
+      return "tls_server_config.cipher_suites: " + openssl_error();
+    }
+  }
+  if (!tls.curve_groups.empty() &&
+      SSL_CTX_set1_groups_list(ctx, join(tls.curve_groups, ':').c_str()) != 1) {
+    return "tls_server_config.curve_preferences: " + openssl_error();
+  }
+  return context;
+}
+
+std::vector<std::string> certificate_sans(X509* certificate) {
+  std::vector<std::string> sans;
+  GeneralNamesPtr names(static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr)));
+  if (!names) return sans;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names.get(), i);
+    auto text_of = [](const ASN1_STRING* s) {
+      return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                         static_cast<size_t>(ASN1_STRING_length(s)));
+    };
+    switch (name->type) {
+      case GEN_DNS:
+        sans.push_back(text_of(name->d.dNSName));
+        break;
+      case GEN_EMAIL:
+        sans.push_back(text_of(name->d.rfc822Name));
+        break;
+      case GEN_URI:
+        sans.push_back(text_of(name->d.uniformResourceIdentifier));
+        break;
+      case GEN_IPADD: {
+        const std::string raw = text_of(name->d.iPAddress);
+        char buffer[INET6_ADDRSTRLEN] = {};
+        const int family = raw.size() == 4 ? AF_INET : raw.size() == 16 ? AF_INET6 : 0;
+        if (family != 0 && inet_ntop(family, raw.data(), buffer, sizeof(buffer)) != nullptr) {
+          sans.emplace_back(buffer);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return sans;
+}
+
+bool peer_has_allowed_san(SSL* ssl, const std::vector<std::string>& allowed) {
+  X509Ptr peer(SSL_get1_peer_certificate(ssl));
+  if (!peer) return false;
+  const auto sans = certificate_sans(peer.get());
+  return std::any_of(sans.begin(), sans.end(), [&](const std::string& san) {
+    return std::find(allowed.begin(), allowed.end(), san) != allowed.end();
+  });
+}
+
+}  // namespace hucprof

@@ -1,0 +1,139 @@
+#include "export/web_security.h"
+
+#include <sys/stat.h>
+
+#include <spdlog/spdlog.h>
+
+#include "export/tls_context.h"
+
+namespace hucprof {
+namespace {
+
+constexpr std::chrono::seconds kCheckPeriod{1};
+
+std::string describe(const WebConfig& config) {
+  std::string what = config.tls ? "TLS" : "plain HTTP";
+  if (config.tls && config.tls->client_auth == ClientAuth::RequireAndVerifyClientCert) {
+    what += " with client certificates";
+  }
+  if (config.requires_auth()) {
+    what += ", basic auth (" + std::to_string(config.basic_auth_users.size()) + " user" +
+            (config.basic_auth_users.size() == 1 ? "" : "s") + ")";
+  }
+  if (config.rate_limit_interval.count() > 0) what += ", rate limited";
+  return what;
+}
+
+}  // namespace
+
+std::variant<std::shared_ptr<const WebSecurity>, std::string> WebSecurity::build(WebConfig config) {
+  auto security = std::make_shared<WebSecurity>();
+  if (config.tls) {
+    auto context = make_tls_context(*config.tls);
+    if (auto* error = std::get_if<std::string>(&context)) return *error;
+    security->tls = std::get<std::shared_ptr<boost::asio::ssl::context>>(context);
+  }
+  if (config.requires_auth()) {
+    security->auth = std::make_shared<BasicAuthenticator>(config.basic_auth_users);
+  }
+  if (config.rate_limit_interval.count() > 0) {
+    security->limiter =
+        std::make_shared<RateLimiter>(config.rate_limit_interval, config.rate_limit_burst);
+  }
+  security->config = std::move(config);
+  return std::shared_ptr<const WebSecurity>(std::move(security));
+}
+
+WebSecuritySource::WebSecuritySource() : current_(std::make_shared<WebSecurity>()) {}
+
+std::variant<std::unique_ptr<WebSecuritySource>, std::string> WebSecuritySource::load(
+    const std::string& path) {
+  std::unique_ptr<WebSecuritySource> source(new WebSecuritySource());
+  source->path_ = path;
+  // Each file is stamped before it is read: a change while loading is seen at the next check.
+  std::vector<FileStamp> stamps{stamp_file(path)};
+  auto config = load_web_config(path);
+  if (auto* error = std::get_if<std::string>(&config)) return *error;
+  for (const std::string& file : named_files(std::get<WebConfig>(config))) {
+    stamps.push_back(stamp_file(file));
+  }
+  auto security = WebSecurity::build(std::move(std::get<WebConfig>(config)));
+  if (auto* error = std::get_if<std::string>(&security)) return path + ": " + *error;
+  source->current_ = std::get<std::shared_ptr<const WebSecurity>>(security);
+  source->tls_ = source->current_->tls != nullptr;
+  source->stamps_ = std::move(stamps);
+  source->next_check_ = std::chrono::steady_clock::now() + kCheckPeriod;
+  spdlog::info("web config {}: {}", path, describe(source->current_->config));
+  return source;
+}
+
+std::vector<std::string> WebSecuritySource::named_files(const WebConfig& config) {
+  std::vector<std::string> files;
+  if (config.tls) {
+    for (const std::string* file :
+         {&config.tls->cert_file, &config.tls->key_file, &config.tls->client_ca_file}) {
+      if (!file->empty()) files.push_back(*file);
+    }
+  }
+  return files;
+}
+
+WebSecuritySource::FileStamp WebSecuritySource::stamp_file(const std::string& path) {
+  FileStamp s{path};
+  struct stat st {};
+  // stat, not lstat: a Kubernetes secret update swaps a symlink, the target changes.
+  if (::stat(path.c_str(), &st) == 0) {
+    s.exists = true;
+    s.device = static_cast<long long>(st.st_dev);
+    s.inode = static_cast<long long>(st.st_ino);
+    s.size = static_cast<long long>(st.st_size);
+    s.mtime_ns = st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec;
+    s.ctime_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec;
+  }
+  return s;
+}
+
+std::shared_ptr<const WebSecurity> WebSecuritySource::current() {
+  if (path_.empty()) return current_;  // no file: never changes
+  std::lock_guard lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_check_) {
+    next_check_ = now + kCheckPeriod;
+    std::vector<FileStamp> stamps;
+    for (const FileStamp& old : stamps_) stamps.push_back(stamp_file(old.path));
+    if (stamps != stamps_) reload(std::move(stamps));
+  }
+  return current_;
+}
+
+void WebSecuritySource::reload(std::vector<FileStamp> now) {
+  // Remembered even when the new version fails, so it is reported once, not every second.
+  stamps_ = std::move(now);
+  auto config = load_web_config(path_);
+  if (auto* error = std::get_if<std::string>(&config)) {
+    spdlog::error("web config changed but does not load, keeping the last good one: {}", *error);
+    return;
+  }
+  // From now on, watch the files this version names.
+  stamps_.resize(1);
+  for (const std::string& file : named_files(std::get<WebConfig>(config))) {
+    stamps_.push_back(stamp_file(file));
+  }
+  if (std::get<WebConfig>(config).tls.has_value() != tls_) {
+    spdlog::error(
+        "web config {} changed but does not load, keeping the last good one: tls_server_config "
+        "can only be turned {} by a restart",
+        path_, tls_ ? "off" : "on");
+    return;
+  }
+  auto security = WebSecurity::build(std::move(std::get<WebConfig>(config)));
+  if (auto* error = std::get_if<std::string>(&security)) {
+    spdlog::error("web config changed but does not load, keeping the last good one: {}: {}", path_,
+                  *error);
+    return;
+  }
+  current_ = std::get<std::shared_ptr<const WebSecurity>>(security);
+  spdlog::info("web config {} reloaded: {}", path_, describe(current_->config));
+}
+
+}  // namespace hucprof

@@ -1,0 +1,65 @@
+#pragma once
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <boost/asio/ssl/context.hpp>
+
+#include "cli/web_config.h"
+#include "export/basic_auth.h"
+#include "export/rate_limiter.h"
+
+namespace hucprof {
+
+// What the web server enforces, built from one version of the web config: the TLS context
+// (certificates loaded), the authenticator and the rate limiter.
+struct WebSecurity {
+  WebConfig config;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain HTTP
+  std::shared_ptr<BasicAuthenticator> auth;        // null: no basic_auth_users
+  std::shared_ptr<RateLimiter> limiter;            // null: no rate_limit
+
+  static std::variant<std::shared_ptr<const WebSecurity>, std::string> build(WebConfig config);
+};
+
+// --web.config.file, kept current the way exporter-toolkit does (it re-reads the file per
+// connection and per request): the file and the certificate, key and CA files it names are
+// checked for changes at most once a second, and a changed set is loaded anew. A new version
+// that does not load is logged once and the last good one stays in force, so a half-written
+// file or a bad certificate never takes /metrics down.
+class WebSecuritySource {
+ public:
+  // No file: plain HTTP, no authentication.
+  WebSecuritySource();
+  // The file as it is now; an error (one line naming the file) when it does not load.
+  static std::variant<std::unique_ptr<WebSecuritySource>, std::string> load(
+      const std::string& path);
+
+  std::shared_ptr<const WebSecurity> current();
+  // TLS or not is fixed at start, as in exporter-toolkit: a listener does not change protocol.
+  bool tls() const { return tls_; }
+
+ private:
+  struct FileStamp {
+    std::string path;
+    bool exists = false;
+    long long device = 0, inode = 0, size = 0, mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const FileStamp&) const = default;
+  };
+  static FileStamp stamp_file(const std::string& path);
+  // The certificate, key and CA files a version of the config reads.
+  static std::vector<std::string> named_files(const WebConfig& config);
+  void reload(std::vector<FileStamp> now);
+
+  std::string path_;
+  bool tls_ = false;
+  std::mutex mutex_;
+  std::shared_ptr<const WebSecurity> current_;
+  std::vector<FileStamp> stamps_;  // of the last version tried, good or not
+  std::chrono::steady_clock::time_point next_check_{};
+};
+
+}  // namespace hucprof

@@ -1,0 +1,51 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parse_helpers.h"
+
+namespace hucprof {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Issue 9: these were accepted by the flag parser and failed only when the server started, with
+// exit code 1 and the message on stdout. They are usage errors: exit 2, one line naming the flag
+// (main prints it on stderr).
+TEST(WebFlags, BadListenAddressesAreUsageErrorsNamingTheFlag) {
+  for (const char* address : {"host:", ":65536", "127.0.0.1:-1", "999.1.1.1:80", "9478", "::1:80",
+                              "[::1]", "bad host:80", "localhost:http"}) {
+    SCOPED_TRACE(address);
+    EXPECT_THAT(parse_error({"run", "--web.listen-address", address}),
+                StartsWith(std::string("--web.listen-address: \"") + address + "\": "));
+  }
+  EXPECT_EQ(parse_error({"run", "--web.listen-address", "999.1.1.1:80"}),
+            "--web.listen-address: \"999.1.1.1:80\": \"999.1.1.1\" is not a valid IPv4 address "
+            "(four numbers 0..255)");
+}
+
+TEST(WebFlags, GoodListenAddressesPass) {
+  for (const char* address :
+       {":9478", "[::]:9478", "[::1]:0", "127.0.0.1:9478", "localhost:9478"}) {
+    EXPECT_EQ(parse_run({"run", "--web.listen-address", address}).listen_address, address);
+  }
+}
+
+TEST_F(ConfigFileTest, BadListenAddressInTheConfigNamesFileAndLine) {
+  const std::string path = write("hucprof.yaml", "mode: auto\nweb.listen-address: \":65536\"\n");
+  EXPECT_THAT(parse_error({"run", "--config", path}),
+              StartsWith(path + ":2: web.listen-address: \":65536\": port \"65536\""));
+}
+
+TEST(WebFlags, WebConfigFileIsAPath) {
+  EXPECT_EQ(parse_run({"run"}).web_config_file, "");
+  EXPECT_EQ(parse_run({"run", "--web.config.file", "/etc/hucprof/web.yml"}).web_config_file,
+            "/etc/hucprof/web.yml");
+  EXPECT_EQ(parse_error({"run", "--web.config.file", ""}), "--web.config.file: empty path");
+  EXPECT_THAT(parse({"run", "--help"}).message, HasSubstr("--web.config.file"));
+  // doctor serves nothing.
+  EXPECT_THAT(parse_error({"doctor", "--web.config.file", "x"}), HasSubstr("--web.config.file"));
+}
+
+}  // namespace
+}  // namespace hucprof

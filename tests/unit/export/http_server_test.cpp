@@ -1,0 +1,270 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "export/http_server.h"
+#include "export/web_security.h"
+#include "raw_http.h"
+
+namespace hucprof {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_http::RawConnection;
+using testing_http::request_once;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<HttpServer> start_server(HttpServerLimits limits = {}) {
+  auto started = HttpServer::start(ListenAddress{ListenAddress::Kind::IPv4, "127.0.0.1", 0},
+                                   std::make_shared<WebSecuritySource>(), limits);
+  if (auto* error = std::get_if<std::string>(&started)) {
+    ADD_FAILURE() << *error;
+    return nullptr;
+  }
+  return std::move(std::get<std::unique_ptr<HttpServer>>(started));
+}
+
+HttpResponse text(std::string body) {
+  HttpResponse response;
+  response.body = std::move(body);
+  return response;
+}
+
+// Waits up to `limit` for cancelled(), polling as a profile handler would.
+bool wait_until_cancelled(const HttpRequest& request, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (request.cancelled()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+TEST(HttpServer, HandlersSeeTheDecodedRequest) {
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  std::promise<HttpRequest> seen;
+  std::atomic<bool> cancelled_while_waited_for{true};
+  server->add_route("/debug/pprof/usercopy", [&](const HttpRequest& request) {
+    cancelled_while_waited_for = request.cancelled();
+    seen.set_value(request);
+    HttpResponse response = text("profile");
+    response.content_type = "application/octet-stream";
+    response.headers.emplace_back("Content-Disposition", "attachment; filename=\"x.pb.gz\"");
+    return response;
+  });
+  const auto response = request_once(server->port(), "GET",
+                                     "/debug/pprof/usercopy?seconds=30&label=a%20b&label=c+d&flag",
+                                     false, "X-Custom: One\r\n");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "profile");
+  EXPECT_EQ(response->header("content-type"), "application/octet-stream");
+  EXPECT_EQ(response->header("content-disposition"), "attachment; filename=\"x.pb.gz\"");
+  const HttpRequest request = seen.get_future().get();
+  EXPECT_EQ(request.method, "GET");
+  EXPECT_EQ(request.path, "/debug/pprof/usercopy");
+  EXPECT_EQ(request.query.find("seconds")->second, "30");
+  EXPECT_EQ(request.query.count("label"), 2u);
+  EXPECT_EQ(request.query.lower_bound("label")->second, "a b");
+  EXPECT_EQ(request.query.find("flag")->second, "");
+  EXPECT_EQ(request.headers.at("x-custom"), "One");
+  EXPECT_FALSE(cancelled_while_waited_for);  // the client was waiting for its answer
+  EXPECT_TRUE(request.cancelled());          // and once answered, the request is over
+}
+
+TEST(HttpServer, AHandlerThatThrowsGivesA500AndTheServerGoesOn) {
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  server->add_route("/boom",
+                    [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("x"); });
+  server->add_route("/fine", [](const HttpRequest&) { return text("ok"); });
+  const auto boom = request_once(server->port(), "GET", "/boom");
+  ASSERT_TRUE(boom);
+  EXPECT_EQ(boom->status, 500);
+  const auto fine = request_once(server->port(), "GET", "/fine");
+  ASSERT_TRUE(fine);
+  EXPECT_EQ(fine->body, "ok");
+}
+
+TEST(HttpServer, HeaderInjectionFromAHandlerIsDropped) {
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  server->add_route("/h", [](const HttpRequest&) {
+    HttpResponse response = text("ok");
+    response.headers.emplace_back("X-Evil", "a\r\nSet-Cookie: stolen=1");
+    response.headers.emplace_back("X-Fine", "yes");
+    return response;
+  });
+  const auto response = request_once(server->port(), "GET", "/h");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->header("set-cookie"), "");
+  EXPECT_EQ(response->header("x-evil"), "");
+  EXPECT_EQ(response->header("x-fine"), "yes");
+}
+
+// A profile request waits for minutes; scrapes (their own lane) and other pages must not wait.
+TEST(HttpServer, ASlowHandlerDelaysNobodyElse) {
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  std::atomic<int> waiting{0};
+  server->add_route("/slow", [&](const HttpRequest& request) {
+    ++waiting;
+    wait_until_cancelled(request, 30s);
+    return text("late");
+  });
+  server->add_route(
+      "/metrics", [](const HttpRequest&) { return text("scrape"); }, RouteLane::Scrape);
+  server->add_route("/page", [](const HttpRequest&) { return text("page"); });
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 4; ++i) {
+    slow.push_back(RawConnection::open(server->port()));
+    ASSERT_TRUE(slow.back() && slow.back()->send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  while (waiting < 4) std::this_thread::sleep_for(10ms);
+  for (const char* path : {"/metrics", "/page"}) {
+    const auto started = Clock::now();
+    const auto response = request_once(server->port(), "GET", path);
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 200);
+    EXPECT_LT(Clock::now() - started, 2s) << path;
+  }
+}
+
+TEST(HttpServer, AClientThatLeavesCancelsItsHandler) {
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  std::promise<bool> cancelled;
+  server->add_route("/wait", [&](const HttpRequest& request) {
+    cancelled.set_value(wait_until_cancelled(request, 20s));
+    return text("nobody reads this");
+  });
+  {
+    auto connection = RawConnection::open(server->port());
+    ASSERT_TRUE(connection && connection->send("GET /wait?seconds=20 HTTP/1.1\r\nHost: x\r\n\r\n"));
+    std::this_thread::sleep_for(200ms);
+  }  // closed
+  auto result = cancelled.get_future();
+  ASSERT_EQ(result.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(result.get());
+}
+
+// SIGTERM must stay fast (~1 s): slow clients, idle connections and a handler in the middle of
+// a long wait are all ended.
+TEST(HttpServer, StoppingIsFastWithSlowClientsAndLongHandlers) {
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  std::atomic<bool> handler_running{false}, handler_saw_cancel{false};
+  server->add_route("/wait", [&](const HttpRequest& request) {
+    handler_running = true;
+    handler_saw_cancel = wait_until_cancelled(request, 120s);
+    return text("stopped");
+  });
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 20; ++i) {
+    held.push_back(RawConnection::open(server->port()));
+    held.back()->send("GET /metrics HTTP/1.1\r\nHost:");  // slowloris
+    held.push_back(RawConnection::open(server->port()));  // idle
+  }
+  held.push_back(RawConnection::open(server->port()));
+  held.back()->send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (!handler_running) std::this_thread::sleep_for(10ms);
+  const auto started = Clock::now();
+  server.reset();
+  const auto took = Clock::now() - started;
+  EXPECT_LT(took, 1500ms) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                          << " ms";
+  EXPECT_TRUE(handler_saw_cancel);
+  for (auto& connection : held) EXPECT_TRUE(connection->closed_within(2s));
+}
+
+TEST(HttpServer, TooManyWaitingHandlersGet503) {
+  HttpServerLimits limits;
+  limits.max_handler_threads = 1;
+  auto server = start_server(limits);
+  ASSERT_TRUE(server);
+  std::atomic<bool> running{false};
+  server->add_route("/wait", [&](const HttpRequest& request) {
+    running = true;
+    wait_until_cancelled(request, 30s);
+    return text("done");
+  });
+  auto first = RawConnection::open(server->port());
+  ASSERT_TRUE(first && first->send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n"));
+  while (!running) std::this_thread::sleep_for(10ms);
+  const auto second = request_once(server->port(), "GET", "/wait");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 503);
+  EXPECT_EQ(second->header("retry-after"), "5");
+}
+
+TEST(HttpServer, SlowlorisIsCutOffAfterTheRequestTimeout) {
+  HttpServerLimits limits;
+  limits.request_timeout = 300ms;
+  limits.idle_timeout = 300ms;
+  auto server = start_server(limits);
+  ASSERT_TRUE(server);
+  auto slow = RawConnection::open(server->port());
+  ASSERT_TRUE(slow && slow->send("GET /metrics HTTP/1.1\r\nHost: x\r\n"));
+  // One more header byte every 100 ms would keep a per-read timeout alive forever; the
+  // request timeout counts from its first byte.
+  bool closed = false;
+  for (int i = 0; i < 30 && !closed; ++i) {
+    slow->send("X");
+    closed = slow->closed_within(100ms);
+  }
+  EXPECT_TRUE(closed);
+  auto idle = RawConnection::open(server->port());
+  ASSERT_TRUE(idle);
+  EXPECT_TRUE(idle->closed_within(3s));
+}
+
+TEST(HttpServer, AtTheConnectionLimitTheLongestWaitingConnectionMakesRoom) {
+  HttpServerLimits limits;
+  limits.max_connections = 4;
+  auto server = start_server(limits);
+  ASSERT_TRUE(server);
+  server->add_route(
+      "/metrics", [](const HttpRequest&) { return text("ok"); }, RouteLane::Scrape);
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(RawConnection::open(server->port()));
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto response = request_once(server->port(), "GET", "/metrics");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->body, "ok");
+  EXPECT_TRUE(idle.front()->closed_within(2s)) << "the oldest idle connection was not closed";
+}
+
+TEST(HttpServer, ListenErrorsAreInWords) {
+  auto first = start_server();
+  ASSERT_TRUE(first);
+  auto second = HttpServer::start(
+      ListenAddress{ListenAddress::Kind::IPv4, "127.0.0.1", static_cast<uint16_t>(first->port())},
+      nullptr);
+  ASSERT_TRUE(std::holds_alternative<std::string>(second));
+  EXPECT_EQ(
+      std::get<std::string>(second),
+      "cannot listen on 127.0.0.1:" + std::to_string(first->port()) + ": address already in use");
+}
+
+TEST(HttpServer, HostNamesResolvePreferringIpv4) {
+  auto resolved =
+      resolve_listen_address(ListenAddress{ListenAddress::Kind::HostName, "localhost", 80});
+  ASSERT_TRUE(std::holds_alternative<ListenAddress>(resolved)) << std::get<std::string>(resolved);
+  EXPECT_EQ(std::get<ListenAddress>(resolved).kind, ListenAddress::Kind::IPv4);
+  EXPECT_EQ(std::get<ListenAddress>(resolved).host, "127.0.0.1");
+  auto missing = resolve_listen_address(
+      ListenAddress{ListenAddress::Kind::HostName, "no-such-host.invalid", 80});
+  ASSERT_TRUE(std::holds_alternative<std::string>(missing));
+  EXPECT_THAT(std::get<std::string>(missing),
+              HasSubstr("cannot resolve host \"no-such-host.invalid\""));
+}
+
+}  // namespace
+}  // namespace hucprof
