@@ -42,6 +42,7 @@ constexpr size_t kReadChunk = 4096;
 constexpr std::chrono::seconds kTlsShutdownTimeout{1};
 constexpr std::chrono::milliseconds kAcceptRetry{100};
 constexpr std::chrono::seconds kSlowHandlerWarning{2};
+constexpr std::chrono::seconds kConfigCheckPeriod{2};
 constexpr const char* kPlainHttpToTlsPort =
     "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
     "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
@@ -176,6 +177,9 @@ struct HttpServer::Impl {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{io};
   net::steady_timer accept_retry{io};
+  // Looks at the web config now and then even without traffic, so an edit is reported (and a
+  // renewed certificate loaded) when it is made, not at the next scrape.
+  net::steady_timer config_check{io};
   Clock::time_point last_accept_warning{};
   std::vector<std::thread> io_threads;
   tcp::endpoint bound;
@@ -194,6 +198,7 @@ struct HttpServer::Impl {
   }
 
   void accept();
+  void check_config();
   void on_accept(beast::error_code ec, tcp::socket socket);
   template <class SessionType>
   void launch(std::shared_ptr<SessionType> session);
@@ -501,6 +506,14 @@ void HttpServer::Impl::accept() {
   });
 }
 
+void HttpServer::Impl::check_config() {
+  security->current();
+  config_check.expires_after(kConfigCheckPeriod);
+  config_check.async_wait([this](beast::error_code ec) {
+    if (!ec && !stopping) check_config();
+  });
+}
+
 void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
   if (stopping || ec == net::error::operation_aborted) return;
   if (ec) {
@@ -567,6 +580,7 @@ void HttpServer::Impl::stop() {
     beast::error_code ignored;
     acceptor.close(ignored);
     accept_retry.cancel();
+    config_check.cancel();
   });
   std::vector<std::shared_ptr<SessionBase>> open;
   {
@@ -602,6 +616,7 @@ std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
   impl->bound = impl->acceptor.local_endpoint();
   impl->work.emplace(impl->io.get_executor());
   impl->accept();
+  impl->check_config();
   for (unsigned i = 0; i < std::max(1u, limits.io_threads); ++i) {
     impl->io_threads.emplace_back([io = &impl->io] { io->run(); });
   }
