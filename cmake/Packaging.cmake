@@ -3,6 +3,7 @@
 #   /usr/bin/hucprof                               the daemon (install(TARGETS hucprof) in daemon/)
 #   /lib/systemd/system/hucprof.service            the unit — neither enabled nor started
 #   /etc/hucprof/hucprof.yaml                      default configuration (a conffile)
+#   /usr/share/hucprof/web-config.yaml.example     TLS + basic auth example (not active)
 #   /usr/share/hucprof/dashboards/*.json           Grafana dashboards
 #   /usr/share/hucprof/prometheus/                 scrape config example, recording + alert rules
 #   /usr/share/hucprof/grafana/provisioning/       Grafana data source + dashboard provisioning
@@ -49,6 +50,7 @@ install(FILES ${HUC_DEPLOY_DIR}/prometheus/prometheus.yml ${HUC_DEPLOY_DIR}/prom
         DESTINATION share/hucprof/prometheus)
 install(DIRECTORY ${HUC_DEPLOY_DIR}/grafana/provisioning DESTINATION share/hucprof/grafana)
 # Opt-in only: a file under /usr/share changes no setting until the admin copies it.
+install(FILES ${HUC_DEPLOY_DIR}/web-config.yaml.example DESTINATION share/hucprof)
 install(FILES ${HUC_DEPLOY_DIR}/sysctl/60-hucprof-perf-events.conf DESTINATION share/hucprof/sysctl)
 install(FILES ${HUC_DEPLOY_DIR}/kubernetes/daemonset.yaml ${HUC_DEPLOY_DIR}/kubernetes/servicemonitor.yaml
               ${HUC_DEPLOY_DIR}/kubernetes/Containerfile
@@ -71,7 +73,8 @@ set(CPACK_PACKAGE_CHECKSUM SHA256)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # hucprof_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# Depends from the binary's DT_NEEDED libraries (libbpf1, libprometheus-cpp-*, libsystemd0, ...).
+# Depends from the binary's DT_NEEDED libraries (libbpf1, libprometheus-cpp-core, libssl3,
+# libcrypt1, libsystemd0, ...): OpenSSL is linked, not loaded by name at run time.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
 # The example scrape config and rules are for a Prometheus server, usually on another machine.

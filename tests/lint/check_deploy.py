@@ -32,7 +32,9 @@ RULES_TEST = os.path.join(HERE, "hucprof.rules.test.yml")
 CONFIG = os.path.join(DEPLOY, "hucprof.yaml")
 # Keys `hucprof run --config` accepts (daemon/cli/options.h); anything else is exit code 2.
 CONFIG_KEYS = {"mode", "web.listen-address", "web", "sample-frequency", "interval", "top-k",
-               "latency", "log.level"}
+               "latency", "log.level", "web.config.file"}
+# Keys documented in a comment only: as shipped the file must change nothing.
+COMMENTED_KEYS = {"web.config.file"}
 CAPS = {"CAP_BPF", "CAP_PERFMON", "CAP_SYSLOG"}
 MAX_EXPOSURE = 3.0
 PACKAGE_DASHBOARD_DIR = "/usr/share/hucprof/dashboards"
@@ -164,6 +166,36 @@ def check_systemd() -> None:
         r = run([analyze, "verify", "--no-pager", copy])
         out = (r.stdout + r.stderr).strip()
         check(r.returncode == 0 and not out, "systemd-analyze verify: no warnings" + ("" if not out else "\n" + out))
+        # The drop-in the unit documents for --web.config.file is valid and costs no exposure.
+        drop_in = web_config_drop_in(UNIT)
+        check(any(l.startswith("LoadCredential=") for l in drop_in) and
+              any("--web.config.file %d/" in l for l in drop_in),
+              "unit: documents a LoadCredential= drop-in for --web.config.file")
+        with open(copy, "a", encoding="utf-8") as g:
+            g.write("\n".join(drop_in).replace("/usr/bin/hucprof", "/bin/true") + "\n")
+        r = run([analyze, "verify", "--no-pager", copy])
+        out = (r.stdout + r.stderr).strip()
+        check(r.returncode == 0 and not out, "systemd-analyze verify with the web config drop-in: no warnings" +
+              ("" if not out else "\n" + out))
+        r = run([analyze, "security", "--offline=yes", "--no-pager", copy])
+        m3 = re.search(r"Overall exposure level for hucprof\.service:\s*([0-9.]+)", r.stdout)
+        check(m is not None and m3 is not None and m3.group(1) == m.group(1),
+              "the web config drop-in leaves the exposure as it is")
+
+
+def web_config_drop_in(unit: str) -> list[str]:
+    """The commented drop-in of the unit's --web.config.file paragraph, uncommented."""
+    with open(unit, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        if line == "#   [Service]" and i + 1 < len(lines) and lines[i + 1].startswith("#   LoadCredential="):
+            block = []
+            for follow in lines[i:]:
+                if not follow.startswith("#   "):
+                    break
+                block.append(follow[4:])
+            return block
+    return []
 
 
 # --------------------------------------------------------------------------- config
@@ -188,7 +220,9 @@ def check_config() -> None:
     for lineno, key in keys:
         check(key in CONFIG_KEYS, f"hucprof.yaml:{lineno}: key {key!r} is one the daemon knows")
         check(lineno >= 2 and lines[lineno - 2].startswith("#"), f"hucprof.yaml:{lineno}: key {key!r} is documented by a comment")
-    check({k for _, k in keys} == CONFIG_KEYS - {"web"}, "hucprof.yaml documents every key")
+    check({k for _, k in keys} == CONFIG_KEYS - {"web"} - COMMENTED_KEYS, "hucprof.yaml documents every key")
+    for key in COMMENTED_KEYS:
+        check(any(l.startswith("#") and f"{key}:" in l for l in lines), f"hucprof.yaml: {key} documented in a comment")
 
 
 # --------------------------------------------------------------------------- kubernetes

@@ -26,6 +26,7 @@ EXPECTED_FILES = [
     "./usr/share/hucprof/grafana/provisioning/dashboards/hucprof.yaml",
     "./usr/share/hucprof/kubernetes/daemonset.yaml",
     "./usr/share/doc/hucprof/deploy.md",
+    "./usr/share/hucprof/web-config.yaml.example",
 ]
 
 
@@ -75,6 +76,10 @@ def main() -> int:
         check(fields["Package"] == "hucprof", "Package: hucprof")
         check("libbpf" in fields["Depends"] and "libc6" in fields["Depends"],
               f"Depends computed from the binary ({fields['Depends']})")
+        # TLS is OpenSSL linked normally (civetweb dlopen()ed the unversioned libssl.so that
+        # only libssl-dev has); nothing of civetweb is left.
+        check("libssl3" in fields["Depends"] and "civetweb" not in fields["Depends"],
+              "Depends on libssl3, not on civetweb")
         ctl = os.path.join(tmp, "control")
         subprocess.run(["dpkg-deb", "-e", deb, ctl], check=True)
         with open(os.path.join(ctl, "conffiles")) as f:

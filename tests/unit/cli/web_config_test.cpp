@@ -216,6 +216,17 @@ TEST_F(ConfigFileTest, WebConfigFileIsBoundedLikeTheConfig) {
   EXPECT_EQ(std::get<WebConfig>(loaded).tls->cert_file, (dir_ / "c.pem").string());
 }
 
+// What the package ships must load once copied: every key known, TLS on.
+TEST(WebConfig, TheShippedExampleParses) {
+  const std::string path = std::string(HUC_TEST_DATA_DIR) + "/../../deploy/web-config.yaml.example";
+  auto loaded = load_web_config(path);
+  ASSERT_TRUE(std::holds_alternative<WebConfig>(loaded)) << std::get<std::string>(loaded);
+  const WebConfig& config = std::get<WebConfig>(loaded);
+  ASSERT_TRUE(config.tls.has_value());
+  EXPECT_THAT(config.tls->cert_file, ::testing::EndsWith("/deploy/tls.crt"));
+  EXPECT_FALSE(config.requires_auth());  // no shipped password hash anyone could know
+}
+
 TEST(WebConfig, BcryptHashShape) {
   EXPECT_TRUE(is_bcrypt_hash(kHash));
   EXPECT_TRUE(is_bcrypt_hash("$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"));
