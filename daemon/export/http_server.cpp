@@ -166,7 +166,6 @@ struct HttpServer::Impl {
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
 
   HandlerThreads handler_threads;
-  net::thread_pool scrape_pool;
   // One thread: bcrypt is slow on purpose, and a flood of wrong passwords must queue behind
   // each other, not take every core (exporter-toolkit serializes it with a mutex).
   net::thread_pool auth_pool{1};
@@ -188,7 +187,6 @@ struct HttpServer::Impl {
       : limits(l),
         security(std::move(s)),
         handler_threads(l.max_handler_threads),
-        scrape_pool(l.scrape_threads),
         io(static_cast<int>(l.io_threads)) {}
 
   std::shared_ptr<const Route> find_route(std::string_view path) {
@@ -387,24 +385,26 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     request.cancelled = [server = &server_, watch = watch_] {
       return server->stopping.load() || watch->gone();
     };
+    if (route->lane == RouteLane::Inline) return respond(run_handler(*route, request));
     auto work = [self = this->shared_from_this(), route, request = std::move(request)] {
-      HttpResponse response;
-      try {
-        response = route->handler(request);
-      } catch (const std::exception& e) {
-        spdlog::error("web: handler for {} failed: {}", request.path, e.what());
-        response = text_response(500, "internal server error\n");
-      }
+      HttpResponse response = run_handler(*route, request);
       net::post(self->lowest().get_executor(), [self, response = std::move(response)]() mutable {
         self->respond(std::move(response));
       });
     };
-    if (route->lane == RouteLane::Scrape) {
-      net::post(server_.scrape_pool, std::move(work));
-    } else if (!server_.handler_threads.launch(std::move(work))) {
+    if (!server_.handler_threads.launch(std::move(work))) {
       HttpResponse response = text_response(503, "too many requests in progress\n");
       response.headers.emplace_back("Retry-After", "5");
       respond(std::move(response));
+    }
+  }
+
+  static HttpResponse run_handler(const Route& route, const HttpRequest& request) {
+    try {
+      return route.handler(request);
+    } catch (const std::exception& e) {
+      spdlog::error("web: handler for {} failed: {}", request.path, e.what());
+      return text_response(500, "internal server error\n");
     }
   }
 
@@ -592,7 +592,6 @@ void HttpServer::Impl::stop() {
   for (const auto& session : open) session->close();
   open.clear();
   handler_threads.join_all();
-  scrape_pool.join();
   auth_pool.stop();  // checks still queued are dropped: their connections are closing anyway
   auth_pool.join();
   work.reset();

@@ -31,13 +31,14 @@ struct HttpServerLimits {
   // Requests to add_route handlers running at once (each on its own thread, since they may wait
   // for minutes); more get 503.
   size_t max_handler_threads = 16;
+  // Threads doing network I/O and running Inline handlers. /metrics renders in well under a
+  // millisecond; handing it to another thread cost more than rendering under CPU contention.
   unsigned io_threads = 2;
-  unsigned scrape_threads = 2;
 };
 
 // Which threads run a route's handler.
 enum class RouteLane {
-  Scrape,  // a small fixed pool, for fast handlers that must never queue behind slow ones
+  Inline,  // the I/O thread that read the request: for handlers that return at once, never wait
   Own,     // a thread of its own per request (capped), for handlers that may block
 };
 

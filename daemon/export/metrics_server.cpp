@@ -60,13 +60,14 @@ std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::start
   server->collectable_ = std::move(collectable);
   server->server_ = std::move(std::get<std::unique_ptr<HttpServer>>(started));
   server->tls_ = tls;
-  // Scrapes run on their own small pool: a page that waits never delays them.
+  // Scrapes are rendered on the I/O thread (fast, never waiting); pages that may wait get a
+  // thread of their own and never delay them.
   server->server_->add_route(
       "/metrics",
       [collectable = server->collectable_](const HttpRequest& request) {
         return render_metrics(*collectable, request);
       },
-      RouteLane::Scrape);
+      RouteLane::Inline);
   server->add_route("/", landing_page);
   return server;
 }

@@ -118,7 +118,7 @@ TEST(HttpServer, ASlowHandlerDelaysNobodyElse) {
     return text("late");
   });
   server->add_route(
-      "/metrics", [](const HttpRequest&) { return text("scrape"); }, RouteLane::Scrape);
+      "/metrics", [](const HttpRequest&) { return text("scrape"); }, RouteLane::Inline);
   server->add_route("/page", [](const HttpRequest&) { return text("page"); });
   std::vector<std::unique_ptr<RawConnection>> slow;
   for (int i = 0; i < 4; ++i) {
@@ -229,7 +229,7 @@ TEST(HttpServer, AtTheConnectionLimitTheLongestWaitingConnectionMakesRoom) {
   auto server = start_server(limits);
   ASSERT_TRUE(server);
   server->add_route(
-      "/metrics", [](const HttpRequest&) { return text("ok"); }, RouteLane::Scrape);
+      "/metrics", [](const HttpRequest&) { return text("ok"); }, RouteLane::Inline);
   std::vector<std::unique_ptr<RawConnection>> idle;
   for (int i = 0; i < 4; ++i) {
     idle.push_back(RawConnection::open(server->port()));
