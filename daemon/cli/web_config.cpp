@@ -32,6 +32,24 @@ int line_of(const YAML::Node& node, int fallback) {
 
 std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
+// Messages are one line, but YAML keys and values may hold line breaks ("a\nb" in quotes):
+// control characters are shown escaped.
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += c;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  }
+  return out;
+}
+
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
@@ -47,7 +65,11 @@ class Section {
 
   Section(const YAML::Node& node, std::string name, int line)
       : node_(node), name_(std::move(name)), line_(line_of(node, line)) {
-    if (!node.IsMap()) fail(line_, name_ + ": expected a mapping of keys");
+    if (!node.IsMap()) {
+      fail(line_, name_.empty() ? "expected a mapping of tls_server_config, http_server_config, "
+                                  "basic_auth_users and rate_limit"
+                                : name_ + ": expected a mapping of keys");
+    }
   }
 
   void read(const std::map<std::string_view, Reader>& readers) const {
@@ -407,7 +429,7 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
                                                       const std::string& name,
                                                       const std::string& base_dir) {
   auto loaded = load_yaml_text(text, name);
-  if (auto* error = std::get_if<std::string>(&loaded)) return *error;
+  if (auto* error = std::get_if<std::string>(&loaded)) return one_line(*error);
   const YAML::Node& root = std::get<YAML::Node>(loaded);
   WebConfig config;
   if (!root.IsDefined() || root.IsNull()) return config;  // empty: plain HTTP, no auth
@@ -432,10 +454,11 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
              }},
         });
   } catch (const Invalid& invalid) {
-    return name + ":" + std::to_string(invalid.line) + ": " + invalid.words;
+    return one_line(name + ":" + std::to_string(invalid.line) + ": " + invalid.words);
   } catch (const YAML::Exception& e) {
     // Node access on a malformed tree; the screen in load_yaml_text makes this unlikely.
-    return name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " + e.msg;
+    return one_line(name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " +
+                    e.msg);
   }
   return config;
 }

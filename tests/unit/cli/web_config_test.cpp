@@ -164,7 +164,12 @@ TEST(WebConfig, BadValuesSayWhatIsWrong) {
               HasSubstr("needs a burst of at least 1"));
   EXPECT_THAT(parse_error("rate_limit:\n  interval: 1s\n  burst: -1\n"),
               HasSubstr("not a whole number"));
-  EXPECT_EQ(parse_error("- a\n- b\n"), "web.yml:1: : expected a mapping of keys");
+  EXPECT_EQ(parse_error("- a\n- b\n"),
+            "web.yml:1: expected a mapping of tls_server_config, http_server_config, "
+            "basic_auth_users and rate_limit");
+  // A key or value with a line break still gives one line.
+  EXPECT_EQ(parse_error("\"tls\\nserver\": 1\n"), "web.yml:1: unknown key \"tls\\x0aserver\"");
+  EXPECT_THAT(parse_error("rate_limit:\n  interval: \"1\\ns\"\n  burst: 1\n"), HasSubstr("\\x0a"));
 }
 
 TEST(WebConfig, UsersNeedBcryptHashesAndTheHashIsNeverRepeated) {
