@@ -23,7 +23,7 @@ std::string flag_error(const std::string& listen_address, const std::string& cau
 HttpResponse render_metrics(const SnapshotCollectable& collectable, const HttpRequest& request) {
   HttpResponse response;
   response.content_type = kTextFormat;
-  response.body = render_text(collectable.Collect());
+  response.body = collectable.render();
   response.headers.emplace_back("Vary", "Accept-Encoding");
   const auto accept = request.headers.find("accept-encoding");
   if (accept != request.headers.end() && accepts_gzip(accept->second)) {

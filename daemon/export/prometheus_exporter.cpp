@@ -13,6 +13,17 @@ namespace hucprof {
 void SnapshotCollectable::update(hucprof::v1::Snapshot snapshot) {
   std::lock_guard lock(mutex_);
   snapshot_ = std::move(snapshot);
+  snapshot_text_.clear();
+}
+
+std::string SnapshotCollectable::render() const {
+  std::string text;
+  {
+    std::lock_guard lock(mutex_);
+    if (snapshot_text_.empty()) snapshot_text_ = render_text(snapshot_to_families(snapshot_));
+    text = snapshot_text_;
+  }
+  return text + render_text(process_families());
 }
 
 std::vector<prometheus::MetricFamily> SnapshotCollectable::Collect() const {

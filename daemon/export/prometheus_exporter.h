@@ -18,10 +18,14 @@ class SnapshotCollectable : public prometheus::Collectable {
  public:
   void update(hucprof::v1::Snapshot snapshot);
   std::vector<prometheus::MetricFamily> Collect() const override;
+  // The text format of Collect(): the snapshot's part rendered once per update (it only
+  // changes every --interval), the process_* part at each call.
+  std::string render() const;
 
  private:
   mutable std::mutex mutex_;
   hucprof::v1::Snapshot snapshot_;
+  mutable std::string snapshot_text_;  // "" until first rendered after an update
 };
 
 // Pure rendering of a snapshot into metric families (no process_* metrics): what tests check.

@@ -16,6 +16,7 @@ namespace hucprof {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing_http::RawConnection;
 using testing_http::request_once;
@@ -345,6 +346,27 @@ TEST(MetricsServer, RenderMetricsIsAPureHandler) {
   request.headers["accept-encoding"] = "br, gzip;q=0.5";
   response = render_metrics(*collectable, request);
   EXPECT_THAT(gunzip(response.body), HasSubstr(kSeries));
+}
+
+// The snapshot's text is rendered once per update, process_* at every scrape.
+TEST(MetricsServer, ANewSnapshotIsServedAtTheNextScrape) {
+  const auto collectable = collectable_with_one_check();
+  const std::string first = collectable->render();
+  EXPECT_THAT(first, HasSubstr(kSeries));
+  EXPECT_THAT(first, HasSubstr("\nprocess_cpu_seconds_total "));
+  EXPECT_EQ(collectable->render().substr(0, first.find("# HELP process_")),
+            first.substr(0, first.find("# HELP process_")));
+  v1::Snapshot next;
+  auto* c = next.add_checks();
+  c->set_callsite("udp_recvmsg");
+  c->set_syscall("recvfrom");
+  c->set_direction("to_user");
+  c->set_calls(8);
+  collectable->update(next);
+  const std::string second = collectable->render();
+  EXPECT_THAT(second, HasSubstr("direction=\"to_user\"} 8\n"));
+  EXPECT_THAT(second, Not(HasSubstr(kSeries)));
+  EXPECT_THAT(second, HasSubstr("\nprocess_cpu_seconds_total "));
 }
 
 }  // namespace
