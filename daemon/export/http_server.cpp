@@ -81,10 +81,12 @@ class HandlerThreads {
  public:
   explicit HandlerThreads(size_t max) : max_(max) {}
 
+  // False when `max` handlers run already, or after join_all (an I/O thread may route a request
+  // while the server stops; a thread started then would never be joined).
   bool launch(std::function<void()> work) {
     std::lock_guard lock(mutex_);
     reap();
-    if (active_ >= max_) return false;
+    if (closed_ || active_ >= max_) return false;
     ++active_;
     threads_.emplace_back([this, work = std::move(work)] {
       work();
@@ -99,6 +101,7 @@ class HandlerThreads {
   // After the server said stop (handlers see cancelled() turn true).
   void join_all() {
     std::unique_lock lock(mutex_);
+    closed_ = true;
     if (!idle_.wait_for(lock, kSlowHandlerWarning, [this] { return active_ == 0; })) {
       spdlog::warn("web server stopping: waiting for {} request handler(s) to return", active_);
       idle_.wait(lock, [this] { return active_ == 0; });
@@ -126,6 +129,7 @@ class HandlerThreads {
   std::condition_variable idle_;
   size_t max_;
   size_t active_ = 0;
+  bool closed_ = false;
   std::list<std::thread> threads_;
   std::vector<std::thread::id> finished_;
 };
@@ -166,13 +170,14 @@ struct HttpServer::Impl {
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
 
   HandlerThreads handler_threads;
-  // One thread: bcrypt is slow on purpose, and a flood of wrong passwords must queue behind
-  // each other, not take every core (exporter-toolkit serializes it with a mutex).
-  net::thread_pool auth_pool{1};
 
   // Declared after everything a session touches when it is destroyed (the io_context destroys
   // the sessions still queued in it).
   net::io_context io;
+  // One thread: bcrypt is slow on purpose, and a flood of wrong passwords must queue behind
+  // each other, not take every core (exporter-toolkit serializes it with a mutex). After `io`:
+  // checks still queued hold sessions, which must go before their io_context does.
+  net::thread_pool auth_pool{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{io};
   net::steady_timer accept_retry{io};
@@ -592,12 +597,12 @@ void HttpServer::Impl::stop() {
   for (const auto& session : open) session->close();
   open.clear();
   handler_threads.join_all();
-  auth_pool.stop();  // checks still queued are dropped: their connections are closing anyway
-  auth_pool.join();
   work.reset();
   io.stop();
   for (auto& thread : io_threads) thread.join();
   io_threads.clear();
+  auth_pool.stop();  // checks still queued are dropped: their connections are closed
+  auth_pool.join();
 }
 
 std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
