@@ -72,7 +72,8 @@ TEST(SnapshotFamilies, DaemonStatusFamilies) {
 TEST(SnapshotFamilies, HelperWalksSplitIntoCallsByMethodAndMismatches) {
   const auto lines = text_lines(render(udp_flood_snapshot()));
   EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_helper_calls_total counter"));
-  EXPECT_THAT(lines, Contains("hucprof_probe_helper_calls_total{method=\"learned_offsets\"} 2997"));
+  EXPECT_THAT(lines,
+              Contains("hucprof_probe_helper_calls_total{method=\"learned_offsets\"} 2997"));
   EXPECT_THAT(lines, Contains("hucprof_probe_helper_calls_total{method=\"stack_walk\"} 3"));
   EXPECT_THAT(lines, Not(Contains(HasSubstr("method=\"offset_mismatch\""))));
   EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_offset_mismatches_total counter"));
