@@ -13,12 +13,13 @@
 #include "app/kernel_view.h"
 #include "app/stop_signal.h"
 #include "bpf/probe_session.h"
+#include "bpf/program_barrier.h"
 #include "bpf/sampling_session.h"
-#include "core/address_ranges.h"
 #include "core/aggregator.h"
+#include "core/attach_plan.h"
 #include "core/callsite_folder.h"
+#include "core/file_text.h"
 #include "core/interval_builder.h"
-#include "core/probe_targets.h"
 #include "core/symbolizer.h"
 #include "export/metrics_server.h"
 
@@ -33,15 +34,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr const char* kSamplerTarget = "cpu-clock";
 
-AttachPolicy to_policy(ProbeAttach attach) {
-  switch (attach) {
-    case ProbeAttach::Fentry: return AttachPolicy::Fentry;
-    case ProbeAttach::Kprobe: return AttachPolicy::Kprobe;
-    case ProbeAttach::Auto: break;
-  }
-  return AttachPolicy::Auto;
-}
-
 void log_status(const hucprof::v1::ProbeStatus& s) {
   if (s.attached()) {
     spdlog::info("probe {}: attached as {} ({})", s.target(), s.mode(),
@@ -55,6 +47,7 @@ void log_status(const hucprof::v1::ProbeStatus& s) {
 struct Pipeline {
   std::unique_ptr<ProbeSession> probes;
   std::unique_ptr<SamplingSession> sampler;
+  std::unique_ptr<ProgramBarrier> barrier;
   std::unique_ptr<KallsymsSymbolizer> symbolizer;
   std::unique_ptr<IntervalBuilder> builder;
   std::unique_ptr<Aggregator> aggregator;
@@ -64,17 +57,32 @@ struct Pipeline {
 hucprof::v1::Snapshot drain_once(Pipeline& p) {
   auto started = Clock::now();
   RawDrain raw;
+  // New counts go to a new generation; once no program writes the old one, it is read and
+  // deleted (hucprof_abi.h), so the maps never fill up over a long run.
+  if (p.probes) p.probes->retire_generation();
+  if (p.sampler) p.sampler->retire_generation();
+  if (p.probes || p.sampler) p.barrier->wait();
   if (p.probes) p.probes->drain(raw);
   if (p.sampler) p.sampler->drain(raw);
-  if (p.symbolizer->begin_interval()) p.builder->invalidate_folds();
+  p.barrier->add_map_memory(raw.map_memory);
+  if (p.symbolizer->begin_interval()) {
+    spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
+                 p.symbolizer->index().size());
+    p.builder->invalidate_folds();
+  }
   p.aggregator->apply(p.builder->build(raw, *p.symbolizer));
   hucprof::v1::Snapshot snapshot = p.status;
   p.aggregator->fill(snapshot);
+  for (const MapMemory& m : raw.map_memory) {
+    auto* map = snapshot.add_bpf_maps();
+    map->set_map(m.map);
+    map->set_bytes(m.bytes);
+  }
+  snapshot.set_kallsyms_reloads(p.symbolizer->reloads());
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
-  snapshot.set_last_drain_seconds(
-      std::chrono::duration<double>(Clock::now() - started).count());
+  snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
   return snapshot;
 }
 
@@ -118,46 +126,51 @@ int run_command(const RunOptions& options) {
                     std::to_string(libbpf_minor_version()));
   build->set_kernel(kernel.facts.release);
 
-  std::string probe_failure, sample_failure;
-  // With the checks off (hardened_usercopy=off), __check_object_size is still called and
-  // returns at once: probing it would count checks that do not happen.
-  const bool probes_pointless = !kernel.hardened.enabled;
-  // Targets not tried are still exported (mode="none"), so dashboards list every target.
-  auto report_not_tried = [&](const std::string& reason) {
-    spdlog::info("probes: {}", reason);
-    for (const ProbeTarget& target : probe_targets()) {
-      hucprof::v1::ProbeStatus s;
-      s.set_target(std::string(target.symbol));
-      s.set_reason(reason);
-      *p.status.add_probes() = s;
-    }
-  };
-  if (options.mode == Mode::Sample) {
-    report_not_tried("not tried: --mode sample");
-  } else if (probes_pointless) {
-    report_not_tried("not attached: the hardened usercopy checks are off on this kernel (" +
-                     kernel.hardened.reason + ")");
-  } else {
-    ProbeConfig config;
-    config.policy = to_policy(options.probe_attach);
-    config.latency = options.latency;
-    for (const auto& helper : rules.copy_helpers) config.helper_symbols.push_back(helper);
-    auto started = ProbeSession::start(config, kernel.kallsyms, kernel.facts);
+  const AttachPlan plan = plan_attach(kernel, attach_options(options));
+  spdlog::info("BPF maps: {} keys per counter map, {} stacks per stack map ({})",
+               plan.maps.max_keys, plan.maps.max_stacks, plan.maps.stacks_reason);
+  if (plan.helper_ranges.overflow) {
+    spdlog::warn(
+        "{} copy-helper ranges did not fit into BPF's {}; their callers fold as "
+        "[truncated]",
+        plan.helper_ranges.overflow, HUC_MAX_RANGES);
+  }
+  p.barrier = std::make_unique<ProgramBarrier>();
+  if (!p.barrier->error().empty()) {
+    spdlog::warn("drains wait by sleeping between generations: {}", p.barrier->error());
+  }
+
+  AttachOutcome outcome;
+  outcome.check_flavour = plan.check().flavour;
+  if (plan.probes) {
+    auto started = ProbeSession::start(plan);
     for (const auto& s : started.statuses) {
       log_status(s);
       *p.status.add_probes() = s;
     }
     p.probes = std::move(started.session);
+    outcome.probes = p.probes != nullptr;
     if (!p.probes) {
-      probe_failure = !started.error.empty() ? started.error
-                      : started.statuses.empty()
-                          ? "no probe target"
-                          : "__check_object_size: " + started.statuses.front().reason();
+      outcome.probe_failure = !started.error.empty() ? started.error
+                              : started.statuses.empty()
+                                  ? "no probe target"
+                                  : "__check_object_size: " + started.statuses.front().reason();
+    }
+  } else {
+    // Targets not attached are still exported (mode="none"), so dashboards list every target.
+    if (!plan.probes_not_tried.empty()) spdlog::info("probes: {}", plan.probes_not_tried);
+    outcome.probe_failure = "__check_object_size: " + plan.check().reason;
+    for (const TargetPlan& target : plan.targets) {
+      hucprof::v1::ProbeStatus s;
+      s.set_target(std::string(target.target.symbol));
+      s.set_attach_name(target.symbol);
+      s.set_reason(target.reason);
+      if (plan.probes_not_tried.empty()) log_status(s);
+      *p.status.add_probes() = s;
     }
   }
   if (options.mode != Mode::Probe) {
-    auto ranges = build_address_ranges(kernel.kallsyms, dispatcher_symbols());
-    auto started = SamplingSession::start(options.sample_frequency, ranges);
+    auto started = SamplingSession::start(options.sample_frequency, plan);
     hucprof::v1::ProbeStatus s;
     s.set_target(kSamplerTarget);
     s.set_attach_name("perf_event cpu-clock");
@@ -170,29 +183,27 @@ int run_command(const RunOptions& options) {
       p.status.set_sample_frequency_hz(options.sample_frequency);
     } else {
       spdlog::warn("sampler: unavailable: {}", started.error);
-      sample_failure = started.error;
+      outcome.sampling_failure = started.error;
     }
     *p.status.add_probes() = s;
     p.sampler = std::move(started.session);
+    outcome.sampling = p.sampler != nullptr;
+  } else {
+    outcome.sampling_failure = plan.sampling_reason;
   }
 
-  if (options.mode == Mode::Probe && !p.probes && !probes_pointless) {
-    spdlog::error("--mode probe: no probe could attach: {}", probe_failure);
+  const Verdict verdict = judge(options.mode, kernel.hardened, outcome);
+  if (!verdict.runs) {
+    spdlog::error("{}", verdict.summary);
     return 1;
   }
-  if (options.mode == Mode::Sample && !p.sampler) {
-    spdlog::error("--mode sample: sampling unavailable: {}", sample_failure);
-    return 1;
-  }
-  if (!p.probes && !p.sampler && !probes_pointless) {
-    spdlog::error("--mode auto: neither probes ({}) nor sampling ({}) are available",
-                  probe_failure, sample_failure);
-    return 1;
-  }
+  spdlog::info("running: {}", verdict.summary);
 
   const std::string kallsyms_path = options.kallsyms_path;
   p.symbolizer = std::make_unique<KallsymsSymbolizer>(
-      std::move(kernel.kallsyms), [kallsyms_path] { return load_kallsyms(kallsyms_path); });
+      std::move(kernel.kallsyms), kernel.modules,
+      [kallsyms_path] { return load_kallsyms(kallsyms_path); },
+      [] { return read_file_text(kModulesPath); });
   p.builder = std::make_unique<IntervalBuilder>(CallsiteFolder(rules));
   p.aggregator = std::make_unique<Aggregator>(options.top_k);
 
@@ -211,9 +222,9 @@ int run_command(const RunOptions& options) {
   }
   auto next_drain = Clock::now() + options.interval;
   while (true) {
-    auto wait = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               next_drain - Clock::now()),
-                           std::chrono::milliseconds(0), tick);
+    auto wait =
+        std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(next_drain - Clock::now()),
+                   std::chrono::milliseconds(0), tick);
     if (stop.wait_for(wait)) break;
     // Ping before draining: the watchdog asks "is the loop alive", and a drain on a loaded
     // machine must not eat the margin.

@@ -4,11 +4,9 @@
 #include <optional>
 #include <string>
 
-namespace hucprof {
+#include "core/run_mode.h"
 
-enum class Mode { Auto, Probe, Sample };
-// How probe mode attaches: fentry where the kernel allows, else kprobe (auto); or forced.
-enum class ProbeAttach { Auto, Fentry, Kprobe };
+namespace hucprof {
 
 inline constexpr const char* kDefaultListenAddress = ":9478";
 inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
@@ -16,13 +14,15 @@ inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
 struct RunOptions {
   Mode mode = Mode::Auto;
   std::string listen_address = kDefaultListenAddress;  // --web.listen-address
-  uint32_t sample_frequency = 99;                       // --sample-frequency, Hz per CPU (1..1000)
-  std::chrono::milliseconds interval{10000};            // --interval (e.g. "10s", "500ms", "1m")
-  uint32_t top_k = 20;                                  // --top-k (1..1000)
-  bool latency = false;                                 // --latency: fexit/kretprobe timing
-  ProbeAttach probe_attach = ProbeAttach::Auto;         // --probe.attach auto|fentry|kprobe
-  std::string log_level = "info";                       // --log.level: debug|info|warn|error
-  std::optional<std::string> config_path;               // --config FILE
+  uint32_t sample_frequency = 99;                      // --sample-frequency, Hz per CPU (1..1000)
+  std::chrono::milliseconds interval{10000};           // --interval (e.g. "10s", "500ms", "1m")
+  uint32_t top_k = 20;                                 // --top-k (1..1000)
+  bool latency = false;                                // --latency: fexit/kretprobe timing
+  ProbeAttach probe_attach = ProbeAttach::Auto;        // --probe.attach auto|fentry|kprobe
+  uint32_t bpf_max_keys = 16384;   // --bpf.max-keys: counter keys per map and drain interval
+  uint32_t bpf_max_stacks = 8192;  // --bpf.max-stacks: stacks per map and drain interval
+  std::string log_level = "info";  // --log.level: debug|info|warn|error
+  std::optional<std::string> config_path;  // --config FILE
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
 };
