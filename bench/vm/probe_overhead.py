@@ -11,8 +11,8 @@ tests/vm/README.md): a UDP loopback flood's received datagrams per second
             and a counter, no stack walk
 
 each run for a few seconds, the baseline re-measured right before every variant (none A none B
-none C, repeated --rounds times), reported as the median ratio variant / baseline. DESIGN.md's
-numbers to compare with: a stack-keyed kprobe made a flood 2.8x slower, a bare kprobe 1.23x.
+none C, repeated --rounds times), reported as the median ratio variant / baseline. Numbers to
+compare with (docs/design.md): a stack-keyed kprobe made a flood 2.8x slower, a bare kprobe 1.23x.
 Then, once per hucprof mode, a diagnostic flood with kernel.bpf_stats_enabled=1: BPF program
 runs per received datagram and mean ns per run, per program (where hucprof's cost goes).
 

@@ -22,8 +22,8 @@ void print_target(const TargetPlan& t) {
     return;
   }
   std::printf("  %-26s symbol %s (%s)\n", name.c_str(), t.symbol.c_str(), t.symbol_reason.c_str());
-  std::printf("  %-26s %s %s\n", "", t.attaches() ? flavour_name(t.flavour) : "not attached:",
-              t.attaches() ? ("— " + t.reason).c_str() : t.reason.c_str());
+  // An attaching target's reason starts with its flavour ("fentry: the kernel took ...").
+  std::printf("  %-26s %s%s\n", "", t.attaches() ? "" : "not attached: ", t.reason.c_str());
 }
 
 }  // namespace
