@@ -74,18 +74,24 @@ constexpr const char* kModulesBefore =
     "nf_tables 348160 0 - Live 0xffffffffc0a00000\n"
     "libcrc32c 12288 2 nf_tables,xfs, Live 0xffffffffc0100000\n";
 
-TEST(KallsymsSymbolizer, MissesAreRememberedNotReloaded) {
-  int loads = 0;
-  std::string modules = kModulesBefore;
-  KallsymsSymbolizer s(
+// A symbolizer over vmlinux functions a and b whose reload finds module mymod too; `modules` is
+// what /proc/modules says, `loads` counts kallsyms reads.
+KallsymsSymbolizer symbolizer(const std::string& modules, int& loads) {
+  return KallsymsSymbolizer(
       index_of("ffffffff81000000 T a\nffffffff81000100 T b\n"), modules,
-      [&] {
+      [&loads] {
         ++loads;
         return index_of(
             "ffffffff81000000 T a\nffffffff81000100 T b\n"
             "ffffffffc0001000 t mod_fn\t[mymod]\nffffffffc0002000 t mod_end\t[mymod]\n");
       },
-      [&] { return std::optional<std::string>(modules); });
+      [&modules] { return std::optional<std::string>(modules); });
+}
+
+TEST(KallsymsSymbolizer, MissesAreRememberedNotReloaded) {
+  int loads = 0;
+  std::string modules = kModulesBefore;
+  KallsymsSymbolizer s = symbolizer(modules, loads);
   EXPECT_EQ(s.name(0xffffffff81000010), "a");
   // Caller 0 (unreadable) and an address no module holds: unknown, and no reload for them.
   EXPECT_EQ(s.name(0), std::nullopt);
@@ -98,15 +104,7 @@ TEST(KallsymsSymbolizer, MissesAreRememberedNotReloaded) {
 TEST(KallsymsSymbolizer, ReloadsOnceWhenTheModuleListChanges) {
   int loads = 0;
   std::string modules = kModulesBefore;
-  KallsymsSymbolizer s(
-      index_of("ffffffff81000000 T a\nffffffff81000100 T b\n"), modules,
-      [&] {
-        ++loads;
-        return index_of(
-            "ffffffff81000000 T a\nffffffff81000100 T b\n"
-            "ffffffffc0001000 t mod_fn\t[mymod]\nffffffffc0002000 t mod_end\t[mymod]\n");
-      },
-      [&] { return std::optional<std::string>(modules); });
+  KallsymsSymbolizer s = symbolizer(modules, loads);
   modules += "mymod 16384 0 - Live 0xffffffffc0001000\n";
   EXPECT_TRUE(s.begin_interval());  // tells the caller folds must be redone
   EXPECT_EQ(s.name(0xffffffffc0001010), "mod_fn");
