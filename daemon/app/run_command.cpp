@@ -1,5 +1,6 @@
 #include "app/run_command.h"
 
+#include <malloc.h>
 #include <systemd/sd-daemon.h>
 
 #include <algorithm>
@@ -83,6 +84,10 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
   snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
+  // Give back what the drain's stacks and folds (and, the first time, libbpf's parse of the
+  // kernel BTF at start-up) freed: glibc keeps freed heap pages otherwise, and the daemon's RSS
+  // is what operators watch.
+  malloc_trim(0);
   return snapshot;
 }
 

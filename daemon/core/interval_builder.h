@@ -18,8 +18,8 @@ namespace hucprof {
 //
 // Folds are cached per raw key (an immediate caller or a stack id never changes meaning while
 // kallsyms is unchanged), so steady-state drains cost map reads, not symbol lookups. A fold
-// unused for kFoldKeepDrains drains is forgotten: the cache holds what the last minute or so
-// saw, not every key of a months-long run.
+// unused for kFoldKeepDrains drains is forgotten: the cache holds what recent drains saw, not
+// every key of a months-long run (a busy machine brings thousands of new stacks a minute).
 class IntervalBuilder {
  public:
   explicit IntervalBuilder(CallsiteFolder folder);
@@ -29,7 +29,8 @@ class IntervalBuilder {
   void invalidate_folds();
   size_t cached_folds() const { return site_folds_.size() + sample_folds_.size(); }
 
-  static constexpr uint64_t kFoldKeepDrains = 6;
+  // At least 2: a late sub-check key is folded through the check key of the drain before.
+  static constexpr uint64_t kFoldKeepDrains = 2;
 
  private:
   // A site key without its generation: what the call site is.
