@@ -11,11 +11,10 @@
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
+#include "app/attach_sessions.h"
 #include "app/kernel_view.h"
 #include "app/stop_signal.h"
-#include "bpf/probe_session.h"
 #include "bpf/program_barrier.h"
-#include "bpf/sampling_session.h"
 #include "core/aggregator.h"
 #include "core/attach_plan.h"
 #include "core/callsite_folder.h"
@@ -33,16 +32,6 @@ namespace hucprof {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr const char* kSamplerTarget = "cpu-clock";
-
-void log_status(const hucprof::v1::ProbeStatus& s) {
-  if (s.attached()) {
-    spdlog::info("probe {}: attached as {} ({})", s.target(), s.mode(),
-                 s.attach_name().empty() ? s.target() : s.attach_name());
-  } else {
-    spdlog::warn("probe {}: unavailable: {}", s.target(), s.reason());
-  }
-}
 
 // The daemon's pieces, in the order the data flows.
 struct Pipeline {
@@ -132,72 +121,17 @@ int run_command(const RunOptions& options) {
   build->set_kernel(kernel.facts.release);
 
   const AttachPlan plan = plan_attach(kernel, attach_options(options));
-  spdlog::info("BPF maps: {} keys per counter map, {} stacks per stack map ({})",
-               plan.maps.max_keys, plan.maps.max_stacks, plan.maps.stacks_reason);
-  if (plan.helper_ranges.overflow) {
-    spdlog::warn(
-        "{} copy-helper ranges did not fit into BPF's {}; their callers fold as "
-        "[truncated]",
-        plan.helper_ranges.overflow, HUC_MAX_RANGES);
-  }
   p.barrier = std::make_unique<ProgramBarrier>();
   if (!p.barrier->error().empty()) {
     spdlog::warn("drains wait by sleeping between generations: {}", p.barrier->error());
   }
+  AttachedSessions attached = attach_sessions(plan, options);
+  for (const auto& s : attached.statuses) *p.status.add_probes() = s;
+  if (attached.sampler) p.status.set_sample_frequency_hz(options.sample_frequency);
+  p.probes = std::move(attached.probes);
+  p.sampler = std::move(attached.sampler);
 
-  AttachOutcome outcome;
-  outcome.check_flavour = plan.check().flavour;
-  if (plan.probes) {
-    auto started = ProbeSession::start(plan);
-    for (const auto& s : started.statuses) {
-      log_status(s);
-      *p.status.add_probes() = s;
-    }
-    p.probes = std::move(started.session);
-    outcome.probes = p.probes != nullptr;
-    if (!p.probes) {
-      outcome.probe_failure = !started.error.empty() ? started.error
-                              : started.statuses.empty()
-                                  ? "no probe target"
-                                  : "__check_object_size: " + started.statuses.front().reason();
-    }
-  } else {
-    // Targets not attached are still exported (mode="none"), so dashboards list every target.
-    if (!plan.probes_not_tried.empty()) spdlog::info("probes: {}", plan.probes_not_tried);
-    outcome.probe_failure = "__check_object_size: " + plan.check().reason;
-    for (const TargetPlan& target : plan.targets) {
-      hucprof::v1::ProbeStatus s;
-      s.set_target(std::string(target.target.symbol));
-      s.set_attach_name(target.symbol);
-      s.set_reason(target.reason);
-      if (plan.probes_not_tried.empty()) log_status(s);
-      *p.status.add_probes() = s;
-    }
-  }
-  if (options.mode != Mode::Probe) {
-    auto started = SamplingSession::start(options.sample_frequency, plan);
-    hucprof::v1::ProbeStatus s;
-    s.set_target(kSamplerTarget);
-    s.set_attach_name("perf_event cpu-clock");
-    s.set_mode("perf_event");
-    s.set_attached(started.session != nullptr);
-    s.set_reason(started.error);
-    if (started.session) {
-      spdlog::info("sampler: perf_event cpu-clock at {} Hz on {} CPUs", options.sample_frequency,
-                   started.cpus);
-      p.status.set_sample_frequency_hz(options.sample_frequency);
-    } else {
-      spdlog::warn("sampler: unavailable: {}", started.error);
-      outcome.sampling_failure = started.error;
-    }
-    *p.status.add_probes() = s;
-    p.sampler = std::move(started.session);
-    outcome.sampling = p.sampler != nullptr;
-  } else {
-    outcome.sampling_failure = plan.sampling_reason;
-  }
-
-  const Verdict verdict = judge(options.mode, kernel.hardened, outcome);
+  const Verdict verdict = judge(options.mode, kernel.hardened, attached.outcome);
   if (!verdict.runs) {
     spdlog::error("{}", verdict.summary);
     return 1;
