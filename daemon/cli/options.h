@@ -14,17 +14,19 @@ inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
 struct RunOptions {
   Mode mode = Mode::Auto;
   std::string listen_address = kDefaultListenAddress;  // --web.listen-address
-  uint32_t sample_frequency = 99;                      // --sample-frequency, Hz per CPU (1..1000)
-  std::chrono::milliseconds interval{10000};           // --interval (e.g. "10s", "500ms", "1m")
-  uint32_t top_k = 20;                                 // --top-k (1..1000)
-  bool latency = false;                                // --latency: fexit/kretprobe timing
-  ProbeAttach probe_attach = ProbeAttach::Auto;        // --probe.attach auto|fentry|kprobe
-  uint32_t bpf_max_keys = 16384;   // --bpf.max-keys: counter keys per map and drain interval
-  uint32_t bpf_max_stacks = 8192;  // --bpf.max-stacks: stacks per map and drain interval
-  std::string log_level = "info";  // --log.level: debug|info|warn|error
-  std::optional<std::string> config_path;  // --config FILE
+  uint32_t sample_frequency = 99;                       // --sample-frequency, Hz per CPU (1..1000)
+  std::chrono::milliseconds interval{10000};            // --interval (e.g. "10s", "500ms", "1m")
+  uint32_t top_k = 20;                                  // --top-k (1..1000)
+  bool latency = false;                                 // --latency: fexit/kretprobe timing
+  ProbeAttach probe_attach = ProbeAttach::Auto;         // --probe.attach auto|fentry|kprobe
+  std::string log_level = "info";                       // --log.level: debug|info|warn|error
+  std::optional<std::string> config_path;               // --config FILE
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
+
+  // --bpf.max-keys, --bpf.max-stacks: what each BPF counter / stack map holds per drain interval.
+  uint32_t bpf_max_keys = 16384;
+  uint32_t bpf_max_stacks = 8192;
 };
 
 enum class CommandKind { Run, Doctor, Version };
