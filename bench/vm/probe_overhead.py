@@ -161,11 +161,16 @@ def host_main() -> int:
     ap.add_argument("--seconds", type=int, default=4, help="per flood")
     ap.add_argument("--payload", type=int, default=64)
     ap.add_argument("--verbose", "-v", action="store_true", help="echo the guest console")
+    ap.add_argument("--hucprof", type=Path,
+                    help="another hucprof binary to measure (A/B against another build)")
+    ap.add_argument("--icount", action="store_true",
+                    help="one vCPU whose clock counts instructions (-icount shift=1,sleep=off): "
+                         "per-program ns become instruction counts, steady under host load")
     a = ap.parse_args()
 
     build = a.build_dir.resolve()
     cache = build / "vm-cache"
-    tools = {"hucprof": build / "daemon" / "hucprof",
+    tools = {"hucprof": (a.hucprof or build / "daemon" / "hucprof").resolve(),
              "flood": build / "tests" / "tools" / "huc_udp_flood"}
     for p in tools.values():
         if not p.exists():
@@ -191,7 +196,8 @@ def host_main() -> int:
     t0 = time.monotonic()
     res = vmlib.run_vm(k, initrd, Path(__file__), build / "vm-runs" / f"bench-overhead-{a.kernel}",
                        env={"HUCVM_BENCH_PLAN": json.dumps(plan)}, timeout_s=timeout,
-                       echo_console=a.verbose)
+                       echo_console=a.verbose, cpus=1 if a.icount else 2,
+                       qemu_args=["-icount", "shift=1,sleep=off"] if a.icount else [])
     mfile = res.file("measurements.json")
     if res.guest_rc != 0 or not mfile.exists():
         print(vmlib.format_console(res, 80), file=sys.stderr)

@@ -72,7 +72,8 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
-  snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
+  snapshot.set_last_drain_seconds(
+      std::chrono::duration<double>(Clock::now() - started).count());
   // Give back what the drain's stacks and folds (and, the first time, libbpf's parse of the
   // kernel BTF at start-up) freed: glibc keeps freed heap pages otherwise, and the daemon's RSS
   // is what operators watch.
