@@ -64,18 +64,17 @@ RawDrain make_drain(const FakeKernel& k, uint64_t round) {
   for (size_t i = 0; i < k.callers.size(); ++i) {
     huc_site_key key{};
     key.caller = k.callers[i];
-    key.short_stack_id = -1;
     key.syscall_nr = static_cast<int32_t>(i % 50);
     key.direction = static_cast<uint8_t>(i % 2);
-    d.sites.push_back({key, 1000 * round + i, 64000 * round + i});
+    d.sites.push_back({key, 1000 + round % 7, 64000 + i, 0});  // per-interval counts
   }
   return d;
 }
 
-// Steady state: the same keys every interval, counts growing.
+// Steady state: the same keys every interval (the kernel hands over each interval's counts).
 void BM_DrainSteadyState(benchmark::State& state) {
   FakeKernel k(static_cast<int>(state.range(0)));
-  KallsymsSymbolizer symbols(parse(k.kallsyms), nullptr);
+  KallsymsSymbolizer symbols(parse(k.kallsyms), std::nullopt, nullptr, nullptr);
   IntervalBuilder builder(CallsiteFolder(FoldingRules::defaults()));
   Aggregator aggregator(20);
   uint64_t round = 1;
@@ -95,7 +94,7 @@ BENCHMARK(BM_DrainSteadyState)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark:
 // Scrape: render a top-20 snapshot to the text format.
 void BM_RenderMetrics(benchmark::State& state) {
   FakeKernel k(1000);
-  KallsymsSymbolizer symbols(parse(k.kallsyms), nullptr);
+  KallsymsSymbolizer symbols(parse(k.kallsyms), std::nullopt, nullptr, nullptr);
   IntervalBuilder builder(CallsiteFolder(FoldingRules::defaults()));
   Aggregator aggregator(20);
   aggregator.apply(builder.build(make_drain(k, 1), symbols));

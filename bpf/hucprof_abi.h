@@ -23,11 +23,10 @@
  * __check_object_size). */
 #define HUC_SAMPLE_SCAN_DEPTH 24
 
-/* Default map sizes; the daemon may resize before load. */
-#define HUC_SITES_MAX_ENTRIES 16384
-#define HUC_SUBCHECKS_MAX_ENTRIES 16384
-#define HUC_SAMPLES_MAX_ENTRIES 16384
-#define HUC_STACKS_MAX_ENTRIES 16384
+/* Map capacities built into the objects. The daemon sets the real ones before load from
+ * --bpf.max-keys and --bpf.max-stacks (daemon/core/attach_plan.cpp); these only have to be valid. */
+#define HUC_DEFAULT_MAX_KEYS 16384
+#define HUC_DEFAULT_MAX_STACKS 8192
 #define HUC_LATENCY_SLOTS 32 /* log2(ns) buckets: 1 ns .. 2^31 ns */
 #define HUC_HOPS_MAX_ENTRIES 4096
 
@@ -58,21 +57,31 @@ enum huc_check_kind {
 	HUC_CHECK_KINDS = 6,
 };
 
-/* Probe mode: one key per (immediate caller or short stack, syscall, direction). */
+/*
+ * Generations. Counter and stack keys carry the generation they were written in: BPF reads the
+ * current one (a byte in .bss that only the daemon writes) once per program run. To drain, the
+ * daemon moves to the next generation, waits until no program that may have read the old one
+ * is still running (an RCU grace period), then reads and deletes every key of older
+ * generations: no program writes those any more, so nothing races with the delete and no
+ * count is lost. Maps thus hold one interval's keys, never the whole run's (docs/design.md,
+ * "Map sizing and rotation").
+ */
+
+/* Probe mode: one key per (call site, syscall, direction) and generation. */
 struct huc_site_key {
-	__u64 caller;      /* return address into the caller; 0 when short_stack_id is used */
-	__s32 short_stack_id; /* id in short_stacks when the caller is a copy helper, else -1 */
-	__s32 syscall_nr;  /* orig_ax of the current task, -1 outside a syscall */
-	__u8 direction;    /* enum huc_direction */
-	__u8 pad[7];
+	__u64 caller;         /* return address into the call site; 0 when short_stack_id is used */
+	__u64 short_stack_id; /* id in short_stacks when the caller is a copy helper, else 0 */
+	__s32 syscall_nr;     /* orig_ax of the current task, -1 outside a syscall */
+	__u8 direction;       /* enum huc_direction */
+	__u8 generation;
+	__u8 pad[2];
 };
 
+/* Shared by every CPU: added to atomically. */
 struct huc_site_value {
 	__u64 calls;
 	__u64 bytes;
-	/* full_stacks id + 1 of the first stack seen for this key (0: none); per-CPU, so the
-	 * daemon takes the first non-zero one. */
-	__u64 full_stack_ref;
+	__u64 full_stack_id; /* id in full_stacks of the first stack seen for this key (0: none) */
 };
 
 struct huc_subcheck_key {
@@ -95,10 +104,37 @@ struct huc_latency_key {
 	__u32 pad;
 };
 
-/* Sampling mode: one key per (kernel stack, syscall). */
+/* Sampling mode: one key per (kernel stack, syscall) and generation. */
 struct huc_sample_key {
-	__s32 stack_id; /* id in sample_stacks */
+	__u64 stack_id; /* id in sample_stacks */
 	__s32 syscall_nr;
+	__u8 generation;
+	__u8 pad[3];
+};
+
+/*
+ * Stacks are stored by content: the id is a 64-bit hash of the frames (never 0), so one stack
+ * always gets the same id and two stacks practically never share one (unlike a stack-trace map,
+ * whose ids are bucket indices: a second stack in a taken bucket is dropped). The key carries
+ * the generation of the counter keys that reference it, so a drain deletes them together.
+ */
+struct huc_stack_key {
+	__u64 id;
+	__u8 generation;
+	__u8 pad[7];
+};
+
+/* Frames, leaf first; only the first depth are meaningful. */
+struct huc_stack {
+	__u32 depth;
+	__u32 pad;
+	__u64 ips[HUC_FULL_STACK_DEPTH];
+};
+
+struct huc_short_stack {
+	__u32 depth;
+	__u32 pad;
+	__u64 ips[HUC_SHORT_STACK_DEPTH];
 };
 
 /* Denominator: every sample, by where the CPU was. */
@@ -115,8 +151,8 @@ enum huc_drop_reason {
 	HUC_DROP_SUBCHECKS_MAP_FULL = 1,
 	HUC_DROP_SAMPLES_MAP_FULL = 2,
 	HUC_DROP_LATENCY_MAP_FULL = 3,
-	HUC_DROP_STACK_COLLISION = 4, /* bpf_get_stackid -EEXIST */
-	HUC_DROP_STACK_MAP_FULL = 5,  /* bpf_get_stackid -ENOMEM / other */
+	HUC_DROP_STACK_COLLISION = 4, /* stack-trace map bucket taken; 0 since stacks are hashed */
+	HUC_DROP_STACK_MAP_FULL = 5,  /* a stack could not be stored (map full, no memory) */
 	HUC_DROP_CALLER_UNREADABLE = 6,
 	HUC_DROP_SUBCHECK_UNMATCHED = 7, /* sub-check inside a check but state belongs to another task */
 	HUC_DROP_REASONS = 8,

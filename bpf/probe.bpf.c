@@ -2,7 +2,7 @@
 /*
  * Probe mode: exact counts of hardened-usercopy checks per call site.
  *
- * Cost model (DESIGN.md): a full kernel stack walk per call costs more than the check itself
+ * Cost model (docs/design.md): a full kernel stack walk per call costs more than the check itself
  * (a stack-keyed kprobe made a UDP flood 2.8x slower, a bare one 1.23x). So every call is
  * keyed by its *call site's return address*, read in O(1), plus the syscall number and
  * direction. Usually that is the immediate caller (the return address at the top of the stack).
@@ -22,7 +22,7 @@
  * the offset for good and that helper's callers go back to the bounded stack walk
  * (HUC_SHORT_STACK_DEPTH frames, keyed by stack id), as do callers whose offsets cannot be
  * learned (the call site not within 1 KiB of stack, more than HUC_HOPS_MAX helpers).
- * A full stack is captured once per new key, for flame graphs and pprof.
+ * A full stack is captured once per new key and generation, for flame graphs and pprof.
  *
  * Every target has an fentry and a kprobe flavour; the daemon picks one per target at run time
  * (autoload off for the other) and reports the choice.
@@ -39,18 +39,15 @@ const volatile __u32 nr_helper_ranges = 0;
 const volatile struct huc_range dispatcher_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_dispatcher_ranges = 0;
 const volatile bool latency_enabled = false;
+/* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
+volatile __u8 generation = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, HUC_SITES_MAX_ENTRIES);
-	__type(key, struct huc_site_key);
-	__type(value, struct huc_site_value);
-} sites SEC(".maps");
-
-HUC_PERCPU_COUNTERS(subchecks, struct huc_subcheck_key, HUC_SUBCHECKS_MAX_ENTRIES);
-HUC_PERCPU_COUNTERS(latency, struct huc_latency_key, HUC_SITES_MAX_ENTRIES);
-HUC_STACK_MAP(short_stacks, HUC_SHORT_STACK_DEPTH);
-HUC_STACK_MAP(full_stacks, HUC_FULL_STACK_DEPTH);
+HUC_COUNTERS(sites, struct huc_site_key, struct huc_site_value);
+HUC_COUNTERS(subchecks, struct huc_subcheck_key, __u64);
+/* Created only with --latency (the daemon turns autocreate off otherwise). */
+HUC_COUNTERS(latency, struct huc_latency_key, __u64);
+HUC_STACKS(short_stacks, struct huc_short_stack);
+HUC_STACKS(full_stacks, struct huc_stack);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -78,8 +75,8 @@ struct {
 	__type(value, struct huc_hop);
 } helper_hops SEC(".maps");
 
-/* Learning and verifying need a real stack trace and a window of raw stack: too big for the
- * 512-byte BPF stack, so per-CPU scratch. */
+/* Learning and verifying need a real stack trace and a window of raw stack, and storing a stack
+ * needs its value built somewhere: too big for the 512-byte BPF stack, so per-CPU scratch. */
 #define HUC_TRACE_WORDS 32
 #define HUC_WINDOW_WORDS 128 /* 1 KiB above the caller's slot: deep enough for the helpers */
 #define HUC_WINDOW_CHUNK 16
@@ -105,6 +102,8 @@ struct huc_scratch {
 	__u64 laundered;
 	__u32 verify_countdown;
 	__u32 pad;
+	struct huc_stack full; /* value of the next full_stacks entry */
+	struct huc_short_stack short_stack; /* value of the next short_stacks entry */
 };
 
 struct {
@@ -431,17 +430,52 @@ static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, __u64 calle
 	return site;
 }
 
+/* The full stack of the current run, stored in full_stacks; its id, or 0 when it could not be
+ * taken or stored. */
+static __always_inline __u64 huc_full_stack(void *ctx, __u8 gen)
+{
+	struct huc_scratch *s;
+	__u32 zero = 0;
+	long n;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	n = bpf_get_stack(ctx, s->full.ips, sizeof(s->full.ips), 0);
+	if (n <= 0) {
+		huc_count(&drops, HUC_DROP_STACK_MAP_FULL);
+		return 0;
+	}
+	s->full.depth = n / sizeof(__u64);
+	return huc_store_stack(&full_stacks, &s->full, s->full.ips, s->full.depth,
+			       HUC_FULL_STACK_DEPTH, gen, &drops);
+}
+
 /* The fallback: the short stack up from the check is the key; user space folds it. */
 static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct huc_site_key *key)
 {
-	long id = bpf_get_stackid(ctx, &short_stacks, 0);
+	struct huc_scratch *s;
+	__u32 zero = 0;
+	__u64 id = 0;
+	long n;
 
 	huc_count(&helper_walks, HUC_WALK_STACK);
-	if (id >= 0) {
-		key->short_stack_id = (__s32)id;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (s) {
+		n = bpf_get_stack(ctx, s->short_stack.ips, sizeof(s->short_stack.ips), 0);
+		if (n > 0) {
+			s->short_stack.depth = n / sizeof(__u64);
+			id = huc_store_stack(&short_stacks, &s->short_stack, s->short_stack.ips,
+					     s->short_stack.depth, HUC_SHORT_STACK_DEPTH,
+					     key->generation, &drops);
+		} else {
+			huc_count(&drops, HUC_DROP_STACK_MAP_FULL);
+		}
+	}
+	if (id) {
+		key->short_stack_id = id;
 		key->caller = 0;
 	} else {
-		huc_count_stack_error(&drops, id);
 		key->caller = caller;
 	}
 }
@@ -456,7 +490,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u
 	bool from_hops = false;
 	__u32 zero = 0;
 
-	key.short_stack_id = -1;
+	key.generation = generation;
 	key.syscall_nr = huc_current_syscall_nr();
 	key.direction = to_user ? HUC_DIR_TO_USER : HUC_DIR_FROM_USER;
 	key.caller = caller;
@@ -470,8 +504,9 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u
 	}
 
 	value = bpf_map_lookup_elem(&sites, &key);
-	/* A key from learned offsets that was never seen before, and 1 in HUC_VERIFY_ONE_IN, is
-	 * checked against a real stack: a wrong offset reads garbage, and garbage is a new key. */
+	/* A key from learned offsets that was never seen before (in this generation), and 1 in
+	 * HUC_VERIFY_ONE_IN, is checked against a real stack: a wrong offset reads garbage, and
+	 * garbage is a new key. */
 	if (from_hops && (!value || huc_verify_due())) {
 		huc_take_trace(ctx);
 		if (!huc_verify_hops(caller)) {
@@ -484,12 +519,8 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u
 		huc_count(&helper_walks, HUC_WALK_LEARNED);
 	if (!value) {
 		struct huc_site_value init = {};
-		long id = bpf_get_stackid(ctx, &full_stacks, 0);
 
-		if (id >= 0)
-			init.full_stack_ref = (__u64)id + 1;
-		else
-			huc_count_stack_error(&drops, id);
+		init.full_stack_id = huc_full_stack(ctx, key.generation);
 		bpf_map_update_elem(&sites, &key, &init, BPF_NOEXIST);
 		value = bpf_map_lookup_elem(&sites, &key);
 		if (!value) {
@@ -497,9 +528,9 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u
 			return 0;
 		}
 	}
-	/* Per-CPU value: no other CPU writes it, so no atomics. */
-	value->calls += 1;
-	value->bytes += bytes;
+	/* One value shared by every CPU. */
+	__sync_fetch_and_add(&value->calls, 1);
+	__sync_fetch_and_add(&value->bytes, bytes);
 
 	state = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (state) {
@@ -514,7 +545,10 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u
 /*
  * A sub-check ran. It belongs to a usercopy check only when it was called from the check
  * dispatcher (find_vmap_area and __virt_addr_valid have many other callers); then it is charged
- * to the call site of the enclosing __check_object_size, recorded in this CPU's state.
+ * to the call site of the enclosing __check_object_size, recorded in this CPU's state. In the
+ * current generation, not the check's: a drain may have retired that one since, and a retired
+ * generation is never written again (the daemon folds the key's short stack from the check's
+ * own key, drained no later than this one).
  */
 static __always_inline int huc_on_subcheck(__u64 caller, __u32 kind)
 {
@@ -533,6 +567,7 @@ static __always_inline int huc_on_subcheck(__u64 caller, __u32 kind)
 		return 0;
 	}
 	key.site = state->site;
+	key.site.generation = generation;
 	key.kind = kind;
 	huc_hash_add(&subchecks, &key, 1, &drops, HUC_DROP_SUBCHECKS_MAP_FULL);
 	return 0;
@@ -566,6 +601,7 @@ static __always_inline int huc_on_check_return(void)
 	slot = huc_log2(bpf_ktime_get_ns() - state->entry_ns);
 	state->entry_ns = 0;
 	key.site = state->site;
+	key.site.generation = generation;
 	key.slot = slot < HUC_LATENCY_SLOTS ? slot : HUC_LATENCY_SLOTS - 1;
 	huc_hash_add(&latency, &key, 1, &drops, HUC_DROP_LATENCY_MAP_FULL);
 	return 0;

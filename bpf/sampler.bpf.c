@@ -15,30 +15,36 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile struct huc_range check_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_check_ranges = 0;
 
-HUC_PERCPU_COUNTERS(samples, struct huc_sample_key, HUC_SAMPLES_MAX_ENTRIES);
-HUC_STACK_MAP(sample_stacks, HUC_FULL_STACK_DEPTH);
-HUC_PERCPU_SLOTS(contexts, HUC_CTX_COUNT);
-HUC_PERCPU_SLOTS(drops, HUC_DROP_REASONS);
+/* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
+volatile __u8 generation = 0;
 
-struct scan_buffer {
-	__u64 ips[HUC_SAMPLE_SCAN_DEPTH];
+HUC_COUNTERS(samples, struct huc_sample_key, __u64);
+HUC_STACKS(sample_stacks, struct huc_stack);
+HUC_PERCPU_SLOTS(contexts, HUC_CTX_COUNT);
+/* Names unique across both objects: they label hucprof_bpf_map_memory_bytes{map}. */
+HUC_PERCPU_SLOTS(sample_drops, HUC_DROP_REASONS);
+
+/* Stacks are too big for the 512-byte BPF stack: the scan and the stored stack live here. */
+struct sample_scratch {
+	__u64 scan[HUC_SAMPLE_SCAN_DEPTH];
+	struct huc_stack stack;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct scan_buffer);
-} scratch SEC(".maps");
+	__type(value, struct sample_scratch);
+} sample_scratch SEC(".maps");
 
 SEC("perf_event")
 int huc_sample(struct bpf_perf_event_data *ctx)
 {
 	struct huc_sample_key key = {};
-	struct scan_buffer *buf;
+	struct sample_scratch *buf;
 	bool in_check = false;
 	__u32 zero = 0;
-	long len, id;
+	long len;
 
 	/* The context is the UAPI pt_regs (stable layout, 8-byte slots: cs is slot 17) and only
 	 * 8-byte loads are allowed; vmlinux.h's pt_regs splits cs into 16-bit halves. */
@@ -52,16 +58,16 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	}
 	huc_count(&contexts, HUC_CTX_KERNEL);
 
-	buf = bpf_map_lookup_elem(&scratch, &zero);
+	buf = bpf_map_lookup_elem(&sample_scratch, &zero);
 	if (!buf)
 		return 0;
-	len = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), 0);
+	len = bpf_get_stack(ctx, buf->scan, sizeof(buf->scan), 0);
 	if (len <= 0)
 		return 0;
 	for (int i = 0; i < HUC_SAMPLE_SCAN_DEPTH; i++) {
 		if (i * sizeof(__u64) >= len)
 			break;
-		if (huc_in_ranges(check_ranges, nr_check_ranges, buf->ips[i])) {
+		if (huc_in_ranges(check_ranges, nr_check_ranges, buf->scan[i])) {
 			in_check = true;
 			break;
 		}
@@ -69,13 +75,20 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	if (!in_check)
 		return 0;
 
-	id = bpf_get_stackid(ctx, &sample_stacks, 0);
-	if (id < 0) {
-		huc_count_stack_error(&drops, id);
+	/* Only samples inside a check pay for the full stack. */
+	key.generation = generation;
+	len = bpf_get_stack(ctx, buf->stack.ips, sizeof(buf->stack.ips), 0);
+	if (len <= 0) {
+		huc_count(&sample_drops, HUC_DROP_STACK_MAP_FULL);
 		return 0;
 	}
-	key.stack_id = (__s32)id;
+	buf->stack.depth = len / sizeof(__u64);
+	key.stack_id = huc_store_stack(&sample_stacks, &buf->stack, buf->stack.ips,
+				       buf->stack.depth, HUC_FULL_STACK_DEPTH, key.generation,
+				       &sample_drops);
+	if (!key.stack_id)
+		return 0;
 	key.syscall_nr = huc_current_syscall_nr();
-	huc_hash_add(&samples, &key, 1, &drops, HUC_DROP_SAMPLES_MAP_FULL);
+	huc_hash_add(&samples, &key, 1, &sample_drops, HUC_DROP_SAMPLES_MAP_FULL);
 	return 0;
 }

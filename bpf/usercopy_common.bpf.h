@@ -13,21 +13,26 @@
 #define HUC_PF_IO_WORKER 0x00000010
 #define HUC_PF_KTHREAD 0x00200000
 
-/* Map shapes both objects use (each object gets its own instance). */
-#define HUC_STACK_MAP(name, depth)                                      \
+/*
+ * Map shapes both objects use (each object gets its own instance). Counters are one hash shared
+ * by every CPU and added to atomically: a per-CPU hash keeps a copy of every value for every
+ * possible CPU, which made the maps grow by ~1.5 MiB per CPU. Capacities are set by the daemon
+ * before load; stack maps also get BPF_F_NO_PREALLOC there where the kernel allows it.
+ */
+#define HUC_COUNTERS(name, key_type, value_type)                       \
 	struct {                                                         \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                  \
-		__uint(max_entries, HUC_STACKS_MAX_ENTRIES);             \
-		__uint(key_size, sizeof(__u32));                         \
-		__uint(value_size, (depth) * sizeof(__u64));             \
+		__uint(type, BPF_MAP_TYPE_HASH);                         \
+		__uint(max_entries, HUC_DEFAULT_MAX_KEYS);               \
+		__type(key, key_type);                                   \
+		__type(value, value_type);                               \
 	} name SEC(".maps")
 
-#define HUC_PERCPU_COUNTERS(name, key_type, entries)                    \
+#define HUC_STACKS(name, value_type)                                    \
 	struct {                                                         \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                  \
-		__uint(max_entries, entries);                            \
-		__type(key, key_type);                                   \
-		__type(value, __u64);                                    \
+		__uint(type, BPF_MAP_TYPE_HASH);                         \
+		__uint(max_entries, HUC_DEFAULT_MAX_STACKS);             \
+		__type(key, struct huc_stack_key);                       \
+		__type(value, value_type);                               \
 	} name SEC(".maps")
 
 /* One per-CPU counter per index (drop reasons, sample contexts). */
@@ -99,14 +104,7 @@ static __always_inline void huc_count(void *array_map, __u32 index)
 		*slot += 1;
 }
 
-/* bpf_get_stackid failed: -EEXIST is a hash-bucket collision, anything else a full map. */
-static __always_inline void huc_count_stack_error(void *drops_map, long err)
-{
-	huc_count(drops_map, err == -17 /* EEXIST */ ? HUC_DROP_STACK_COLLISION
-						     : HUC_DROP_STACK_MAP_FULL);
-}
-
-/* Adds delta to a per-CPU hash counter, inserting it first; counts a drop when the map is full. */
+/* Adds delta to a shared hash counter, inserting it first; counts a drop when the map is full. */
 static __always_inline void huc_hash_add(void *hash_map, const void *key, __u64 delta,
 					 void *drops_map, __u32 full_reason)
 {
@@ -123,7 +121,37 @@ static __always_inline void huc_hash_add(void *hash_map, const void *key, __u64 
 			return;
 		}
 	}
-	*value += delta;
+	__sync_fetch_and_add(value, delta);
+}
+
+/*
+ * Stores the stack in ips[0..depth) under its content hash in generation gen and returns the id
+ * (never 0), or 0 when it could not be stored (counted as stack_map_full). The value is written
+ * from per-CPU scratch: stacks are too big for the 512-byte BPF stack. An id that is already
+ * there is the same stack (64-bit hash), so inserting is skipped.
+ */
+static __always_inline __u64 huc_store_stack(void *stack_map, const void *value, const __u64 *ips,
+					     __u32 depth, __u32 max_depth, __u8 gen, void *drops_map)
+{
+	struct huc_stack_key key = {};
+	__u64 h = 0x84222325cbf29ce4ULL ^ depth;
+
+	for (__u32 i = 0; i < max_depth; i++) {
+		if (i >= depth)
+			break;
+		h = (h ^ ips[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	key.id = h ? h : 1;
+	key.generation = gen;
+	if (bpf_map_lookup_elem(stack_map, &key))
+		return key.id;
+	if (bpf_map_update_elem(stack_map, &key, value, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(stack_map, &key)) {
+		huc_count(drops_map, HUC_DROP_STACK_MAP_FULL);
+		return 0;
+	}
+	return key.id;
 }
 
 #endif /* HUCPROF_USERCOPY_COMMON_BPF_H */

@@ -11,8 +11,8 @@ tests/vm/README.md): a UDP loopback flood's received datagrams per second
             and a counter, no stack walk
 
 each run for a few seconds, the baseline re-measured right before every variant (none A none B
-none C, repeated --rounds times), reported as the median ratio variant / baseline. DESIGN.md's
-numbers to compare with: a stack-keyed kprobe made a flood 2.8x slower, a bare kprobe 1.23x.
+none C, repeated --rounds times), reported as the median ratio variant / baseline. Numbers to
+compare with (docs/design.md): a stack-keyed kprobe made a flood 2.8x slower, a bare kprobe 1.23x.
 Then, once per hucprof mode, a diagnostic flood with kernel.bpf_stats_enabled=1: BPF program
 runs per received datagram and mean ns per run, per program (where hucprof's cost goes).
 
@@ -161,11 +161,16 @@ def host_main() -> int:
     ap.add_argument("--seconds", type=int, default=4, help="per flood")
     ap.add_argument("--payload", type=int, default=64)
     ap.add_argument("--verbose", "-v", action="store_true", help="echo the guest console")
+    ap.add_argument("--hucprof", type=Path,
+                    help="another hucprof binary to measure (A/B against another build)")
+    ap.add_argument("--icount", action="store_true",
+                    help="one vCPU whose clock counts instructions (-icount shift=1,sleep=off): "
+                         "per-program ns become instruction counts, steady under host load")
     a = ap.parse_args()
 
     build = a.build_dir.resolve()
     cache = build / "vm-cache"
-    tools = {"hucprof": build / "daemon" / "hucprof",
+    tools = {"hucprof": (a.hucprof or build / "daemon" / "hucprof").resolve(),
              "flood": build / "tests" / "tools" / "huc_udp_flood"}
     for p in tools.values():
         if not p.exists():
@@ -187,11 +192,15 @@ def host_main() -> int:
     plan = {"hucprof": str(tools["hucprof"]), "flood": str(tools["flood"]),
             "rounds": a.rounds, "seconds": a.seconds, "payload": a.payload}
     per_flood = a.seconds + 2
-    timeout = 120 + a.rounds * len(VARIANTS) * (2 * per_flood + 30)
+    # The two bpf_stats runs at the end, and every round's variants each after a baseline; one
+    # instruction-counted vCPU runs several times slower than two free-running ones.
+    timeout = 120 + (a.rounds * len(VARIANTS) + 2) * (2 * per_flood + 30)
+    timeout *= 4 if a.icount else 1
     t0 = time.monotonic()
     res = vmlib.run_vm(k, initrd, Path(__file__), build / "vm-runs" / f"bench-overhead-{a.kernel}",
                        env={"HUCVM_BENCH_PLAN": json.dumps(plan)}, timeout_s=timeout,
-                       echo_console=a.verbose)
+                       echo_console=a.verbose, cpus=1 if a.icount else 2,
+                       qemu_args=["-icount", "shift=1,sleep=off"] if a.icount else [])
     mfile = res.file("measurements.json")
     if res.guest_rc != 0 or not mfile.exists():
         print(vmlib.format_console(res, 80), file=sys.stderr)
@@ -224,8 +233,9 @@ def host_main() -> int:
     print(f"\n== probe overhead on a UDP flood, kernel {k.release} (QEMU "
           f"{'KVM' if vmlib.kvm_usable() else 'TCG'}), {a.rounds} rounds x {a.seconds} s, "
           f"payload {a.payload} B, wall {time.monotonic() - t0:.0f} s")
-    print(f"   none       {statistics.median(base_rates):10.0f} datagrams/s received (median of "
-          f"{len(base_rates)} baseline runs: {', '.join(f'{r:.0f}' for r in base_rates)})")
+    if base_rates:  # --rounds 0: only the bpf_stats runs
+        print(f"   none       {statistics.median(base_rates):10.0f} datagrams/s received (median "
+              f"of {len(base_rates)} baseline runs: {', '.join(f'{r:.0f}' for r in base_rates)})")
     for variant, ratio, ratios, rate, cpu, counted, walks in rows:
         extra = ""
         if cpu:

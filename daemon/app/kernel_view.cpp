@@ -2,6 +2,9 @@
 
 #include <fstream>
 
+#include "core/file_text.h"
+#include "core/folding_rules.h"
+
 namespace hucprof {
 
 KallsymsIndex load_kallsyms(const std::string& path, bool* readable) {
@@ -14,6 +17,7 @@ KallsymsIndex load_kallsyms(const std::string& path, bool* readable) {
 std::variant<KernelView, std::string> load_kernel_view(const std::string& kallsyms_path) {
   KernelView view;
   bool readable = false;
+  view.modules = read_file_text(kModulesPath);
   view.kallsyms = load_kallsyms(kallsyms_path, &readable);
   if (!readable) return "cannot read " + kallsyms_path + ": call sites cannot be named";
   if (view.kallsyms.size() == 0) return kallsyms_path + " has no text symbols";
@@ -26,6 +30,31 @@ std::variant<KernelView, std::string> load_kernel_view(const std::string& kallsy
       view.facts.config ? std::optional<std::string_view>(*view.facts.config) : std::nullopt,
       view.facts.cmdline, !view.kallsyms.find_normalized("__check_object_size").empty());
   return view;
+}
+
+AttachOptions attach_options(const RunOptions& options) {
+  AttachOptions out;
+  out.mode = options.mode;
+  out.attach = options.probe_attach;
+  out.latency = options.latency;
+  out.max_keys = options.bpf_max_keys;
+  out.max_stacks = options.bpf_max_stacks;
+  const FoldingRules rules = FoldingRules::defaults();
+  out.helper_symbols.assign(rules.copy_helpers.begin(), rules.copy_helpers.end());
+  return out;
+}
+
+AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
+  AttachFacts facts;
+  facts.btf = kernel.facts.btf;
+  facts.kprobes = kernel.facts.kprobes;
+  facts.perf_events = kernel.facts.perf_events;
+  facts.hardened = kernel.hardened;
+  facts.on_demand_maps = kernel.facts.on_demand_maps;
+  for (const std::string& symbol : fentry_candidates(kernel.kallsyms, facts, options)) {
+    facts.fentry_errors.emplace(symbol, fentry_attach_error(symbol));
+  }
+  return compute_attach_plan(kernel.kallsyms, facts, options);
 }
 
 }  // namespace hucprof

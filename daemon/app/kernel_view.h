@@ -1,16 +1,22 @@
 #pragma once
+#include <optional>
 #include <string>
 #include <variant>
 
 #include "bpf/kernel_facts.h"
+#include "cli/options.h"
+#include "core/attach_plan.h"
 #include "core/hardened_state.h"
 #include "core/kallsyms_index.h"
 
 namespace hucprof {
 
 // Everything `run` and `doctor` learn about the kernel before deciding anything.
+inline constexpr const char* kModulesPath = "/proc/modules";
+
 struct KernelView {
   KernelFacts facts;
+  std::optional<std::string> modules;  // /proc/modules, read right before kallsyms
   KallsymsIndex kallsyms;
   HardenedUsercopyState hardened;
 };
@@ -21,5 +27,12 @@ std::variant<KernelView, std::string> load_kernel_view(const std::string& kallsy
 
 // Reads a kallsyms file; empty index if unreadable.
 KallsymsIndex load_kallsyms(const std::string& path, bool* readable = nullptr);
+
+// The plan's inputs from the flags (copy helpers from the default folding rules).
+AttachOptions attach_options(const RunOptions& options);
+
+// The one attach plan `run` carries out and `doctor` prints: tries a do-nothing fentry program
+// on each symbol the plan may use (the only facts that depend on the options), then decides.
+AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options);
 
 }  // namespace hucprof

@@ -1,5 +1,6 @@
 #include "app/run_command.h"
 
+#include <malloc.h>
 #include <systemd/sd-daemon.h>
 
 #include <algorithm>
@@ -10,15 +11,15 @@
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
+#include "app/attach_sessions.h"
 #include "app/kernel_view.h"
 #include "app/stop_signal.h"
-#include "bpf/probe_session.h"
-#include "bpf/sampling_session.h"
-#include "core/address_ranges.h"
+#include "bpf/program_barrier.h"
 #include "core/aggregator.h"
+#include "core/attach_plan.h"
 #include "core/callsite_folder.h"
+#include "core/file_text.h"
 #include "core/interval_builder.h"
-#include "core/probe_targets.h"
 #include "core/symbolizer.h"
 #include "export/metrics_server.h"
 
@@ -31,30 +32,12 @@ namespace hucprof {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr const char* kSamplerTarget = "cpu-clock";
-
-AttachPolicy to_policy(ProbeAttach attach) {
-  switch (attach) {
-    case ProbeAttach::Fentry: return AttachPolicy::Fentry;
-    case ProbeAttach::Kprobe: return AttachPolicy::Kprobe;
-    case ProbeAttach::Auto: break;
-  }
-  return AttachPolicy::Auto;
-}
-
-void log_status(const hucprof::v1::ProbeStatus& s) {
-  if (s.attached()) {
-    spdlog::info("probe {}: attached as {} ({})", s.target(), s.mode(),
-                 s.attach_name().empty() ? s.target() : s.attach_name());
-  } else {
-    spdlog::warn("probe {}: unavailable: {}", s.target(), s.reason());
-  }
-}
 
 // The daemon's pieces, in the order the data flows.
 struct Pipeline {
   std::unique_ptr<ProbeSession> probes;
   std::unique_ptr<SamplingSession> sampler;
+  std::unique_ptr<ProgramBarrier> barrier;
   std::unique_ptr<KallsymsSymbolizer> symbolizer;
   std::unique_ptr<IntervalBuilder> builder;
   std::unique_ptr<Aggregator> aggregator;
@@ -64,17 +47,37 @@ struct Pipeline {
 hucprof::v1::Snapshot drain_once(Pipeline& p) {
   auto started = Clock::now();
   RawDrain raw;
+  // New counts go to a new generation; once no program writes the old one, it is read and
+  // deleted (hucprof_abi.h), so the maps never fill up over a long run.
+  if (p.probes) p.probes->retire_generation();
+  if (p.sampler) p.sampler->retire_generation();
+  if (p.probes || p.sampler) p.barrier->wait();
   if (p.probes) p.probes->drain(raw);
   if (p.sampler) p.sampler->drain(raw);
-  if (p.symbolizer->begin_interval()) p.builder->invalidate_folds();
+  p.barrier->add_map_memory(raw.map_memory);
+  if (p.symbolizer->begin_interval()) {
+    spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
+                 p.symbolizer->index().size());
+    p.builder->invalidate_folds();
+  }
   p.aggregator->apply(p.builder->build(raw, *p.symbolizer));
   hucprof::v1::Snapshot snapshot = p.status;
   p.aggregator->fill(snapshot);
+  for (const MapMemory& m : raw.map_memory) {
+    auto* map = snapshot.add_bpf_maps();
+    map->set_map(m.map);
+    map->set_bytes(m.bytes);
+  }
+  snapshot.set_kallsyms_reloads(p.symbolizer->reloads());
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
   snapshot.set_last_drain_seconds(
       std::chrono::duration<double>(Clock::now() - started).count());
+  // Give back what the drain's stacks and folds (and, the first time, libbpf's parse of the
+  // kernel BTF at start-up) freed: glibc keeps freed heap pages otherwise, and the daemon's RSS
+  // is what operators watch.
+  malloc_trim(0);
   return snapshot;
 }
 
@@ -119,81 +122,29 @@ int run_command(const RunOptions& options) {
                     std::to_string(libbpf_minor_version()));
   build->set_kernel(kernel.facts.release);
 
-  std::string probe_failure, sample_failure;
-  // With the checks off (hardened_usercopy=off), __check_object_size is still called and
-  // returns at once: probing it would count checks that do not happen.
-  const bool probes_pointless = !kernel.hardened.enabled;
-  // Targets not tried are still exported (mode="none"), so dashboards list every target.
-  auto report_not_tried = [&](const std::string& reason) {
-    spdlog::info("probes: {}", reason);
-    for (const ProbeTarget& target : probe_targets()) {
-      hucprof::v1::ProbeStatus s;
-      s.set_target(std::string(target.symbol));
-      s.set_reason(reason);
-      *p.status.add_probes() = s;
-    }
-  };
-  if (options.mode == Mode::Sample) {
-    report_not_tried("not tried: --mode sample");
-  } else if (probes_pointless) {
-    report_not_tried("not attached: the hardened usercopy checks are off on this kernel (" +
-                     kernel.hardened.reason + ")");
-  } else {
-    ProbeConfig config;
-    config.policy = to_policy(options.probe_attach);
-    config.latency = options.latency;
-    for (const auto& helper : rules.copy_helpers) config.helper_symbols.push_back(helper);
-    auto started = ProbeSession::start(config, kernel.kallsyms, kernel.facts);
-    for (const auto& s : started.statuses) {
-      log_status(s);
-      *p.status.add_probes() = s;
-    }
-    p.probes = std::move(started.session);
-    if (!p.probes) {
-      probe_failure = !started.error.empty() ? started.error
-                      : started.statuses.empty()
-                          ? "no probe target"
-                          : "__check_object_size: " + started.statuses.front().reason();
-    }
+  const AttachPlan plan = plan_attach(kernel, attach_options(options));
+  p.barrier = std::make_unique<ProgramBarrier>();
+  if (!p.barrier->error().empty()) {
+    spdlog::warn("drains wait by sleeping between generations: {}", p.barrier->error());
   }
-  if (options.mode != Mode::Probe) {
-    auto ranges = build_address_ranges(kernel.kallsyms, dispatcher_symbols());
-    auto started = SamplingSession::start(options.sample_frequency, ranges);
-    hucprof::v1::ProbeStatus s;
-    s.set_target(kSamplerTarget);
-    s.set_attach_name("perf_event cpu-clock");
-    s.set_mode("perf_event");
-    s.set_attached(started.session != nullptr);
-    s.set_reason(started.error);
-    if (started.session) {
-      spdlog::info("sampler: perf_event cpu-clock at {} Hz on {} CPUs", options.sample_frequency,
-                   started.cpus);
-      p.status.set_sample_frequency_hz(options.sample_frequency);
-    } else {
-      spdlog::warn("sampler: unavailable: {}", started.error);
-      sample_failure = started.error;
-    }
-    *p.status.add_probes() = s;
-    p.sampler = std::move(started.session);
-  }
+  AttachedSessions attached = attach_sessions(plan, options);
+  for (const auto& s : attached.statuses) *p.status.add_probes() = s;
+  if (attached.sampler) p.status.set_sample_frequency_hz(options.sample_frequency);
+  p.probes = std::move(attached.probes);
+  p.sampler = std::move(attached.sampler);
 
-  if (options.mode == Mode::Probe && !p.probes && !probes_pointless) {
-    spdlog::error("--mode probe: no probe could attach: {}", probe_failure);
+  const Verdict verdict = judge(options.mode, kernel.hardened, attached.outcome);
+  if (!verdict.runs) {
+    spdlog::error("{}", verdict.summary);
     return 1;
   }
-  if (options.mode == Mode::Sample && !p.sampler) {
-    spdlog::error("--mode sample: sampling unavailable: {}", sample_failure);
-    return 1;
-  }
-  if (!p.probes && !p.sampler && !probes_pointless) {
-    spdlog::error("--mode auto: neither probes ({}) nor sampling ({}) are available",
-                  probe_failure, sample_failure);
-    return 1;
-  }
+  spdlog::info("running: {}", verdict.summary);
 
   const std::string kallsyms_path = options.kallsyms_path;
   p.symbolizer = std::make_unique<KallsymsSymbolizer>(
-      std::move(kernel.kallsyms), [kallsyms_path] { return load_kallsyms(kallsyms_path); });
+      std::move(kernel.kallsyms), kernel.modules,
+      [kallsyms_path] { return load_kallsyms(kallsyms_path); },
+      [] { return read_file_text(kModulesPath); });
   p.builder = std::make_unique<IntervalBuilder>(CallsiteFolder(rules));
   p.aggregator = std::make_unique<Aggregator>(options.top_k);
 
@@ -212,9 +163,9 @@ int run_command(const RunOptions& options) {
   }
   auto next_drain = Clock::now() + options.interval;
   while (true) {
-    auto wait = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               next_drain - Clock::now()),
-                           std::chrono::milliseconds(0), tick);
+    auto wait =
+        std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(next_drain - Clock::now()),
+                   std::chrono::milliseconds(0), tick);
     if (stop.wait_for(wait)) break;
     // Ping before draining: the watchdog asks "is the loop alive", and a drain on a loaded
     // machine must not eat the margin.

@@ -13,12 +13,16 @@ namespace hucprof {
 // fails the build here first.
 static_assert(sizeof(huc_range) == 16);
 static_assert(sizeof(huc_site_key) == 24);
-static_assert(offsetof(huc_site_key, syscall_nr) == 12 && offsetof(huc_site_key, direction) == 16);
+static_assert(offsetof(huc_site_key, syscall_nr) == 16 && offsetof(huc_site_key, direction) == 20 &&
+              offsetof(huc_site_key, generation) == 21);
 static_assert(sizeof(huc_site_value) == 24);
 static_assert(sizeof(huc_subcheck_key) == 32);
 static_assert(sizeof(huc_cpu_state) == 40);
 static_assert(sizeof(huc_latency_key) == 32);
-static_assert(sizeof(huc_sample_key) == 8);
+static_assert(sizeof(huc_sample_key) == 16 && offsetof(huc_sample_key, generation) == 12);
+static_assert(sizeof(huc_stack_key) == 16);
+static_assert(sizeof(huc_stack) == 8 + HUC_FULL_STACK_DEPTH * 8);
+static_assert(sizeof(huc_short_stack) == 8 + HUC_SHORT_STACK_DEPTH * 8);
 static_assert((HUC_MAX_RANGES & (HUC_MAX_RANGES - 1)) == 0, "BPF masks range indices");
 
 namespace {
@@ -49,8 +53,8 @@ std::string check_probe_abi(const bpf_object* obj) {
                         {"sites", sizeof(huc_site_key), sizeof(huc_site_value)},
                         {"subchecks", sizeof(huc_subcheck_key), sizeof(uint64_t)},
                         {"latency", sizeof(huc_latency_key), sizeof(uint64_t)},
-                        {"short_stacks", 4, HUC_SHORT_STACK_DEPTH * sizeof(uint64_t)},
-                        {"full_stacks", 4, HUC_FULL_STACK_DEPTH * sizeof(uint64_t)},
+                        {"short_stacks", sizeof(huc_stack_key), sizeof(huc_short_stack)},
+                        {"full_stacks", sizeof(huc_stack_key), sizeof(huc_stack)},
                         {"cpu_state", 4, sizeof(huc_cpu_state)},
                         {"drops", 4, sizeof(uint64_t)},
                         {"helper_walks", 4, sizeof(uint64_t)},
@@ -60,9 +64,9 @@ std::string check_probe_abi(const bpf_object* obj) {
 std::string check_sampler_abi(const bpf_object* obj) {
   return check(obj, {
                         {"samples", sizeof(huc_sample_key), sizeof(uint64_t)},
-                        {"sample_stacks", 4, HUC_FULL_STACK_DEPTH * sizeof(uint64_t)},
+                        {"sample_stacks", sizeof(huc_stack_key), sizeof(huc_stack)},
                         {"contexts", 4, sizeof(uint64_t)},
-                        {"drops", 4, sizeof(uint64_t)},
+                        {"sample_drops", 4, sizeof(uint64_t)},
                     });
 }
 

@@ -97,9 +97,10 @@ std::string perf_permission_words(int err) {
   int paranoid = read_perf_event_paranoid();
   words += " (kernel.perf_event_paranoid=" + std::to_string(paranoid) + ")";
   if (paranoid >= 3) {
-    words += ": this kernel lets only CAP_SYS_ADMIN open perf events at paranoid >= 3 "
-             "(CONFIG_SECURITY_PERF_EVENTS_RESTRICT); set kernel.perf_event_paranoid=2 to let "
-             "CAP_PERFMON do it (see /usr/share/hucprof/sysctl/60-hucprof-perf-events.conf)";
+    words +=
+        ": this kernel lets only CAP_SYS_ADMIN open perf events at paranoid >= 3 "
+        "(CONFIG_SECURITY_PERF_EVENTS_RESTRICT); set kernel.perf_event_paranoid=2 to let "
+        "CAP_PERFMON do it (see /usr/share/hucprof/sysctl/60-hucprof-perf-events.conf)";
   } else {
     words += ": needs CAP_PERFMON (or CAP_SYS_ADMIN)";
   }
@@ -126,17 +127,45 @@ KernelFacts KernelFacts::probe() {
   if (uname(&uts) == 0) facts.release = uts.release;
   facts.btf = exists("/sys/kernel/btf/vmlinux")
                   ? Capability{true, "/sys/kernel/btf/vmlinux present"}
-                  : Capability{false, "no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF off): "
-                                      "CO-RE programs cannot load"};
+                  : Capability{false,
+                               "no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF off): "
+                               "CO-RE programs cannot load"};
   facts.config = read_kernel_config(facts.release, facts.config_source);
   facts.kprobes = probe_kprobes(facts.config);
   facts.perf_events = probe_perf_events();
   facts.lockdown = read_lockdown();
   facts.perf_event_paranoid = read_perf_event_paranoid();
+  facts.on_demand_maps = probe_on_demand_maps();
   if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }
   return facts;
+}
+
+Capability probe_on_demand_maps() {
+  LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
+  UniqueFd map(bpf_map_create(BPF_MAP_TYPE_HASH, "huc_feature", 4, 8, 1, &map_opts));
+  if (!map) {
+    return {false, "cannot create a hash map without preallocation (" + errno_words(errno) + ")"};
+  }
+  // *(u32 *)(r10 - 4) = 0; r1 = map; r2 = r10 - 4; call map_lookup_elem; r0 = 0; exit
+  const bpf_insn insns[] = {
+      {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
+      {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map.get()},
+      {0, 0, 0, 0, 0},
+      {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
+      {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
+      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+      {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "huc_feature", "GPL", insns,
+                              sizeof(insns) / sizeof(insns[0]), nullptr));
+  if (!prog) {
+    return {false, "the kernel refused a perf_event program using such a map (" +
+                       errno_words(errno) + "; kernels before 6.1 need preallocated maps there)"};
+  }
+  return {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
 }
 
 std::string fentry_attach_error(const std::string& function) {

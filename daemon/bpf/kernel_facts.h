@@ -2,26 +2,25 @@
 #include <optional>
 #include <string>
 
+#include "core/capability.h"
+
 namespace hucprof {
 
 // What the running kernel allows, found by trying (libbpf-tools style feature probes) rather
 // than by guessing from the version. Each answer carries the reason in words for logs and
 // `hucprof doctor`.
-struct Capability {
-  bool ok = false;
-  std::string detail;
-};
 
 struct KernelFacts {
-  std::string release;           // uname -r
-  Capability btf;                // /sys/kernel/btf/vmlinux
-  Capability kprobes;            // kprobe PMU or tracefs kprobe_events
-  Capability perf_events;        // perf_event_open(cpu-clock)
-  std::string lockdown;          // "none", "integrity", "confidentiality", or "unknown (...)"
+  std::string release;                // uname -r
+  Capability btf;                     // /sys/kernel/btf/vmlinux
+  Capability kprobes;                 // kprobe PMU or tracefs kprobe_events
+  Capability perf_events;             // perf_event_open(cpu-clock)
+  std::string lockdown;               // "none", "integrity", "confidentiality", or "unknown (...)"
   std::optional<std::string> config;  // kernel config text, if readable
-  std::string config_source;     // where it came from
-  std::string cmdline;           // /proc/cmdline
-  int perf_event_paranoid = 0;   // kernel.perf_event_paranoid, -99 when unreadable
+  std::string config_source;          // where it came from
+  std::string cmdline;                // /proc/cmdline
+  int perf_event_paranoid = 0;        // kernel.perf_event_paranoid, -99 when unreadable
+  Capability on_demand_maps;          // hash maps may allocate on use in perf_event programs
 
   static KernelFacts probe();
 };
@@ -30,6 +29,10 @@ struct KernelFacts {
 // empty string on success, else why not in words (e.g. "the kernel refused to attach fentry
 // (EPERM: ftrace is locked down on this kernel)").
 std::string fentry_attach_error(const std::string& function);
+
+// Whether a perf_event program may use a hash map without preallocation: kernels since 6.1
+// allocate such entries with bpf_mem_alloc, which is safe in any context; older ones refuse.
+Capability probe_on_demand_maps();
 
 // The kernel config: /proc/config.gz, else /boot/config-<release>.
 std::optional<std::string> read_kernel_config(const std::string& release, std::string& source);

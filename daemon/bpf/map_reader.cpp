@@ -1,15 +1,42 @@
 #include "bpf/map_reader.h"
 
+#include <bpf/libbpf.h>
+
+#include <charconv>
+#include <string>
+
+#include "core/file_text.h"
+
 namespace hucprof {
 
-StackFrames read_stack(int stack_map_fd, int32_t id, size_t depth) {
-  StackFrames frames(depth);
-  uint32_t key = static_cast<uint32_t>(id);
-  if (bpf_map_lookup_elem(stack_map_fd, &key, frames.data()) != 0) return {};
-  size_t n = 0;
-  while (n < depth && frames[n] != 0) ++n;
-  frames.resize(n);
-  return frames;
+void delete_retired_stacks(int map_fd, uint8_t live) {
+  for (const huc_stack_key& key : map_keys<huc_stack_key>(map_fd)) {
+    if (key.generation != live) bpf_map_delete_elem(map_fd, &key);
+  }
+}
+
+MapMemory map_memory(int map_fd) {
+  MapMemory out;
+  bpf_map_info info{};
+  __u32 length = sizeof(info);
+  if (bpf_obj_get_info_by_fd(map_fd, &info, &length) == 0) out.map = info.name;
+  const auto text = read_file_text("/proc/self/fdinfo/" + std::to_string(map_fd));
+  if (!text) return out;
+  constexpr std::string_view kField = "memlock:";
+  const size_t at = text->find(kField);
+  if (at == std::string::npos) return out;
+  const char* begin = text->data() + at + kField.size();
+  while (*begin == ' ' || *begin == '\t') ++begin;
+  std::from_chars(begin, text->data() + text->size(), out.bytes);
+  return out;
+}
+
+void add_map_memory(const bpf_object* obj, std::vector<MapMemory>& out) {
+  const bpf_map* map;
+  bpf_object__for_each_map(map, obj) {
+    const int fd = bpf_map__fd(map);
+    if (fd >= 0) out.push_back(map_memory(fd));
+  }
 }
 
 }  // namespace hucprof

@@ -2,16 +2,17 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
 #include "hucprof_abi.h"
 // The skeleton after the ABI header: its rodata struct uses struct huc_range.
 #include "bpf/abi_checks.h"
+#include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
-#include "core/address_ranges.h"
-#include "core/probe_targets.h"
-#include "core/symbol_name.h"
+#include "bpf/map_sizing.h"
 #include "probe.skel.h"
 
 namespace hucprof {
@@ -19,70 +20,122 @@ namespace hucprof {
 namespace {
 
 using hucprof::v1::ProbeStatus;
+using ProbeSkeleton = std::unique_ptr<probe_bpf, SkeletonDeleter<probe_bpf, probe_bpf__destroy>>;
 
-struct Plan {
-  const ProbeTarget* target = nullptr;
-  std::string attach_name;
-  std::string mode;  // "fentry" | "kprobe" | ""
-  std::string reason;
+struct Programs {
   bpf_program* fentry = nullptr;
   bpf_program* kprobe = nullptr;
 };
 
-// The exact kallsyms name to attach to: the symbol itself if present, else a suffixed clone
-// (check_heap_object.part.0); never the .cold part, which is not a function entry.
-std::string attach_name_for(const KallsymsIndex& kallsyms, std::string_view symbol) {
-  if (kallsyms.find_exact(symbol)) return std::string(symbol);
-  for (const auto& sym : kallsyms.find_normalized(symbol)) {
-    if (sym.name.find(".cold") == std::string::npos) return sym.name;
+// The skeleton's typed handles: a program renamed in probe.bpf.c fails to compile here instead
+// of failing a lookup at run time.
+Programs programs_of(const probe_bpf& skel, TargetProgram program) {
+  const auto& p = skel.progs;
+  switch (program) {
+    case TargetProgram::Check:
+      return {p.huc_fentry_check_object_size, p.huc_kprobe_check_object_size};
+    case TargetProgram::CheckReturn:
+      return {p.huc_fexit_check_object_size, p.huc_kretprobe_check_object_size};
+    case TargetProgram::Slab:
+      return {p.huc_fentry_slab, p.huc_kprobe_slab};
+    case TargetProgram::Vmalloc:
+      return {p.huc_fentry_vmalloc, p.huc_kprobe_vmalloc};
+    case TargetProgram::Heap:
+      return {p.huc_fentry_heap, p.huc_kprobe_heap};
+    case TargetProgram::Page:
+      return {p.huc_fentry_page, p.huc_kprobe_page};
+    case TargetProgram::Stack:
+      return {p.huc_fentry_stack, p.huc_kprobe_stack};
+    case TargetProgram::Text:
+      return {p.huc_fentry_text, p.huc_kprobe_text};
   }
-  return "";
+  return {};
 }
 
-std::string policy_name(AttachPolicy p) {
-  switch (p) {
-    case AttachPolicy::Fentry: return "fentry";
-    case AttachPolicy::Kprobe: return "kprobe";
-    case AttachPolicy::Auto: break;
-  }
-  return "auto";
+bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target) {
+  const Programs programs = programs_of(skel, target.target.program);
+  return target.flavour == Flavour::Fentry ? programs.fentry : programs.kprobe;
 }
 
-void choose_mode(Plan& plan, const ProbeConfig& config, const KernelFacts& facts) {
-  std::string fentry_why, kprobe_why;
-  if (config.policy != AttachPolicy::Kprobe) {
-    fentry_why = facts.btf.ok ? fentry_attach_error(plan.attach_name) : facts.btf.detail;
-    if (fentry_why.empty()) {
-      plan.mode = "fentry";
-      return;
-    }
-  } else {
-    fentry_why = "fentry not tried (--probe.attach=kprobe)";
-  }
-  if (config.policy != AttachPolicy::Fentry) {
-    if (facts.kprobes.ok) {
-      plan.mode = "kprobe";
-      return;
-    }
-    kprobe_why = facts.kprobes.detail;
-  } else {
-    kprobe_why = "kprobe not tried (--probe.attach=fentry)";
-  }
-  plan.reason = "fentry: " + fentry_why + "; kprobe: " + kprobe_why;
-}
+std::string errno_text(int err) { return strerror(err < 0 ? -err : err); }
 
 void set_ranges(huc_range* dst, __u32* count, const AddressRanges& ranges) {
   for (size_t i = 0; i < ranges.ranges.size(); ++i) dst[i] = ranges.ranges[i];
   *count = static_cast<__u32>(ranges.ranges.size());
 }
 
-ProbeStatus status_of(const Plan& plan) {
+struct Opened {
+  ProbeSkeleton skel;
+  std::string error;
+};
+
+// Opens the object and configures it for the given targets only (by index into plan.targets):
+// their programs' autoload and attach targets, rodata, map sizes. Every libbpf failure comes
+// back as words naming what failed.
+Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
+  Opened out;
+  out.skel.reset(probe_bpf__open());
+  if (!out.skel) {
+    out.error = std::string("cannot open the probe BPF object: ") + strerror(errno);
+    return out;
+  }
+  probe_bpf& skel = *out.skel;
+  if (auto mismatch = check_probe_abi(skel.obj); !mismatch.empty()) {
+    out.error = "BPF/daemon ABI mismatch: " + mismatch;
+    return out;
+  }
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel.obj) bpf_program__set_autoload(prog, false);
+  for (size_t i : enabled) {
+    const TargetPlan& target = plan.targets[i];
+    const std::string name(target.target.symbol);
+    bpf_program* program = program_for(skel, target);
+    if (!program) {
+      out.error = name + ": the probe BPF object has no " + flavour_name(target.flavour) +
+                  " program for it";
+      return out;
+    }
+    if (int err = bpf_program__set_autoload(program, true); err) {
+      out.error = name + ": cannot enable its program: " + errno_text(err);
+      return out;
+    }
+    if (target.flavour == Flavour::Fentry) {
+      if (int err = bpf_program__set_attach_target(program, 0, target.symbol.c_str()); err) {
+        out.error = name + ": cannot aim fentry at " + target.symbol + ": " + errno_text(err);
+        return out;
+      }
+    }
+  }
+  auto* rodata = skel.rodata;
+  set_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
+  set_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges, plan.dispatcher_ranges);
+  rodata->latency_enabled = plan.maps.latency;
+
+  const MapSizing sizing[] = {
+      {skel.maps.sites, plan.maps.max_keys, MapSizing::Preallocated},
+      {skel.maps.subchecks, plan.maps.max_keys, MapSizing::Preallocated},
+      {skel.maps.latency, plan.maps.latency ? plan.maps.max_keys : 0, MapSizing::Preallocated},
+      // Part of a key: never allowed to fail for want of memory at run time.
+      {skel.maps.short_stacks, plan.maps.max_stacks, MapSizing::Preallocated},
+      {skel.maps.full_stacks, plan.maps.max_stacks,
+       plan.maps.stacks_on_demand ? MapSizing::OnDemand : MapSizing::Preallocated},
+  };
+  out.error = apply_map_sizing(sizing);
+  return out;
+}
+
+std::string load_error(int err) {
+  return std::string("the kernel refused to load it: ") + errno_text(err) +
+         " (run with --log.level=debug for the verifier log)";
+}
+
+ProbeStatus status_of(const TargetPlan& target, bool attached, const std::string& why_not) {
   ProbeStatus s;
-  s.set_target(std::string(plan.target->symbol));
-  s.set_attach_name(plan.attach_name);
-  s.set_mode(plan.mode);
-  s.set_attached(!plan.mode.empty() && plan.reason.empty());
-  s.set_reason(plan.reason);
+  s.set_target(std::string(target.target.symbol));
+  s.set_attach_name(target.symbol);
+  s.set_mode(flavour_name(target.flavour));
+  s.set_attached(attached);
+  s.set_reason(attached ? target.reason : why_not);
   return s;
 }
 
@@ -93,155 +146,124 @@ ProbeSession::~ProbeSession() {
   probe_bpf__destroy(skel_);
 }
 
-ProbeSession::Started ProbeSession::start(const ProbeConfig& config,
-                                          const KallsymsIndex& kallsyms,
-                                          const KernelFacts& facts) {
+ProbeSession::Started ProbeSession::start(const AttachPlan& plan) {
   Started out;
+  std::set<size_t> enabled;
+  std::map<size_t, std::string> failed;  // target index → why it is not attached
+  for (size_t i = 0; i < plan.targets.size(); ++i) {
+    if (plan.targets[i].attaches()) enabled.insert(i);
+  }
+
+  Opened opened = open_for(plan, enabled);
+  int err = opened.error.empty() ? probe_bpf__load(opened.skel.get()) : 0;
+  if (opened.error.empty() && err) {
+    // Which program did the kernel refuse? Load each alone: a refused sub-check then costs only
+    // itself, a refused __check_object_size is named as the reason probes are off.
+    for (size_t i : enabled) {
+      Opened alone = open_for(plan, {i});
+      if (!alone.error.empty()) continue;
+      if (int e = probe_bpf__load(alone.skel.get()); e) failed[i] = load_error(e);
+    }
+    if (failed.empty()) failed[*enabled.begin()] = load_error(err);  // only together: say so
+    for (const auto& [i, why] : failed) {
+      spdlog::warn("probe {}: {}", plan.targets[i].target.symbol, why);
+      enabled.erase(i);
+    }
+    const bool check_left = std::any_of(enabled.begin(), enabled.end(), [&](size_t i) {
+      return plan.targets[i].target.is_check();
+    });
+    if (check_left) {
+      opened = open_for(plan, enabled);
+      err = opened.error.empty() ? probe_bpf__load(opened.skel.get()) : 0;
+    }
+    if (!check_left || err) {
+      out.error = "cannot load the probe BPF programs: " +
+                  (failed.empty() ? load_error(err) : failed.begin()->second);
+      for (size_t i = 0; i < plan.targets.size(); ++i) {
+        failed.try_emplace(i, plan.targets[i].attaches() ? out.error : plan.targets[i].reason);
+      }
+    }
+  } else if (!opened.error.empty()) {
+    out.error = opened.error;
+  }
+  if (!out.error.empty()) {
+    for (size_t i = 0; i < plan.targets.size(); ++i) {
+      const TargetPlan& t = plan.targets[i];
+      auto why = failed.find(i);
+      out.statuses.push_back(status_of(t, false,
+                                       why != failed.end() ? why->second
+                                       : t.attaches()      ? out.error
+                                                           : t.reason));
+    }
+    return out;
+  }
+
   std::unique_ptr<ProbeSession> self(new ProbeSession());
-  self->skel_ = probe_bpf__open();
-  if (!self->skel_) {
-    out.error = std::string("cannot open the probe BPF object: ") + strerror(errno);
-    return out;
-  }
-  bpf_object* obj = self->skel_->obj;
-  if (auto mismatch = check_probe_abi(obj); !mismatch.empty()) {
-    out.error = "BPF/daemon ABI mismatch: " + mismatch;
-    return out;
-  }
-
-  // Every program starts disabled; each plan enables the one flavour it will attach.
-  bpf_program* prog;
-  bpf_object__for_each_program(prog, obj) bpf_program__set_autoload(prog, false);
-
-  std::vector<Plan> plans;
-  bool check_ok = false;
-  for (const ProbeTarget& target : probe_targets()) {
-    Plan plan;
-    plan.target = &target;
-    plan.fentry = bpf_object__find_program_by_name(obj, std::string(target.fentry_prog).c_str());
-    plan.kprobe = bpf_object__find_program_by_name(obj, std::string(target.kprobe_prog).c_str());
-    plan.attach_name = attach_name_for(kallsyms, target.symbol);
-    if (plan.attach_name.empty()) {
-      plan.reason = "not a real symbol on this kernel (inlined or not built in)";
-    } else if (!target.is_check && !check_ok) {
-      plan.reason = "skipped: __check_object_size is not attached, sub-checks need it";
-    } else {
-      choose_mode(plan, config, facts);
+  self->skel_ = opened.skel.release();
+  self->latency_ = plan.maps.latency;
+  bool check_attached = false;
+  for (size_t i = 0; i < plan.targets.size(); ++i) {
+    const TargetPlan& target = plan.targets[i];
+    if (auto why = failed.find(i); why != failed.end()) {
+      out.statuses.push_back(status_of(target, false, why->second));
+      continue;
     }
-    if (target.is_check) check_ok = !plan.mode.empty();
-    if (plan.mode == "fentry") {
-      bpf_program__set_autoload(plan.fentry, true);
-      bpf_program__set_attach_target(plan.fentry, 0, plan.attach_name.c_str());
-    } else if (plan.mode == "kprobe") {
-      bpf_program__set_autoload(plan.kprobe, true);
+    if (!enabled.contains(i)) {
+      out.statuses.push_back(status_of(target, false, target.reason));
+      continue;
     }
-    plans.push_back(std::move(plan));
-  }
-
-  std::string check_mode = plans.front().mode;
-  Plan latency_plan;
-  static constexpr ProbeTarget kReturnTarget{"__check_object_size:return",
-                                             "huc_fexit_check_object_size",
-                                             "huc_kretprobe_check_object_size", false};
-  if (config.latency && !check_mode.empty()) {
-    latency_plan.target = &kReturnTarget;
-    latency_plan.attach_name = plans.front().attach_name;
-    latency_plan.mode = check_mode;
-    latency_plan.fentry = self->skel_->progs.huc_fexit_check_object_size;
-    latency_plan.kprobe = self->skel_->progs.huc_kretprobe_check_object_size;
-    if (check_mode == "fentry") {
-      bpf_program__set_autoload(latency_plan.fentry, true);
-      bpf_program__set_attach_target(latency_plan.fentry, 0, latency_plan.attach_name.c_str());
-    } else {
-      bpf_program__set_autoload(latency_plan.kprobe, true);
-    }
-  }
-
-  if (!check_ok) {
-    for (const auto& plan : plans) out.statuses.push_back(status_of(plan));
-    return out;
-  }
-
-  auto helpers = build_address_ranges(kallsyms, config.helper_symbols);
-  auto dispatchers = build_address_ranges(kallsyms, dispatcher_symbols());
-  if (helpers.overflow) {
-    spdlog::warn("{} copy-helper ranges did not fit into BPF's {}; their callers fold as "
-                 "[truncated]",
-                 helpers.overflow, HUC_MAX_RANGES);
-  }
-  auto* rodata = self->skel_->rodata;
-  set_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, helpers);
-  set_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges, dispatchers);
-  rodata->latency_enabled = config.latency;
-
-  if (int err = probe_bpf__load(self->skel_); err) {
-    out.error = std::string("cannot load the probe BPF programs: ") + strerror(-err) +
-                " (run with --log.level=debug for the verifier log)";
-    for (auto& plan : plans) {
-      if (plan.reason.empty()) plan.reason = out.error;
-      out.statuses.push_back(status_of(plan));
-    }
-    return out;
-  }
-
-  auto attach = [&](Plan& plan) {
-    if (plan.mode.empty() || !plan.reason.empty()) return;
-    bpf_link* link = plan.mode == "fentry"
-                         ? bpf_program__attach(plan.fentry)
-                         : bpf_program__attach_kprobe(plan.kprobe,
-                                                      plan.target == &kReturnTarget,
-                                                      plan.attach_name.c_str());
+    bpf_program* program = program_for(*self->skel_, target);
+    bpf_link* link = target.flavour == Flavour::Fentry
+                         ? bpf_program__attach(program)
+                         : bpf_program__attach_kprobe(
+                               program, target.target.program == TargetProgram::CheckReturn,
+                               target.symbol.c_str());
     if (!link) {
       // kprobes attach through perf_event_open(2): the paranoid sysctl applies to them too.
-      int err = errno;
-      plan.reason = plan.mode + " attach failed: " + perf_permission_words(err);
-      return;
+      out.statuses.push_back(status_of(target, false,
+                                       std::string(flavour_name(target.flavour)) +
+                                           " attach failed: " + perf_permission_words(errno)));
+      continue;
     }
     self->links_.emplace_back(link);
-  };
-  for (auto& plan : plans) attach(plan);
-  if (config.latency && latency_plan.target) {
-    attach(latency_plan);
-    plans.push_back(latency_plan);
+    check_attached |= target.target.is_check();
+    out.statuses.push_back(status_of(target, true, ""));
   }
-
-  for (const auto& plan : plans) out.statuses.push_back(status_of(plan));
-  spdlog::debug("probe attach policy {}", policy_name(config.policy));
-  if (!out.statuses.front().attached()) return out;  // nothing useful attached
+  if (!check_attached) return out;  // nothing useful attached
   self->possible_cpus_ = libbpf_num_possible_cpus();
   out.session = std::move(self);
   return out;
 }
 
+void ProbeSession::retire_generation() {
+  ++generation_;
+  // The programs read it once per run; the barrier that follows orders the write before them.
+  *static_cast<volatile uint8_t*>(&skel_->bss->generation) = generation_;
+}
+
 void ProbeSession::drain(RawDrain& out) {
   out.probes = true;
-  const int cpus = possible_cpus_;
-  auto cache_short_stack = [&](int32_t id) {
-    if (id < 0 || short_stack_cache_.contains(id)) return;
-    auto frames = read_stack(bpf_map__fd(skel_->maps.short_stacks), id, HUC_SHORT_STACK_DEPTH);
-    if (!frames.empty()) short_stack_cache_.emplace(id, std::move(frames));
+  const int short_fd = bpf_map__fd(skel_->maps.short_stacks);
+  const int full_fd = bpf_map__fd(skel_->maps.full_stacks);
+  auto read_short = [&](const huc_site_key& key) {
+    read_stack<huc_short_stack>(short_fd, key.short_stack_id, key.generation, out.short_stacks);
   };
-  for_each_percpu_entry<huc_site_key, huc_site_value>(
-      bpf_map__fd(skel_->maps.sites), cpus, [&](const huc_site_key& key, const auto& values) {
-        RawSiteCount c;
-        c.key = key;
-        for (const auto& v : values) {
-          c.calls += v.calls;
-          c.bytes += v.bytes;
-        }
-        out.sites.push_back(c);
-        cache_short_stack(key.short_stack_id);
+  drain_retired<huc_site_key, huc_site_value>(
+      bpf_map__fd(skel_->maps.sites), generation_,
+      [&](const huc_site_key& key, const huc_site_value& v) {
+        out.sites.push_back({key, v.calls, v.bytes, v.full_stack_id});
+        read_short(key);
+        read_stack<huc_stack>(full_fd, v.full_stack_id, key.generation, out.full_stacks);
       });
-  read_percpu_counts(bpf_map__fd(skel_->maps.subchecks), cpus, out.subchecks);
-  read_percpu_counts(bpf_map__fd(skel_->maps.latency), cpus, out.latency);
-  // A call site that is new while this drain runs can reach the subchecks (or latency) map after
-  // the sites map was read; without its short stack in this drain its key folds to "[unknown]"
-  // for good (the delta is consumed). Read the stack of every key that names one.
-  for (const auto& c : out.subchecks) cache_short_stack(c.key.site.short_stack_id);
-  for (const auto& c : out.latency) cache_short_stack(c.key.site.short_stack_id);
-  out.short_stacks = short_stack_cache_;
-  add_percpu_array(bpf_map__fd(skel_->maps.drops), cpus, out.drops);
-  add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), cpus, out.helper_walks);
+  drain_retired_counts(bpf_map__fd(skel_->maps.subchecks), generation_, out.subchecks);
+  if (latency_) drain_retired_counts(bpf_map__fd(skel_->maps.latency), generation_, out.latency);
+  for (const auto& c : out.subchecks) read_short(c.key.site);
+  for (const auto& c : out.latency) read_short(c.key.site);
+  delete_retired_stacks(short_fd, generation_);
+  delete_retired_stacks(full_fd, generation_);
+  add_percpu_array(bpf_map__fd(skel_->maps.drops), possible_cpus_, out.drops);
+  add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), possible_cpus_, out.helper_walks);
+  add_map_memory(skel_->obj, out.map_memory);
 }
 
 }  // namespace hucprof

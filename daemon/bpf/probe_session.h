@@ -1,12 +1,10 @@
 #pragma once
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "bpf/kernel_facts.h"
 #include "bpf/libbpf_ptr.h"
-#include "core/kallsyms_index.h"
+#include "core/attach_plan.h"
 #include "core/raw_drain.h"
 #include "hucprof.pb.h"
 
@@ -14,32 +12,26 @@ struct probe_bpf;
 
 namespace hucprof {
 
-enum class AttachPolicy { Auto, Fentry, Kprobe };
-
-struct ProbeConfig {
-  AttachPolicy policy = AttachPolicy::Auto;
-  bool latency = false;
-  // Copy-helper symbols (normalized) whose callers are the real call sites.
-  std::vector<std::string_view> helper_symbols;
-};
-
-// Probe mode's kernel side: decides per target fentry / kprobe / unavailable, loads probe.bpf.c
-// with only the programs that can attach, attaches them and reads their maps. Owns every libbpf
-// object it creates.
+// Probe mode's kernel side: carries out the attach plan (loads probe.bpf.c with only the programs
+// the plan attaches, sizes its maps, attaches) and reads its maps. Decides nothing itself. Owns
+// every libbpf object it creates.
 class ProbeSession {
  public:
   struct Started {
-    std::unique_ptr<ProbeSession> session;  // null when nothing could attach
-    std::vector<hucprof::v1::ProbeStatus> statuses;  // one per target, attached or why not
-    std::string error;  // set when the object could not load at all
+    std::unique_ptr<ProbeSession> session;  // null when __check_object_size is not attached
+    std::vector<hucprof::v1::ProbeStatus> statuses;  // one per planned target, attached or why not
+    std::string error;  // set when the object could not be opened or loaded at all
   };
-  static Started start(const ProbeConfig& config, const KallsymsIndex& kallsyms,
-                       const KernelFacts& facts);
+  static Started start(const AttachPlan& plan);
 
   ~ProbeSession();
   ProbeSession(const ProbeSession&) = delete;
   ProbeSession& operator=(const ProbeSession&) = delete;
 
+  // From now on the programs count into the next generation (hucprof_abi.h).
+  void retire_generation();
+  // Reads and deletes every key and stack of retired generations. Only after ProgramBarrier::wait
+  // following retire_generation: then no program still writes them.
   void drain(RawDrain& out);
 
  private:
@@ -47,7 +39,8 @@ class ProbeSession {
   probe_bpf* skel_ = nullptr;
   std::vector<BpfLinkPtr> links_;
   int possible_cpus_ = 1;
-  std::map<int32_t, StackFrames> short_stack_cache_;
+  bool latency_ = false;
+  uint8_t generation_ = 0;
 };
 
 }  // namespace hucprof

@@ -10,6 +10,7 @@
 #include "bpf/abi_checks.h"
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
+#include "bpf/map_sizing.h"
 #include "core/cpu_list.h"
 #include "core/file_text.h"
 #include "hucprof_abi.h"
@@ -26,8 +27,7 @@ int open_cpu_clock(int cpu, uint32_t frequency_hz) {
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.freq = 1;
   attr.sample_freq = frequency_hz;
-  return static_cast<int>(
-      syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 }  // namespace
@@ -37,14 +37,13 @@ SamplingSession::~SamplingSession() {
   sampler_bpf__destroy(skel_);
 }
 
-SamplingSession::Started SamplingSession::start(uint32_t frequency_hz,
-                                                const AddressRanges& check_ranges) {
+SamplingSession::Started SamplingSession::start(uint32_t frequency_hz, const AttachPlan& plan) {
   Started out;
-  if (check_ranges.ranges.empty()) {
-    out.error = "no usercopy check function in /proc/kallsyms (is CONFIG_HARDENED_USERCOPY off, "
-                "or are addresses hidden?)";
+  if (!plan.sampling) {
+    out.error = plan.sampling_reason;
     return out;
   }
+  const AddressRanges& check_ranges = plan.dispatcher_ranges;
   auto online_text = read_file_text("/sys/devices/system/cpu/online");
   auto online = online_text ? parse_cpu_list(*online_text) : std::nullopt;
   if (!online || online->empty()) {
@@ -67,6 +66,15 @@ SamplingSession::Started SamplingSession::start(uint32_t frequency_hz,
     rodata->check_ranges[i] = check_ranges.ranges[i];
   }
   rodata->nr_check_ranges = static_cast<__u32>(check_ranges.ranges.size());
+  const MapSizing sizing[] = {
+      {self->skel_->maps.samples, plan.maps.max_keys, MapSizing::Preallocated},
+      {self->skel_->maps.sample_stacks, plan.maps.max_stacks,
+       plan.maps.stacks_on_demand ? MapSizing::OnDemand : MapSizing::Preallocated},
+  };
+  if (auto error = apply_map_sizing(sizing); !error.empty()) {
+    out.error = error;
+    return out;
+  }
   if (int err = sampler_bpf__load(self->skel_); err) {
     out.error = std::string("cannot load the sampler BPF program: ") + strerror(-err);
     return out;
@@ -88,8 +96,8 @@ SamplingSession::Started SamplingSession::start(uint32_t frequency_hz,
     self->links_.emplace_back(link);
   }
   if (self->links_.empty()) {
-    out.error = "perf_event_open(cpu-clock) failed on every CPU: " +
-                perf_permission_words(last_errno);
+    out.error =
+        "perf_event_open(cpu-clock) failed on every CPU: " + perf_permission_words(last_errno);
     return out;
   }
   out.cpus = self->links_.size();
@@ -98,20 +106,25 @@ SamplingSession::Started SamplingSession::start(uint32_t frequency_hz,
   return out;
 }
 
+void SamplingSession::retire_generation() {
+  ++generation_;
+  // The program reads it once per run; the barrier that follows orders the write before it.
+  *static_cast<volatile uint8_t*>(&skel_->bss->generation) = generation_;
+}
+
 void SamplingSession::drain(RawDrain& out) {
   out.sampling = true;
-  const int cpus = possible_cpus_;
   const int stacks_fd = bpf_map__fd(skel_->maps.sample_stacks);
-  read_percpu_counts(bpf_map__fd(skel_->maps.samples), cpus, out.samples);
-  for (const auto& sample : out.samples) {
-    const int32_t id = sample.key.stack_id;
-    if (stack_cache_.contains(id)) continue;
-    auto frames = read_stack(stacks_fd, id, HUC_FULL_STACK_DEPTH);
-    if (!frames.empty()) stack_cache_.emplace(id, std::move(frames));
-  }
-  out.sample_stacks = stack_cache_;
-  add_percpu_array(bpf_map__fd(skel_->maps.contexts), cpus, out.contexts);
-  add_percpu_array(bpf_map__fd(skel_->maps.drops), cpus, out.drops);
+  drain_retired<huc_sample_key, uint64_t>(
+      bpf_map__fd(skel_->maps.samples), generation_,
+      [&](const huc_sample_key& key, uint64_t count) {
+        out.samples.push_back({key, count});
+        read_stack<huc_stack>(stacks_fd, key.stack_id, key.generation, out.sample_stacks);
+      });
+  delete_retired_stacks(stacks_fd, generation_);
+  add_percpu_array(bpf_map__fd(skel_->maps.contexts), possible_cpus_, out.contexts);
+  add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
+  add_map_memory(skel_->obj, out.map_memory);
 }
 
 }  // namespace hucprof

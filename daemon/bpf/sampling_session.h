@@ -1,11 +1,10 @@
 #pragma once
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bpf/libbpf_ptr.h"
-#include "core/address_ranges.h"
+#include "core/attach_plan.h"
 #include "core/raw_drain.h"
 
 struct sampler_bpf;
@@ -13,7 +12,7 @@ struct sampler_bpf;
 namespace hucprof {
 
 // Sampling mode's kernel side: the perf_event CPU-clock program on every online CPU, with the
-// check dispatchers' address ranges handed in before load.
+// check dispatchers' address ranges and the map sizes of the attach plan handed in before load.
 class SamplingSession {
  public:
   struct Started {
@@ -21,12 +20,16 @@ class SamplingSession {
     std::string error;  // why sampling is unavailable, in words
     size_t cpus = 0;    // CPUs sampled
   };
-  static Started start(uint32_t frequency_hz, const AddressRanges& check_ranges);
+  static Started start(uint32_t frequency_hz, const AttachPlan& plan);
 
   ~SamplingSession();
   SamplingSession(const SamplingSession&) = delete;
   SamplingSession& operator=(const SamplingSession&) = delete;
 
+  // From now on the program counts into the next generation (hucprof_abi.h).
+  void retire_generation();
+  // Reads and deletes every key and stack of retired generations. Only after ProgramBarrier::wait
+  // following retire_generation.
   void drain(RawDrain& out);
 
  private:
@@ -34,7 +37,7 @@ class SamplingSession {
   sampler_bpf* skel_ = nullptr;
   std::vector<BpfLinkPtr> links_;  // each owns its perf event fd
   int possible_cpus_ = 1;
-  std::map<int32_t, StackFrames> stack_cache_;
+  uint8_t generation_ = 0;
 };
 
 }  // namespace hucprof

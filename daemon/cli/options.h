@@ -4,11 +4,9 @@
 #include <optional>
 #include <string>
 
-namespace hucprof {
+#include "core/run_mode.h"
 
-enum class Mode { Auto, Probe, Sample };
-// How probe mode attaches: fentry where the kernel allows, else kprobe (auto); or forced.
-enum class ProbeAttach { Auto, Fentry, Kprobe };
+namespace hucprof {
 
 inline constexpr const char* kDefaultListenAddress = ":9478";
 inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
@@ -27,6 +25,10 @@ struct RunOptions {
   std::string kallsyms_path = "/proc/kallsyms";
   // --web.config.file: TLS and basic auth, exporter-toolkit's format; "" serves plain HTTP.
   std::string web_config_file;
+
+  // --bpf.max-keys, --bpf.max-stacks: what each BPF counter / stack map holds per drain interval.
+  uint32_t bpf_max_keys = 16384;
+  uint32_t bpf_max_stacks = 8192;
 };
 
 enum class CommandKind { Run, Doctor, Version };

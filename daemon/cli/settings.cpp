@@ -117,6 +117,17 @@ std::string apply_probe_attach(std::string_view value, RunOptions& options) {
   return one_of(value, std::array<std::string_view, 3>{"auto", "fentry", "kprobe"});
 }
 
+// A map holds one drain interval's keys or stacks (the daemon deletes them once drained). The
+// lower bounds keep a typo from starving a busy machine, the upper ones keep a typo from asking
+// the kernel for gigabytes (a stack takes ~1 KiB).
+std::string apply_max_keys(std::string_view value, RunOptions& options) {
+  return apply_bounded(value, 256, 1 << 20, options.bpf_max_keys);
+}
+
+std::string apply_max_stacks(std::string_view value, RunOptions& options) {
+  return apply_bounded(value, 64, 1 << 18, options.bpf_max_stacks);
+}
+
 const char* probe_attach_name(ProbeAttach attach) {
   switch (attach) {
     case ProbeAttach::Fentry:
@@ -138,7 +149,7 @@ std::string apply_log_level(std::string_view value, RunOptions& options) {
   return "";
 }
 
-const std::array<Setting, 9> kSettings{{
+const std::array<Setting, 11> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, apply_mode, [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
@@ -163,6 +174,13 @@ const std::array<Setting, 9> kSettings{{
      "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
      apply_probe_attach,
      [](const RunOptions& o) { return std::string(probe_attach_name(o.probe_attach)); }},
+    {"bpf.max-keys", "N",
+     "distinct counter keys (call site, syscall, direction; or stack, syscall) each BPF map holds "
+     "per --interval; 256..1048576",
+     true, apply_max_keys, [](const RunOptions& o) { return std::to_string(o.bpf_max_keys); }},
+    {"bpf.max-stacks", "N",
+     "distinct kernel stacks each BPF stack map holds per --interval (~1 KiB each); 64..262144",
+     true, apply_max_stacks, [](const RunOptions& o) { return std::to_string(o.bpf_max_stacks); }},
     // doctor too: --log.level=debug shows libbpf's reasons behind each verdict.
     {"log.level", "LEVEL", "debug, info, warn or error", true, apply_log_level,
      [](const RunOptions& o) { return o.log_level; }},

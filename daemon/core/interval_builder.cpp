@@ -44,40 +44,38 @@ IntervalBuilder::Fold IntervalBuilder::fold_frames(const std::vector<uint64_t>& 
   return out;
 }
 
-IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key,
-                                                        const RawDrain& drain,
-                                                        Symbolizer& symbols) {
+IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const RawDrain& drain,
+                                                 Symbolizer& symbols) {
   auto tuple = tuple_of(key);
-  if (auto it = site_folds_.find(tuple); it != site_folds_.end()) return it->second;
+  if (const Fold* cached = site_folds_.find(tuple, drain_)) return *cached;
   Fold fold;
-  if (key.short_stack_id >= 0) {
+  if (key.short_stack_id != 0) {
+    // A sub-check or timing key may come a drain after the check's own key (hucprof_abi.h:
+    // it is written in the generation current when it ran), and its stack with the check's
+    // key: then the cache above answered.
     auto stack = drain.short_stacks.find(key.short_stack_id);
     if (stack == drain.short_stacks.end()) {
-      // Not cached: the stack may be readable next time.
       fold.site = {kUnknownCallsite, "none", "", false};
       fold.drop = kDropStackMissing;
       fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
-      return fold;
+      return fold;  // not cached: a later drain may have the stack
     }
     fold = fold_frames(stack->second, symbols);
   } else {
     fold = fold_frames({key.caller}, symbols);
   }
   fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
-  return site_folds_.emplace(tuple, std::move(fold)).first->second;
+  return site_folds_.put(tuple, std::move(fold), drain_);
 }
 
-IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key,
-                                                          const RawDrain& drain,
-                                                          Symbolizer& symbols) {
-  if (auto it = sample_folds_.find(key.stack_id); it != sample_folds_.end()) {
-    return it->second;
-  }
+IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, const RawDrain& drain,
+                                                   Symbolizer& symbols) {
+  if (const Fold* cached = sample_folds_.find(key.stack_id, drain_)) return *cached;
   auto stack = drain.sample_stacks.find(key.stack_id);
   if (stack == drain.sample_stacks.end()) {
     return Fold{{kUnknownCallsite, "none", "", false}, kDropStackMissing};
   }
-  return sample_folds_.emplace(key.stack_id, fold_frames(stack->second, symbols)).first->second;
+  return sample_folds_.put(key.stack_id, fold_frames(stack->second, symbols), drain_);
 }
 
 std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& folded) const {
@@ -86,49 +84,45 @@ std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& fol
 }
 
 IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols) {
+  ++drain_;
   IntervalDeltas out;
   auto count_drop = [&](const char* reason, uint64_t n) {
     if (reason) out.drops[reason] += n;
   };
 
+  // Sites first: their folds serve the sub-check and timing keys of the same call sites.
   for (const auto& site : drain.sites) {
-    auto tuple = tuple_of(site.key);
-    uint64_t calls = site_calls_.update(tuple, site.calls);
-    uint64_t bytes = site_bytes_.update(tuple, site.bytes);
-    if (calls == 0 && bytes == 0) continue;
+    if (site.calls == 0 && site.bytes == 0) continue;
     Fold fold = fold_site(site.key, drain, symbols);
-    count_drop(fold.drop, calls);
+    count_drop(fold.drop, site.calls);
     out.checks.push_back({fold.site.callsite, fold.site.syscall,
-                          site.key.direction == HUC_DIR_TO_USER ? "to_user" : "from_user", calls,
-                          bytes});
+                          site.key.direction == HUC_DIR_TO_USER ? "to_user" : "from_user",
+                          site.calls, site.bytes});
   }
   for (const auto& sub : drain.subchecks) {
-    uint64_t n = subchecks_.update({tuple_of(sub.key.site), sub.key.kind}, sub.count);
-    if (n == 0) continue;
+    if (sub.count == 0) continue;
     Fold fold = fold_site(sub.key.site, drain, symbols);
-    count_drop(fold.drop, n);
-    out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), n});
+    count_drop(fold.drop, sub.count);
+    out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), sub.count});
   }
   std::map<std::string, std::vector<uint64_t>> latency_by_site;
   for (const auto& lat : drain.latency) {
-    uint64_t n = latency_.update({tuple_of(lat.key.site), lat.key.slot}, lat.count);
-    if (n == 0 || lat.key.slot >= HUC_LATENCY_SLOTS) continue;
+    if (lat.count == 0 || lat.key.slot >= HUC_LATENCY_SLOTS) continue;
     Fold fold = fold_site(lat.key.site, drain, symbols);
-    count_drop(fold.drop, n);
+    count_drop(fold.drop, lat.count);
     auto& buckets = latency_by_site[fold.site.callsite];
     buckets.resize(HUC_LATENCY_SLOTS);
-    buckets[lat.key.slot] += n;
+    buckets[lat.key.slot] += lat.count;
   }
   for (auto& [callsite, buckets] : latency_by_site) {
     out.latency.push_back({callsite, std::move(buckets)});
   }
   for (const auto& sample : drain.samples) {
-    uint64_t n = samples_.update({sample.key.stack_id, sample.key.syscall_nr}, sample.count);
-    if (n == 0) continue;
+    if (sample.count == 0) continue;
     Fold fold = fold_sample(sample.key, drain, symbols);
-    count_drop(fold.drop, n);
+    count_drop(fold.drop, sample.count);
     out.samples.push_back({fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
-                           fold.site.check.empty() ? "object" : fold.site.check, n});
+                           fold.site.check.empty() ? "object" : fold.site.check, sample.count});
   }
   if (drain.sampling) {
     for (uint32_t c = 0; c < HUC_CTX_COUNT; ++c) {
@@ -146,6 +140,10 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
   // Every user-space reason exists from the first interval on, so rate() has a zero to start.
   for (const char* reason : {kDropSymbolUnresolved, kDropStackTruncated, kDropStackMissing}) {
     out.drops[reason] += 0;
+  }
+  if (drain_ >= kFoldKeepDrains) {  // keep what the last kFoldKeepDrains drains used
+    site_folds_.forget_unused_since(drain_ - kFoldKeepDrains + 1);
+    sample_folds_.forget_unused_since(drain_ - kFoldKeepDrains + 1);
   }
   return out;
 }

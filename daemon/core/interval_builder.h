@@ -17,7 +17,9 @@ namespace hucprof {
 // hands it a RawDrain, the aggregator takes what it returns.
 //
 // Folds are cached per raw key (an immediate caller or a stack id never changes meaning while
-// kallsyms is unchanged), so steady-state drains cost map reads, not symbol lookups.
+// kallsyms is unchanged), so steady-state drains cost map reads, not symbol lookups. A fold
+// unused for kFoldKeepDrains drains is forgotten: the cache holds what recent drains saw, not
+// every key of a months-long run (a busy machine brings thousands of new stacks a minute).
 class IntervalBuilder {
  public:
   explicit IntervalBuilder(CallsiteFolder folder);
@@ -25,12 +27,42 @@ class IntervalBuilder {
   IntervalDeltas build(const RawDrain& drain, Symbolizer& symbols);
   // kallsyms changed: fold everything again.
   void invalidate_folds();
+  size_t cached_folds() const { return site_folds_.size() + sample_folds_.size(); }
+
+  // At least 2: a late sub-check key is folded through the check key of the drain before.
+  static constexpr uint64_t kFoldKeepDrains = 2;
 
  private:
-  using SiteTuple = std::tuple<uint64_t, int32_t, int32_t, uint8_t>;
+  // A site key without its generation: what the call site is.
+  using SiteTuple = std::tuple<uint64_t, uint64_t, int32_t, uint8_t>;
   struct Fold {
     FoldedCallsite site;
     const char* drop = nullptr;  // a user-space drop reason that applies to every event here
+  };
+  template <typename Key>
+  class FoldCache {
+   public:
+    const Fold* find(const Key& key, uint64_t now) {
+      auto it = entries_.find(key);
+      if (it == entries_.end()) return nullptr;
+      it->second.used = now;
+      return &it->second.fold;
+    }
+    const Fold& put(const Key& key, Fold fold, uint64_t now) {
+      return entries_.insert_or_assign(key, Entry{std::move(fold), now}).first->second.fold;
+    }
+    void forget_unused_since(uint64_t drain) {
+      std::erase_if(entries_, [&](const auto& e) { return e.second.used < drain; });
+    }
+    void clear() { entries_.clear(); }
+    size_t size() const { return entries_.size(); }
+
+   private:
+    struct Entry {
+      Fold fold;
+      uint64_t used = 0;
+    };
+    std::map<Key, Entry> entries_;
   };
 
   static SiteTuple tuple_of(const huc_site_key& key);
@@ -40,13 +72,11 @@ class IntervalBuilder {
   std::string syscall_label(int32_t nr, const FoldedCallsite& folded) const;
 
   CallsiteFolder folder_;
-  std::map<SiteTuple, Fold> site_folds_;
-  std::map<int32_t, Fold> sample_folds_;
+  uint64_t drain_ = 0;  // drains built so far: the fold caches' clock
+  FoldCache<SiteTuple> site_folds_;
+  FoldCache<uint64_t> sample_folds_;  // by stack id
 
-  DeltaTracker<SiteTuple> site_calls_, site_bytes_;
-  DeltaTracker<std::pair<SiteTuple, uint32_t>> subchecks_;
-  DeltaTracker<std::pair<SiteTuple, uint32_t>> latency_;
-  DeltaTracker<std::pair<int32_t, int32_t>> samples_;
+  // The per-CPU arrays stay cumulative in the kernel.
   DeltaTracker<uint32_t> contexts_, drops_, helper_walks_;
 };
 

@@ -6,14 +6,13 @@ namespace hucprof {
 
 std::span<const ProbeTarget> probe_targets() {
   static constexpr std::array kTargets{
-      ProbeTarget{"__check_object_size", "huc_fentry_check_object_size",
-                  "huc_kprobe_check_object_size", true},
-      ProbeTarget{"__check_heap_object", "huc_fentry_slab", "huc_kprobe_slab", false},
-      ProbeTarget{"find_vmap_area", "huc_fentry_vmalloc", "huc_kprobe_vmalloc", false},
-      ProbeTarget{"check_heap_object", "huc_fentry_heap", "huc_kprobe_heap", false},
-      ProbeTarget{"__virt_addr_valid", "huc_fentry_page", "huc_kprobe_page", false},
-      ProbeTarget{"check_stack_object", "huc_fentry_stack", "huc_kprobe_stack", false},
-      ProbeTarget{"check_kernel_text_object", "huc_fentry_text", "huc_kprobe_text", false},
+      ProbeTarget{"__check_object_size", TargetProgram::Check},
+      ProbeTarget{"__check_heap_object", TargetProgram::Slab},
+      ProbeTarget{"find_vmap_area", TargetProgram::Vmalloc},
+      ProbeTarget{"check_heap_object", TargetProgram::Heap},
+      ProbeTarget{"__virt_addr_valid", TargetProgram::Page},
+      ProbeTarget{"check_stack_object", TargetProgram::Stack},
+      ProbeTarget{"check_kernel_text_object", TargetProgram::Text},
   };
   return kTargets;
 }

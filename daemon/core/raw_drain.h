@@ -2,21 +2,24 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "hucprof_abi.h"
 
 namespace hucprof {
 
-// What one drain read out of the kernel maps: cumulative per-CPU sums (already added up over
-// CPUs) and the stacks they reference. Plain data: the kernel edge fills it, the pure
-// IntervalBuilder turns it into folded deltas, tests build it by hand.
+// What one drain read out of the kernel maps: the counts of the generation it retired (per
+// interval, not cumulative: the kernel keys are deleted once read), the stacks they reference,
+// and the cumulative per-CPU arrays (summed over CPUs). Plain data: the kernel edge fills it, the
+// pure IntervalBuilder turns it into folded deltas, tests build it by hand.
 struct RawSiteCount {
   huc_site_key key{};
   uint64_t calls = 0;
   uint64_t bytes = 0;
+  uint64_t full_stack_id = 0;  // id in full_stacks of a stack seen for this key, 0: none
 };
-// A per-CPU u64 counter summed over CPUs.
+// A u64 counter of a hash map.
 template <typename Key>
 struct RawCount {
   Key key{};
@@ -27,6 +30,14 @@ using RawLatencyCount = RawCount<huc_latency_key>;
 using RawSampleCount = RawCount<huc_sample_key>;
 
 using StackFrames = std::vector<uint64_t>;  // leaf first, kernel addresses
+// Stacks by content id (hucprof_abi.h: the same stack always has the same id).
+using StackTable = std::map<uint64_t, StackFrames>;
+
+// Memory the kernel charges for one BPF map (its fdinfo "memlock"), by the map's kernel name.
+struct MapMemory {
+  std::string map;
+  uint64_t bytes = 0;
+};
 
 struct RawDrain {
   bool probes = false;    // probe maps were read
@@ -35,14 +46,19 @@ struct RawDrain {
   std::vector<RawSubcheckCount> subchecks;
   std::vector<RawLatencyCount> latency;
   std::vector<RawSampleCount> samples;
-  // Stacks referenced above, by id; a missing id means the kernel no longer had it.
-  std::map<int32_t, StackFrames> short_stacks;
-  std::map<int32_t, StackFrames> sample_stacks;
+  // Every stack the counts above reference and the kernel still had. The kernel deletes them
+  // after this drain: whoever needs a stack later (profiles) keeps its own copy.
+  StackTable short_stacks;
+  StackTable full_stacks;
+  StackTable sample_stacks;
   std::array<uint64_t, HUC_CTX_COUNT> contexts{};
-  // Drops by enum huc_drop_reason, summed over the probe and sampler objects.
+  // Drops by enum huc_drop_reason, summed over the probe and sampler objects (cumulative).
   std::array<uint64_t, HUC_DROP_REASONS> drops{};
-  // Helper-called checks by how their call site was found (enum huc_helper_walk), probe only.
+  // Helper-called checks by how their call site was found (enum huc_helper_walk), probe only
+  // (cumulative).
   std::array<uint64_t, HUC_WALK_KINDS> helper_walks{};
+  // Every map of the loaded objects.
+  std::vector<MapMemory> map_memory;
 };
 
 // Label for each enum huc_drop_reason, and for each enum huc_context / huc_check_kind.

@@ -16,24 +16,33 @@ class Symbolizer {
   virtual std::optional<std::string> name(uint64_t addr) = 0;
 };
 
-// Symbolizes from a KallsymsIndex and reloads it (at most once per interval) when an address
-// misses: a module loaded after start-up brings new text.
+// Symbolizes from a KallsymsIndex, read once. An address that does not resolve stays
+// unresolved (the caller shows it as "[unknown]" and counts it): re-reading kallsyms for it would
+// not help, as only a module load brings new text. So kallsyms is read again only when the
+// kernel's module list changed, checked at most once per drain.
 class KallsymsSymbolizer : public Symbolizer {
  public:
   using Loader = std::function<KallsymsIndex()>;
-  KallsymsSymbolizer(KallsymsIndex index, Loader loader);
+  // /proc/modules as text, nullopt when unreadable (a kernel without modules).
+  using ModuleList = std::function<std::optional<std::string>()>;
+
+  // `modules` is the module list read right before `index` was.
+  KallsymsSymbolizer(KallsymsIndex index, const std::optional<std::string>& modules, Loader loader,
+                     ModuleList module_list);
 
   std::optional<std::string> name(uint64_t addr) override;
-  // Allows one more reload; returns true if the index was reloaded during the last interval
-  // (cached folds must then be dropped).
+  // Once per drain, before symbolizing: reloads kallsyms when the module list changed. True when
+  // it did (cached folds must then be dropped).
   bool begin_interval();
+  uint64_t reloads() const { return reloads_; }
   const KallsymsIndex& index() const { return index_; }
 
  private:
   KallsymsIndex index_;
+  std::string modules_;  // module_list_signature of the list index_ was read after
   Loader loader_;
-  bool reload_allowed_ = true;
-  bool reloaded_ = false;
+  ModuleList module_list_;
+  uint64_t reloads_ = 0;
 };
 
 }  // namespace hucprof

@@ -11,7 +11,7 @@
 
 namespace hucprof {
 
-// Turns the latest Snapshot into the metric contract of DESIGN.md at scrape time (the
+// Turns the latest Snapshot into the metric contract (docs/design.md) at scrape time (the
 // ebpf_exporter way: no prometheus-cpp counters mutated on the hot path, one consistent view per
 // scrape). Also exports the process_* metrics users expect from any exporter.
 class SnapshotCollectable : public prometheus::Collectable {

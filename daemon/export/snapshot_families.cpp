@@ -1,6 +1,7 @@
-// snapshot_to_families(): the metric contract of DESIGN.md, one block per family, in the
-// order of the contract table. Every family is emitted even when empty so that HELP/TYPE (and
-// with them the set of families a dashboard can rely on) do not depend on the mode.
+// snapshot_to_families(): the metric contract (README "Metric reference", docs/design.md), one
+// block per family, in the order of the contract table. Every family is emitted even when empty so
+// that HELP/TYPE (and with them the set of families a dashboard can rely on) do not depend on the
+// mode.
 #include <span>
 #include <string>
 #include <utility>
@@ -165,6 +166,21 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
       MetricType::Gauge, {});
   drain_duration.add({}, snapshot.last_drain_seconds());
   out.push_back(std::move(drain_duration).build());
+
+  FamilyBuilder map_memory(
+      "hucprof_bpf_map_memory_bytes",
+      "Kernel memory charged for each of hucprof's BPF maps (fdinfo memlock, as bpftool shows it), "
+      "by map name.",
+      MetricType::Gauge, {"map"});
+  for (const auto& map : snapshot.bpf_maps()) map_memory.add({map.map()}, as_double(map.bytes()));
+  out.push_back(std::move(map_memory).build());
+
+  FamilyBuilder reloads("hucprof_kallsyms_reloads_total",
+                        "Times /proc/kallsyms was read again because the kernel's module list "
+                        "changed.",
+                        MetricType::Counter, {});
+  reloads.add({}, as_double(snapshot.kallsyms_reloads()));
+  out.push_back(std::move(reloads).build());
 
   FamilyBuilder frequency("hucprof_sample_frequency_hertz",
                           "CPU clock sampling frequency per CPU; 0 when sampling is off.",

@@ -17,8 +17,14 @@ Per kernel (6.1, 6.12) three boots, each running guest/hucprof_guest.py with a p
            the checks are off: hucprof reports usercopy_hardened_enabled 0, attaches nothing,
            counts nothing, exits 0 at SIGTERM with no error line; doctor says so; the reference
            still sees N __check_object_size calls (early return) and no sub-checks.
+  memory-Ncpus (6.1)
+           `hucprof run --mode auto` on a guest with 2 vCPUs but N possible CPUs (-smp
+           2,maxcpus=N; N = 2, 64, 128): the memlock bpftool shows for the maps the daemon holds
+           stays <= 32 MiB and grows <= 64 KiB per possible CPU, and hucprof_bpf_map_memory_bytes
+           names the same maps with the same total.
 
-Usage: vm_tier.py BUILD_DIR [--kernel 6.1] [--run fentry|kprobe|hardened_usercopy=off] [-v]
+Usage: vm_tier.py BUILD_DIR [--kernel 6.1] [--run fentry|kprobe|hardened_usercopy=off|memory-64cpus]
+                  [-v]
 Exit: 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 """
 
@@ -66,12 +72,18 @@ class KernelSpec:
     # netlink_alloc_large_skb). 6.12: kvmalloc -> the page allocator satisfies an order-4
     # request in a fresh guest, so no vmalloc; the 6 MiB variant is the vmalloc path there.
     netlink_64k_vmalloc: bool
+    # Possible-CPU counts the memory runs boot with (none: no memory runs on this kernel).
+    memory_cpus: tuple[int, ...] = ()
 
 
+# 6.1 is where the per-CPU growth was measured (its memlock is max_entries x entry size, so it
+# shows the reservation, not just what is in use).
 KERNELS = [
-    KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True),
+    KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128)),
     KernelSpec("6.12", "linux-image-6.12-amd64", netlink_64k_vmalloc=False),
 ]
+MEMLOCK_LIMIT = 32 << 20         # bytes, in --mode auto at 64 possible CPUs
+MEMLOCK_PER_CPU_LIMIT = 64 << 10  # bytes per extra possible CPU
 
 # Reference probes (guest/refprobe.sh ref_usercopy_probes): name -> probed kernel function.
 PROBES = {"ucheck": "__check_object_size", "uheap": "__check_heap_object",
@@ -123,6 +135,7 @@ class Session:
     args: list[str]
     workloads: list[Workload]
     doctor: list[str] | None = None
+    maps: bool = False  # record bpftool's map list and the daemon's map ids before stopping
 
 
 @dataclasses.dataclass
@@ -131,6 +144,9 @@ class RunSpec:
     extra_cmdline: str
     sessions: list[Session]
     check: Callable[["RunContext"], list[Row]]
+    qemu_args: list[str] = dataclasses.field(default_factory=list)
+    # Numbers a check measured, for rows that compare runs (memory growth per CPU).
+    measured: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -613,9 +629,80 @@ def hardened_off_run(spec: KernelSpec, tools: Tools) -> RunSpec:
     return RunSpec("hardened_usercopy=off", "hardened_usercopy=off", [off], check)
 
 
+def daemon_maps(c: RunContext, session: str) -> tuple[dict[str, int], dict[str, int]] | None:
+    """(bpftool: map name -> memlock, hucprof_bpf_map_memory_bytes: map -> bytes) for the maps
+    the daemon held; None when the guest recorded nothing."""
+    listing, ids, scrape = (c.text(f"{session}-maps.json"), c.text(f"{session}-map-ids.txt"),
+                            c.metrics(f"{session}-maps-metrics.txt"))
+    if not listing or ids is None or scrape is None:
+        return None
+    held = {int(x) for x in ids.split()}
+    bpftool: dict[str, int] = {}
+    for m in json.loads(listing):
+        if m["id"] in held:
+            bpftool[m["name"]] = bpftool.get(m["name"], 0) + int(m["bytes_memlock"])
+    ours = {labels["map"]: round(v) for labels, v in
+            tl.select(scrape, "hucprof_bpf_map_memory_bytes")}
+    return bpftool, ours
+
+
+def memory_run(spec: KernelSpec, tools: Tools, possible: int) -> RunSpec:
+    auto = Session("auto", ["--mode", "auto"] + DAEMON_ARGS,
+                   [Workload("udp", [str(tools.udp_pairs), str(UDP_N), str(UDP_PAYLOAD)])],
+                   maps=True)
+    run = RunSpec(f"memory-{possible}cpus", "", [auto], lambda c: [])
+
+    def check(c: RunContext) -> list[Row]:
+        rows = session_rows(c, auto)
+        cpus = (c.text("possible-cpus.txt") or "").strip()
+        rows.append(c.row("-", "guest's possible CPUs", f"0-{possible - 1}", cpus or None))
+        maps = daemon_maps(c, auto.name)
+        if maps is None:
+            rows.append(c.row("auto", "BPF maps recorded (bpftool, daemon's map ids)", 1, 0))
+            return rows
+        bpftool, ours = maps
+        total = sum(bpftool.values())
+        run.measured["memlock"] = total
+        big = ", ".join(f"{k}={v >> 10} KiB" for k, v in
+                        sorted(bpftool.items(), key=lambda kv: -kv[1])[:4])
+        rows += [
+            c.row("auto", f"memlock of the daemon's BPF maps (bpftool) <= {MEMLOCK_LIMIT >> 20} "
+                  "MiB", 1, int(total <= MEMLOCK_LIMIT), f"{total / 2**20:.2f} MiB; {big}"),
+            c.row("auto", "hucprof_bpf_map_memory_bytes names the maps bpftool lists", 1,
+                  int(sorted(bpftool) == sorted(ours)),
+                  f"{len(bpftool)} maps" + "".join(
+                      f"; {side} only: {', '.join(sorted(names))}" for side, names in
+                      (("bpftool", set(bpftool) - set(ours)), ("hucprof", set(ours) - set(bpftool)))
+                      if names)),
+            c.row("auto", "sum of hucprof_bpf_map_memory_bytes == bpftool's memlock", total,
+                  sum(ours.values())),
+            rise_row(c, "auto-udp", "usercopy_checks_total", UDP_N, callsite="udp_recvmsg",
+                     direction="to_user"),
+        ]
+        return rows
+    run.check = check
+    run.qemu_args = ["-smp", f"2,maxcpus={possible}"]
+    return run
+
+
+def memory_growth_rows(kernel: str, runs: list[RunSpec]) -> list[Row]:
+    """Memlock growth per extra possible CPU between consecutive memory runs."""
+    measured = sorted((int(r.name.split("-")[1].removesuffix("cpus")), r.measured["memlock"])
+                      for r in runs if r.name.startswith("memory-") and "memlock" in r.measured)
+    rows = []
+    for (a, ta), (b, tb) in zip(measured, measured[1:]):
+        per_cpu = (tb - ta) / (b - a)
+        rows.append(Row(kernel, "memory", f"{a}->{b} cpus",
+                        f"memlock growth per possible CPU <= {MEMLOCK_PER_CPU_LIMIT >> 10} KiB",
+                        1, int(per_cpu <= MEMLOCK_PER_CPU_LIMIT),
+                        f"{per_cpu / 1024:.1f} KiB/CPU ({ta / 2**20:.2f} -> {tb / 2**20:.2f} MiB)"))
+    return rows
+
+
 def runs_for(spec: KernelSpec, tools: Tools) -> list[RunSpec]:
-    return [probe_run(spec, tools, "fentry"), probe_run(spec, tools, "kprobe"),
-            hardened_off_run(spec, tools)]
+    return ([probe_run(spec, tools, "fentry"), probe_run(spec, tools, "kprobe"),
+             hardened_off_run(spec, tools)]
+            + [memory_run(spec, tools, n) for n in spec.memory_cpus])
 
 
 def plan_json(run: RunSpec, tools: Tools) -> str:
@@ -661,7 +748,8 @@ def main() -> int:
     ap.add_argument("build_dir", type=Path)
     ap.add_argument("--kernel", action="append", help="only these kernel labels (6.1, 6.12)")
     ap.add_argument("--run", action="append",
-                    help="only these runs (fentry, kprobe, hardened_usercopy=off)")
+                    help="only these runs (fentry, kprobe, hardened_usercopy=off, "
+                         "memory-2cpus, memory-64cpus, memory-128cpus)")
     ap.add_argument("--verbose", "-v", action="store_true", help="echo guest consoles live")
     ap.add_argument("--timeout", type=float, default=300, help="hard timeout per VM boot, s")
     args = ap.parse_args()
@@ -691,15 +779,15 @@ def main() -> int:
             initrd = cache / f"initramfs-{k.release}.cpio"
             modules = vmlib.build_initramfs(k, initrd)
             log(f"{spec.label}: initramfs modules in load order: {' '.join(modules) or '(none)'}")
-            for run in runs_for(spec, tools):
-                if args.run and run.name not in args.run:
-                    continue
+            runs = [r for r in runs_for(spec, tools) if not args.run or r.name in args.run]
+            for run in runs:
                 res_dir = runs_dir / f"{spec.label}-{run.name.replace('=', '-')}"
                 try:
                     res = vmlib.run_vm(k, initrd, HERE / "guest" / "hucprof_guest.py", res_dir,
                                        extra_cmdline=run.extra_cmdline,
                                        env={"HUCVM_PLAN": plan_json(run, tools)},
-                                       timeout_s=args.timeout, echo_console=args.verbose)
+                                       timeout_s=args.timeout, echo_console=args.verbose,
+                                       qemu_args=run.qemu_args)
                 except VmFailure as e:
                     # One broken boot fails the tier but does not hide the other runs' tables.
                     failures.append(f"{spec.label}/{run.name}: {e}")
@@ -732,6 +820,11 @@ def main() -> int:
                 if any(not r.ok for r in rows) and not console_shown:
                     print(vmlib.format_console(res, 60), file=sys.stderr)
                 all_rows += rows
+            growth = memory_growth_rows(spec.label, runs)
+            if growth:
+                print(f"\n== kernel {spec.label}, BPF map memory against possible CPUs")
+                print_table(growth)
+                all_rows += growth
     except Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP

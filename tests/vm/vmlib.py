@@ -454,8 +454,11 @@ def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -
 def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
                  extra_cmdline: str = "", env: dict[str, str] | None = None,
                  timeout_s: float = 420, cpus: int = 2, mem_mib: int = 1536,
-                 echo_console: bool = False) -> RunResult:
+                 echo_console: bool = False,
+                 qemu_args: list[str] | tuple[str, ...] = ()) -> RunResult:
     """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
+    `qemu_args` are appended to qemu's command line (e.g. ["-smp", "2,maxcpus=64"]: QEMU merges
+    repeated -smp options).
 
     Raises VmFailure for boot failures, missing rc, or timeout; the console log is included.
     A non-zero guest rc is *returned* (callers decide), not raised.
@@ -492,9 +495,10 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
                        "multidevs=remap",
             "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
-                       "multidevs=remap"]
+                       "multidevs=remap", *qemu_args]
     log(f"boot {k.label} ({k.release}, {accel}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
-        + (f" [{extra_cmdline}]" if extra_cmdline else ""))
+        + (f" [{extra_cmdline}]" if extra_cmdline else "")
+        + (f" qemu {' '.join(qemu_args)}" if qemu_args else ""))
     console_path = results_dir.parent / (results_dir.name + ".console.log")
     t0 = time.monotonic()
     timed_out = False

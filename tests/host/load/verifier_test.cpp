@@ -8,6 +8,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "bpf/map_sizing.h"
 #include "hucprof_abi.h"
 #include "probe.skel.h"
 #include "sampler.skel.h"
@@ -45,10 +46,42 @@ TEST_F(VerifierTest, SamplerLoads) {
   ASSERT_NE(skel, nullptr);
   skel->rodata->nr_check_ranges = HUC_MAX_RANGES;
   for (uint64_t i = 0; i < HUC_MAX_RANGES; ++i) {
-    skel->rodata->check_ranges[i] = {0xffffffff81000000ull + i * 0x1000, 0xffffffff81000800ull + i * 0x1000};
+    skel->rodata->check_ranges[i] = {0xffffffff81000000ull + i * 0x1000,
+                                     0xffffffff81000800ull + i * 0x1000};
   }
   EXPECT_EQ(sampler_bpf__load(skel), 0);
   sampler_bpf__destroy(skel);
+}
+
+// As the attach plan configures them on a kernel with bpf_mem_alloc: stack maps allocated on
+// use, and without --latency no latency map (the programs that would use it are not loaded).
+TEST_F(VerifierTest, LoadsWithStacksOnDemandAndNoLatencyMap) {
+  sampler_bpf* sampler = sampler_bpf__open();
+  ASSERT_NE(sampler, nullptr);
+  sampler->rodata->nr_check_ranges = 1;
+  sampler->rodata->check_ranges[0] = {0xffffffff81000000ull, 0xffffffff81001000ull};
+  const hucprof::MapSizing sampler_sizing[] = {
+      {sampler->maps.samples, 1024, hucprof::MapSizing::Preallocated},
+      {sampler->maps.sample_stacks, 512, hucprof::MapSizing::OnDemand}};
+  ASSERT_EQ(hucprof::apply_map_sizing(sampler_sizing), "");
+  EXPECT_EQ(sampler_bpf__load(sampler), 0);
+  EXPECT_EQ(bpf_map__max_entries(sampler->maps.sample_stacks), 512u);
+  sampler_bpf__destroy(sampler);
+
+  probe_bpf* skel = probe_bpf__open();
+  ASSERT_NE(skel, nullptr);
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel->obj) {
+    bpf_program__set_autoload(prog, bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE);
+  }
+  bpf_program__set_autoload(skel->progs.huc_kretprobe_check_object_size, false);
+  const hucprof::MapSizing probe_sizing[] = {
+      {skel->maps.latency, 0, hucprof::MapSizing::Preallocated},
+      {skel->maps.full_stacks, 512, hucprof::MapSizing::OnDemand}};
+  ASSERT_EQ(hucprof::apply_map_sizing(probe_sizing), "");
+  EXPECT_EQ(probe_bpf__load(skel), 0);
+  EXPECT_LT(bpf_map__fd(skel->maps.latency), 0);  // never created
+  probe_bpf__destroy(skel);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "core/address_ranges.h"
 #include "core/cpu_list.h"
+#include "core/module_list.h"
 #include "core/symbolizer.h"
 
 namespace hucprof {
@@ -57,8 +58,7 @@ TEST(AddressRanges, OverflowBeyondBpfCapacityIsReported) {
   for (int i = 0; i < HUC_MAX_RANGES + 3; ++i) {
     // Gaps between helpers so no two ranges merge.
     std::snprintf(line, sizeof line, "%016llx t helper%d\n%016llx t gap%d\n",
-                  0xffffffff81000000ull + i * 0x100ull, i, 0xffffffff81000080ull + i * 0x100ull,
-                  i);
+                  0xffffffff81000000ull + i * 0x100ull, i, 0xffffffff81000080ull + i * 0x100ull, i);
     text += line;
     names.push_back("helper" + std::to_string(i));
   }
@@ -69,21 +69,67 @@ TEST(AddressRanges, OverflowBeyondBpfCapacityIsReported) {
   EXPECT_EQ(r.overflow, 3u);
 }
 
-TEST(KallsymsSymbolizer, ReloadsOnceOnMissThenServesTheModule) {
+// /proc/modules lines as the kernel prints them: name size refcount users state address.
+constexpr const char* kModulesBefore =
+    "nf_tables 348160 0 - Live 0xffffffffc0a00000\n"
+    "libcrc32c 12288 2 nf_tables,xfs, Live 0xffffffffc0100000\n";
+
+// A symbolizer over vmlinux functions a and b whose reload finds module mymod too; `modules` is
+// what /proc/modules says, `loads` counts kallsyms reads.
+KallsymsSymbolizer symbolizer(const std::string& modules, int& loads) {
+  return KallsymsSymbolizer(
+      index_of("ffffffff81000000 T a\nffffffff81000100 T b\n"), modules,
+      [&loads] {
+        ++loads;
+        return index_of(
+            "ffffffff81000000 T a\nffffffff81000100 T b\n"
+            "ffffffffc0001000 t mod_fn\t[mymod]\nffffffffc0002000 t mod_end\t[mymod]\n");
+      },
+      [&modules] { return std::optional<std::string>(modules); });
+}
+
+TEST(KallsymsSymbolizer, MissesAreRememberedNotReloaded) {
   int loads = 0;
-  KallsymsSymbolizer s(index_of("ffffffff81000000 T a\nffffffff81000100 T b\n"), [&] {
-    ++loads;
-    return index_of(
-        "ffffffff81000000 T a\nffffffff81000100 T b\n"
-        "ffffffffc0001000 t mod_fn\t[mymod]\nffffffffc0002000 t mod_end\t[mymod]\n");
-  });
+  std::string modules = kModulesBefore;
+  KallsymsSymbolizer s = symbolizer(modules, loads);
   EXPECT_EQ(s.name(0xffffffff81000010), "a");
+  // Caller 0 (unreadable) and an address no module holds: unknown, and no reload for them.
+  EXPECT_EQ(s.name(0), std::nullopt);
+  EXPECT_EQ(s.name(0xffffffffc0001010), std::nullopt);
+  for (int drain = 0; drain < 5; ++drain) EXPECT_FALSE(s.begin_interval());
+  EXPECT_EQ(loads, 0);
+  EXPECT_EQ(s.reloads(), 0u);
+}
+
+TEST(KallsymsSymbolizer, ReloadsOnceWhenTheModuleListChanges) {
+  int loads = 0;
+  std::string modules = kModulesBefore;
+  KallsymsSymbolizer s = symbolizer(modules, loads);
+  modules += "mymod 16384 0 - Live 0xffffffffc0001000\n";
+  EXPECT_TRUE(s.begin_interval());  // tells the caller folds must be redone
   EXPECT_EQ(s.name(0xffffffffc0001010), "mod_fn");
-  EXPECT_EQ(loads, 1);
-  EXPECT_EQ(s.name(0xffffffffd0000000), std::nullopt);  // still unknown: no second reload
-  EXPECT_EQ(loads, 1);
-  EXPECT_TRUE(s.begin_interval());   // tells the caller folds must be redone
   EXPECT_FALSE(s.begin_interval());
+  EXPECT_EQ(loads, 1);
+  EXPECT_EQ(s.reloads(), 1u);
+}
+
+TEST(ModuleListSignature, IgnoresReferenceCountsButNotLoadsOrMoves) {
+  const std::string before = module_list_signature(kModulesBefore);
+  // A socket more or less changes refcounts and users only.
+  EXPECT_EQ(
+      module_list_signature("nf_tables 348160 3 - Live 0xffffffffc0a00000\n"
+                            "libcrc32c 12288 3 nf_tables,xfs,btrfs, Live 0xffffffffc0100000\n"),
+      before);
+  // Unloaded and loaded again at another address: its old text is somebody else's now.
+  EXPECT_NE(module_list_signature("nf_tables 348160 0 - Live 0xffffffffc0b00000\n"
+                                  "libcrc32c 12288 2 nf_tables,xfs, Live 0xffffffffc0100000\n"),
+            before);
+  EXPECT_NE(module_list_signature("nf_tables 348160 0 - Loading 0xffffffffc0a00000\n"
+                                  "libcrc32c 12288 2 nf_tables,xfs, Live 0xffffffffc0100000\n"),
+            before);
+  EXPECT_NE(module_list_signature("libcrc32c 12288 2 nf_tables,xfs, Live 0xffffffffc0100000\n"),
+            before);
+  EXPECT_EQ(module_list_signature(""), "");
 }
 
 }  // namespace

@@ -69,11 +69,24 @@ TEST(SnapshotFamilies, DaemonStatusFamilies) {
   EXPECT_THAT(lines, Contains("hucprof_sample_frequency_hertz 99"));
 }
 
+TEST(SnapshotFamilies, MapMemoryByMapAndKallsymsReloads) {
+  v1::Snapshot s = udp_flood_snapshot();
+  for (auto [map, bytes] : {std::pair{"sample_stacks", 8519680}, {"sampler_.rodata", 8192}}) {
+    auto* m = s.add_bpf_maps();
+    m->set_map(map);
+    m->set_bytes(bytes);
+  }
+  s.set_kallsyms_reloads(2);
+  const auto lines = text_lines(render(s));
+  EXPECT_THAT(lines, Contains("hucprof_bpf_map_memory_bytes{map=\"sample_stacks\"} 8519680"));
+  EXPECT_THAT(lines, Contains("hucprof_bpf_map_memory_bytes{map=\"sampler_.rodata\"} 8192"));
+  EXPECT_THAT(lines, Contains("hucprof_kallsyms_reloads_total 2"));
+}
+
 TEST(SnapshotFamilies, HelperWalksSplitIntoCallsByMethodAndMismatches) {
   const auto lines = text_lines(render(udp_flood_snapshot()));
   EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_helper_calls_total counter"));
-  EXPECT_THAT(lines,
-              Contains("hucprof_probe_helper_calls_total{method=\"learned_offsets\"} 2997"));
+  EXPECT_THAT(lines, Contains("hucprof_probe_helper_calls_total{method=\"learned_offsets\"} 2997"));
   EXPECT_THAT(lines, Contains("hucprof_probe_helper_calls_total{method=\"stack_walk\"} 3"));
   EXPECT_THAT(lines, Not(Contains(HasSubstr("method=\"offset_mismatch\""))));
   EXPECT_THAT(lines, Contains("# TYPE hucprof_probe_offset_mismatches_total counter"));
@@ -250,7 +263,8 @@ TEST(SnapshotFamilies, EmptySnapshotStillDescribesEveryFamily) {
         "hucprof_probe_unavailable_info gauge", "hucprof_probe_helper_calls_total counter",
         "hucprof_probe_offset_mismatches_total counter", "hucprof_dropped_total counter",
         "hucprof_build_info gauge", "hucprof_drains_total counter",
-        "hucprof_drain_duration_seconds gauge", "hucprof_sample_frequency_hertz gauge"}) {
+        "hucprof_drain_duration_seconds gauge", "hucprof_sample_frequency_hertz gauge",
+        "hucprof_bpf_map_memory_bytes gauge", "hucprof_kallsyms_reloads_total counter"}) {
     EXPECT_THAT(text_lines(text), Contains(std::string("# TYPE ") + family)) << family;
   }
   // HELP is there and says something.

@@ -13,6 +13,8 @@ Files, for session S and workload T (all in $HUCVM_RESULTS):
   kallsyms-usercopy.txt ref-stackkey.txt ref-missing.txt cmdline.txt uname.txt
   S-doctor.txt S-doctor.rc S-daemon.log S-daemon.rc S-error.txt S-ready.txt
   S-T-before.txt S-T-after.txt S-T-workload.log S-T-workload.rc
+  S-maps.json S-map-ids.txt S-maps-metrics.txt possible-cpus.txt (sessions with "maps": bpftool's
+  view of every BPF map, the ids of those the daemon holds, a scrape right after)
   hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
   guest-steps.json (guest uptime per step)
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import traceback
@@ -44,6 +47,8 @@ def main() -> int:
 
     (results / "cmdline.txt").write_text(Path("/proc/cmdline").read_text())
     (results / "uname.txt").write_text(os.uname().release + "\n")
+    (results / "possible-cpus.txt").write_text(
+        Path("/sys/devices/system/cpu/possible").read_text())
     # The plan's symbols (vm_tier.KALLSYMS_RECORDED), with any compiler suffix.
     wanted = re.compile(r" [tT] (" + "|".join(map(re.escape, plan["kallsyms"]))
                         + r")(\.[a-z0-9.]+)?$")
@@ -107,9 +112,37 @@ def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
             alive = False
             with open(results / f"{name}-error.txt", "a") as f:
                 f.write(f"workload {w['tag']}:\n{traceback.format_exc()}\n")
+    if alive and session.get("maps"):
+        try:
+            record_maps(run, results, name)
+        except Exception:
+            with open(results / f"{name}-error.txt", "a") as f:
+                f.write(f"recording BPF maps:\n{traceback.format_exc()}\n")
     rc = run.stop()
     (results / f"{name}-daemon.rc").write_text(f"{rc}\n")
     step(f"{name}: hucprof exit {rc}")
+
+
+def record_maps(run, results: Path, name: str) -> None:
+    """bpftool's list of every BPF map (the reference: its memlock), the ids of the maps the
+    daemon holds open (from its fdinfo, so nothing of another process counts), and a scrape
+    after a drain (hucprof_bpf_map_memory_bytes)."""
+    run.scrape_after_drain(results / f"{name}-maps-metrics.txt")
+    pid = run.daemon.proc.pid
+    ids = set()
+    for fd in Path(f"/proc/{pid}/fdinfo").iterdir():
+        try:
+            text = fd.read_text()
+        except OSError:
+            continue  # closed meanwhile
+        for line in text.splitlines():
+            if line.startswith("map_id:"):
+                ids.add(int(line.split()[1]))
+    (results / f"{name}-map-ids.txt").write_text("".join(f"{i}\n" for i in sorted(ids)))
+    bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
+    out = subprocess.run([bpftool, "-j", "map", "show"], capture_output=True, text=True,
+                         timeout=60)
+    (results / f"{name}-maps.json").write_text(out.stdout)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,91 @@
+#include "app/attach_sessions.h"
+
+#include <spdlog/spdlog.h>
+
+namespace hucprof {
+
+namespace {
+
+constexpr const char* kSamplerTarget = "cpu-clock";
+
+void log_status(const hucprof::v1::ProbeStatus& s) {
+  if (s.attached()) {
+    spdlog::info("probe {}: attached as {} ({})", s.target(), s.mode(),
+                 s.attach_name().empty() ? s.target() : s.attach_name());
+  } else {
+    spdlog::warn("probe {}: unavailable: {}", s.target(), s.reason());
+  }
+}
+
+void start_probes(const AttachPlan& plan, AttachedSessions& out) {
+  if (!plan.probes) {
+    if (!plan.probes_not_tried.empty()) spdlog::info("probes: {}", plan.probes_not_tried);
+    out.outcome.probe_failure = "__check_object_size: " + plan.check().reason;
+    for (const TargetPlan& target : plan.targets) {
+      hucprof::v1::ProbeStatus s;
+      s.set_target(std::string(target.target.symbol));
+      s.set_attach_name(target.symbol);
+      s.set_reason(target.reason);
+      if (plan.probes_not_tried.empty()) log_status(s);
+      out.statuses.push_back(s);
+    }
+    return;
+  }
+  auto started = ProbeSession::start(plan);
+  for (const auto& s : started.statuses) {
+    log_status(s);
+    out.statuses.push_back(s);
+  }
+  out.probes = std::move(started.session);
+  out.outcome.probes = out.probes != nullptr;
+  if (!out.probes) {
+    out.outcome.probe_failure = !started.error.empty() ? started.error
+                                : started.statuses.empty()
+                                    ? "no probe target"
+                                    : "__check_object_size: " + started.statuses.front().reason();
+  }
+}
+
+void start_sampler(const AttachPlan& plan, const RunOptions& options, AttachedSessions& out) {
+  if (options.mode == Mode::Probe) {
+    out.outcome.sampling_failure = plan.sampling_reason;
+    return;
+  }
+  auto started = SamplingSession::start(options.sample_frequency, plan);
+  hucprof::v1::ProbeStatus s;
+  s.set_target(kSamplerTarget);
+  s.set_attach_name("perf_event cpu-clock");
+  s.set_mode("perf_event");
+  s.set_attached(started.session != nullptr);
+  s.set_reason(started.error);
+  if (started.session) {
+    spdlog::info("sampler: perf_event cpu-clock at {} Hz on {} CPUs", options.sample_frequency,
+                 started.cpus);
+  } else {
+    spdlog::warn("sampler: unavailable: {}", started.error);
+    out.outcome.sampling_failure = started.error;
+  }
+  out.statuses.push_back(s);
+  out.sampler = std::move(started.session);
+  out.outcome.sampling = out.sampler != nullptr;
+}
+
+}  // namespace
+
+AttachedSessions attach_sessions(const AttachPlan& plan, const RunOptions& options) {
+  AttachedSessions out;
+  out.outcome.check_flavour = plan.check().flavour;
+  spdlog::info("BPF maps: {} keys per counter map, {} stacks per stack map ({})",
+               plan.maps.max_keys, plan.maps.max_stacks, plan.maps.stacks_reason);
+  if (plan.helper_ranges.overflow) {
+    spdlog::warn(
+        "{} copy-helper ranges did not fit into BPF's {}; their callers fold as "
+        "[truncated]",
+        plan.helper_ranges.overflow, HUC_MAX_RANGES);
+  }
+  start_probes(plan, out);
+  start_sampler(plan, options, out);
+  return out;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,232 @@
+#include "core/attach_plan.h"
+
+#include <algorithm>
+
+namespace hucprof {
+namespace {
+
+constexpr std::string_view kNoSymbol = "not a real symbol on this kernel (inlined or not built in)";
+
+struct SymbolChoice {
+  std::string name;
+  std::string reason;
+};
+
+bool is_cold_part(std::string_view name) { return name.find(".cold") != std::string_view::npos; }
+
+// The exact name to attach to. The function itself when it exists; else a compiler clone of it
+// (`.part.N`, `.isra.N`, `.constprop.N`), never a `.cold` part: that is the unlikely branch split
+// off a function, entered by a jump from it, not a call.
+SymbolChoice choose_symbol(const KallsymsIndex& kallsyms, std::string_view symbol) {
+  if (kallsyms.find_exact(symbol)) return {std::string(symbol), "the function itself"};
+  std::vector<std::string> clones;
+  bool cold_only = false;
+  for (const auto& sym : kallsyms.find_normalized(symbol)) {
+    if (is_cold_part(sym.name)) {
+      cold_only = true;
+    } else {
+      clones.push_back(sym.name);
+    }
+  }
+  if (clones.empty()) {
+    return {"", cold_only ? "only its .cold part is a symbol (entered by a jump, not a call): "
+                            "not probed"
+                          : std::string(kNoSymbol)};
+  }
+  std::sort(clones.begin(), clones.end());  // several clones: the same pick on every run
+  std::string reason = "the compiler's clone of it (the function itself is not a symbol)";
+  if (clones.front().find(".part.") != std::string::npos) {
+    reason =
+        "the compiler's .part clone (the function was split and its head inlined into "
+        "callers: only calls that reach this part are seen)";
+  }
+  return {clones.front(), reason};
+}
+
+bool probes_wanted(const AttachFacts& facts, const AttachOptions& options) {
+  return options.mode != Mode::Sample && facts.hardened.enabled;
+}
+
+std::string probes_off_reason(const AttachFacts& facts, const AttachOptions& options) {
+  if (options.mode == Mode::Sample) return "not tried: --mode sample";
+  return "not attached: the hardened usercopy checks are off on this kernel (" +
+         facts.hardened.reason + ")";
+}
+
+bool fentry_possible(const AttachFacts& facts, const AttachOptions& options) {
+  return probes_wanted(facts, options) && options.attach != ProbeAttach::Kprobe && facts.btf.ok;
+}
+
+// Fentry where the kernel took a test program (a trampoline costs less than a kprobe's
+// breakpoint), else kprobe; --probe.attach forces one.
+void choose_flavour(TargetPlan& plan, const AttachFacts& facts, const AttachOptions& options) {
+  std::string fentry_why;
+  if (options.attach == ProbeAttach::Kprobe) {
+    fentry_why = "not tried (--probe.attach kprobe)";
+  } else if (!facts.btf.ok) {
+    fentry_why = facts.btf.detail;
+  } else if (auto it = facts.fentry_errors.find(plan.symbol); it == facts.fentry_errors.end()) {
+    fentry_why = "not probed";
+  } else if (it->second.empty()) {
+    plan.flavour = Flavour::Fentry;
+    plan.reason = options.attach == ProbeAttach::Fentry
+                      ? "fentry (--probe.attach fentry): the kernel took a test fentry program"
+                      : "fentry: the kernel took a test fentry program here";
+    return;
+  } else {
+    fentry_why = it->second;
+  }
+  std::string kprobe_why;
+  if (options.attach == ProbeAttach::Fentry) {
+    kprobe_why = "not tried (--probe.attach fentry)";
+  } else if (facts.kprobes.ok) {
+    plan.flavour = Flavour::Kprobe;
+    plan.reason = options.attach == ProbeAttach::Kprobe
+                      ? "kprobe (--probe.attach kprobe)"
+                      : "kprobe, as fentry is refused: " + fentry_why;
+    return;
+  } else {
+    kprobe_why = facts.kprobes.detail;
+  }
+  plan.reason = "fentry: " + fentry_why + "; kprobe: " + kprobe_why;
+}
+
+std::vector<std::string_view> views_of(const std::vector<std::string>& names) {
+  return {names.begin(), names.end()};
+}
+
+}  // namespace
+
+const char* flavour_name(Flavour flavour) {
+  switch (flavour) {
+    case Flavour::Fentry:
+      return "fentry";
+    case Flavour::Kprobe:
+      return "kprobe";
+    case Flavour::None:
+      break;
+  }
+  return "";
+}
+
+const TargetPlan& AttachPlan::check() const {
+  auto it = std::find_if(targets.begin(), targets.end(),
+                         [](const TargetPlan& t) { return t.target.is_check(); });
+  return *it;  // compute_attach_plan always plans the check first
+}
+
+std::vector<std::string> fentry_candidates(const KallsymsIndex& kallsyms, const AttachFacts& facts,
+                                           const AttachOptions& options) {
+  std::vector<std::string> names;
+  if (!fentry_possible(facts, options)) return names;
+  for (const ProbeTarget& target : probe_targets()) {
+    if (auto choice = choose_symbol(kallsyms, target.symbol); !choice.name.empty()) {
+      names.push_back(std::move(choice.name));
+    }
+  }
+  return names;
+}
+
+AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts& facts,
+                               const AttachOptions& options) {
+  AttachPlan plan;
+  const bool wanted = probes_wanted(facts, options);
+  if (!wanted) plan.probes_not_tried = probes_off_reason(facts, options);
+  bool check_attaches = false;
+  for (const ProbeTarget& target : probe_targets()) {
+    TargetPlan t{target, "", "", Flavour::None, ""};
+    SymbolChoice choice = choose_symbol(kallsyms, target.symbol);
+    t.symbol = std::move(choice.name);
+    t.symbol_reason = std::move(choice.reason);
+    if (!wanted) {
+      t.reason = plan.probes_not_tried;
+    } else if (t.symbol.empty()) {
+      t.reason = t.symbol_reason;
+    } else if (!target.is_check() && !check_attaches) {
+      t.reason =
+          "not tried: __check_object_size is not attached (sub-checks are counted inside it)";
+    } else {
+      choose_flavour(t, facts, options);
+    }
+    if (target.is_check()) check_attaches = t.attaches();
+    plan.targets.push_back(std::move(t));
+  }
+  if (options.latency && check_attaches) {
+    const TargetPlan& check = plan.targets.front();
+    plan.targets.push_back({kCheckReturnTarget, check.symbol, check.symbol_reason, check.flavour,
+                            check.flavour == Flavour::Fentry
+                                ? "fexit, as the entry is fentry"
+                                : "kretprobe, as the entry is kprobe"});
+  }
+  plan.probes = check_attaches;
+
+  plan.dispatcher_ranges = build_address_ranges(kallsyms, dispatcher_symbols());
+  if (plan.probes) {
+    plan.helper_ranges = build_address_ranges(kallsyms, views_of(options.helper_symbols));
+  }
+
+  if (options.mode == Mode::Probe) {
+    plan.sampling_reason = "not tried: --mode probe";
+  } else if (!facts.perf_events.ok) {
+    plan.sampling_reason = facts.perf_events.detail;
+  } else if (!facts.btf.ok) {
+    plan.sampling_reason = facts.btf.detail;
+  } else if (plan.dispatcher_ranges.ranges.empty()) {
+    plan.sampling_reason =
+        "no usercopy check function in /proc/kallsyms (is CONFIG_HARDENED_USERCOPY off, or are "
+        "addresses hidden?)";
+  } else {
+    plan.sampling = true;
+  }
+
+  plan.maps.max_keys = options.max_keys;
+  plan.maps.max_stacks = options.max_stacks;
+  plan.maps.latency = options.latency && plan.probes;
+  plan.maps.stacks_on_demand = facts.on_demand_maps.ok;
+  plan.maps.stacks_reason = facts.on_demand_maps.ok
+                                ? "allocated on use: " + facts.on_demand_maps.detail
+                                : "preallocated: " + facts.on_demand_maps.detail;
+  return plan;
+}
+
+AttachOutcome planned_outcome(const AttachPlan& plan) {
+  AttachOutcome out;
+  const TargetPlan& check = plan.check();
+  out.probes = plan.probes;
+  out.check_flavour = check.flavour;
+  if (!out.probes) out.probe_failure = "__check_object_size: " + check.reason;
+  out.sampling = plan.sampling;
+  out.sampling_failure = plan.sampling_reason;
+  return out;
+}
+
+Verdict judge(Mode mode, const HardenedUsercopyState& hardened, const AttachOutcome& outcome) {
+  // With the checks off nothing is probed on purpose (nothing would run under the probes):
+  // not a failure, the daemon serves usercopy_hardened_enabled 0.
+  const std::string probes = outcome.probes
+                                 ? std::string("on (") + flavour_name(outcome.check_flavour) + ")"
+                             : hardened.enabled ? "off"
+                                                : "off (the checks are off on this kernel)";
+  const std::string sampling = outcome.sampling ? "on" : "off";
+  switch (mode) {
+    case Mode::Probe:
+      if (!outcome.probes && hardened.enabled) {
+        return {false, "--mode probe: no probe could attach: " + outcome.probe_failure};
+      }
+      return {true, "probes " + probes};
+    case Mode::Sample:
+      if (!outcome.sampling) {
+        return {false, "--mode sample: sampling unavailable: " + outcome.sampling_failure};
+      }
+      return {true, "sampling on"};
+    case Mode::Auto:
+      if (!outcome.probes && !outcome.sampling && hardened.enabled) {
+        return {false, "--mode auto: neither probes (" + outcome.probe_failure +
+                           ") nor sampling (" + outcome.sampling_failure + ") are available"};
+      }
+      return {true, "sampling " + sampling + ", probes " + probes};
+  }
+  return {false, "unknown mode"};
+}
+
+}  // namespace hucprof

@@ -1,0 +1,107 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/address_ranges.h"
+#include "core/capability.h"
+#include "core/hardened_state.h"
+#include "core/kallsyms_index.h"
+#include "core/probe_targets.h"
+#include "core/run_mode.h"
+
+namespace hucprof {
+
+// What the kernel edge found out about the running kernel, as plain data: daemon/bpf fills it,
+// unit tests write it for kernels we do not run on.
+struct AttachFacts {
+  Capability btf;
+  Capability kprobes;
+  Capability perf_events;
+  HardenedUsercopyState hardened;
+  // Exact symbol → "" when a do-nothing fentry program loaded and attached there, else why not.
+  // The edge probes exactly the names fentry_candidates() returns.
+  std::map<std::string, std::string> fentry_errors;
+  // Whether the kernel lets hash maps allocate entries on use in tracing and perf_event
+  // programs (bpf_mem_alloc, 6.1+); before that they must be preallocated.
+  Capability on_demand_maps;
+};
+
+// The user's choices that shape the plan (from the flags).
+struct AttachOptions {
+  Mode mode = Mode::Auto;
+  ProbeAttach attach = ProbeAttach::Auto;
+  bool latency = false;
+  uint32_t max_keys = 16384;
+  uint32_t max_stacks = 8192;
+  // Copy-helper symbols (normalized) whose callers are the real call sites.
+  std::vector<std::string> helper_symbols;
+};
+
+enum class Flavour { None, Fentry, Kprobe };
+// "fentry", "kprobe", "" for None: the mode label of hucprof_probe_attached.
+const char* flavour_name(Flavour flavour);
+
+struct TargetPlan {
+  ProbeTarget target;
+  std::string symbol;         // exact kallsyms name to attach to; "" when there is none
+  std::string symbol_reason;  // why that name (or why none), in words
+  Flavour flavour = Flavour::None;
+  std::string reason;  // why this flavour; for None why the target is not attached
+
+  bool attaches() const { return flavour != Flavour::None; }
+};
+
+// How big each BPF map is. Counter maps hold the keys of one drain interval (the daemon deletes
+// drained keys), stack maps the stacks those keys reference.
+struct MapPlan {
+  uint32_t max_keys = 0;
+  uint32_t max_stacks = 0;
+  bool latency = false;           // the latency map exists at all (--latency with probes)
+  bool stacks_on_demand = false;  // stack maps allocate entries on use (BPF_F_NO_PREALLOC)
+  std::string stacks_reason;
+};
+
+// Everything `run` does and `doctor` reports about attaching, decided once from kernel facts
+// and options. Pure: no libbpf, no files.
+struct AttachPlan {
+  bool probes = false;              // a probe session is started
+  std::string probes_not_tried;     // why no target was even considered (--mode sample, checks off)
+  std::vector<TargetPlan> targets;  // every probe target; with --latency also the check's exit
+  bool sampling = false;            // a sampling session is started
+  std::string sampling_reason;      // why not, when !sampling
+  AddressRanges helper_ranges;      // copy helpers: their callers are looked through (probe)
+  AddressRanges dispatcher_ranges;  // check dispatchers: sub-check filter (probe), sampler
+  MapPlan maps;
+
+  // The __check_object_size target (always present).
+  const TargetPlan& check() const;
+};
+
+// The exact symbols whose fentry support the edge must probe before compute_attach_plan (none
+// when fentry cannot be chosen anyway: --mode sample, --probe.attach kprobe, no BTF, checks off).
+std::vector<std::string> fentry_candidates(const KallsymsIndex& kallsyms, const AttachFacts& facts,
+                                           const AttachOptions& options);
+
+AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts& facts,
+                               const AttachOptions& options);
+
+// What actually started; `doctor` uses the plan's own promise (planned_outcome), `run` what the
+// sessions reported. Judged by the same rules, so the two cannot disagree on a verdict.
+struct AttachOutcome {
+  bool probes = false;
+  std::string probe_failure;  // why no probe session runs
+  Flavour check_flavour = Flavour::None;
+  bool sampling = false;
+  std::string sampling_failure;  // why no sampling session runs
+};
+AttachOutcome planned_outcome(const AttachPlan& plan);
+
+struct Verdict {
+  bool runs = false;    // `run` keeps serving; false: it exits 1
+  std::string summary;  // "sampling on, probes on (fentry)", or why it cannot start
+};
+Verdict judge(Mode mode, const HardenedUsercopyState& hardened, const AttachOutcome& outcome);
+
+}  // namespace hucprof

@@ -1,0 +1,272 @@
+// The attach plan for the kernels hucprof is known to meet. Symbol sets are those of Debian's
+// 6.1 and 6.12 packages (as the VM tier finds them) and of the 6.18 development kernel
+// (tests/data/kallsyms_6.18_excerpt.txt); kernel facts are what those kernels answered.
+#include "core/attach_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace hucprof {
+namespace {
+
+KallsymsIndex index_of(const std::string& text) {
+  std::istringstream in(text);
+  return KallsymsIndex::parse(in);
+}
+
+// Debian 6.1 / 6.12: check_heap_object and check_kernel_text_object are inlined.
+constexpr const char* kDebianKallsyms =
+    "ffffffff81000000 T _stext\n"
+    "ffffffff81216b98 t __check_object_size.cold\n"
+    "ffffffff81216c00 t unrelated_cold_neighbour\n"
+    "ffffffff8134a1b0 T __virt_addr_valid\n"
+    "ffffffff8134a300 T after_virt\n"
+    "ffffffff816240a0 T find_vmap_area\n"
+    "ffffffff81624200 T after_vmap\n"
+    "ffffffff81652460 T __check_heap_object\n"
+    "ffffffff81652600 T after_heap\n"
+    "ffffffff816c91e0 t check_stack_object\n"
+    "ffffffff816c9250 T __check_object_size\n"
+    "ffffffff816c9470 T after_check\n"
+    "ffffffff81a00000 T simple_copy_to_iter\n"
+    "ffffffff81a00100 T after_helper\n";
+
+AttachFacts debian_facts(const KallsymsIndex& kallsyms) {
+  AttachFacts f;
+  f.btf = {true, "/sys/kernel/btf/vmlinux present"};
+  f.kprobes = {true, "kprobe PMU present"};
+  f.perf_events = {true, "perf_event_open(cpu-clock) works"};
+  f.hardened = {true, "CONFIG_HARDENED_USERCOPY=y, default on, no boot parameter"};
+  f.on_demand_maps = {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
+  AttachOptions probe_all;
+  for (const auto& name : fentry_candidates(kallsyms, f, probe_all)) f.fentry_errors[name] = "";
+  return f;
+}
+
+AttachOptions options(Mode mode = Mode::Auto, ProbeAttach attach = ProbeAttach::Auto) {
+  AttachOptions o;
+  o.mode = mode;
+  o.attach = attach;
+  o.helper_symbols = {"simple_copy_to_iter"};
+  return o;
+}
+
+const TargetPlan& target(const AttachPlan& plan, std::string_view symbol) {
+  auto it = std::find_if(plan.targets.begin(), plan.targets.end(),
+                         [&](const TargetPlan& t) { return t.target.symbol == symbol; });
+  if (it == plan.targets.end()) throw std::runtime_error("no target " + std::string(symbol));
+  return *it;
+}
+
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(AttachPlan, Debian61EveryRealTargetByFentryInlinedOnesAbsent) {
+  const auto k = index_of(kDebianKallsyms);
+  const auto plan = compute_attach_plan(k, debian_facts(k), options());
+  for (auto name : {"__check_object_size", "__check_heap_object", "find_vmap_area",
+                    "__virt_addr_valid", "check_stack_object"}) {
+    const TargetPlan& t = target(plan, name);
+    EXPECT_EQ(t.symbol, name);
+    EXPECT_EQ(t.flavour, Flavour::Fentry) << name << ": " << t.reason;
+  }
+  for (auto name : {"check_heap_object", "check_kernel_text_object"}) {
+    const TargetPlan& t = target(plan, name);
+    EXPECT_EQ(t.symbol, "");
+    EXPECT_FALSE(t.attaches());
+    EXPECT_TRUE(contains(t.reason, "inlined or not built in")) << t.reason;
+  }
+  EXPECT_TRUE(plan.probes);
+  EXPECT_TRUE(plan.sampling);
+  // __check_object_size and its .cold part; the sampler and the sub-check filter use them.
+  EXPECT_EQ(plan.dispatcher_ranges.ranges.size(), 2u);
+  EXPECT_EQ(plan.helper_ranges.ranges.size(), 1u);
+  const Verdict v = judge(Mode::Auto, debian_facts(k).hardened, planned_outcome(plan));
+  EXPECT_TRUE(v.runs);
+  EXPECT_EQ(v.summary, "sampling on, probes on (fentry)");
+}
+
+TEST(AttachPlan, Debian612ForcedKprobeNeverProbesFentry) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  const auto opts = options(Mode::Probe, ProbeAttach::Kprobe);
+  EXPECT_TRUE(fentry_candidates(k, facts, opts).empty());
+  const auto plan = compute_attach_plan(k, facts, opts);
+  EXPECT_EQ(plan.check().flavour, Flavour::Kprobe);
+  EXPECT_EQ(plan.check().reason, "kprobe (--probe.attach kprobe)");
+  EXPECT_EQ(target(plan, "find_vmap_area").flavour, Flavour::Kprobe);
+  EXPECT_FALSE(plan.sampling);
+  EXPECT_EQ(plan.sampling_reason, "not tried: --mode probe");
+  EXPECT_EQ(judge(Mode::Probe, facts.hardened, planned_outcome(plan)).summary,
+            "probes on (kprobe)");
+}
+
+// The development machines: no kprobes, ftrace locked (fentry refused with EPERM).
+TEST(AttachPlan, Host618WithoutKprobesSamplesAndSaysWhyNotProbes) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.kprobes = {false, "this kernel has no kprobes (CONFIG_KPROBES is not set)"};
+  for (auto& [name, error] : facts.fentry_errors) {
+    error = "the kernel refused to load an fentry program (EPERM: Operation not permitted)";
+  }
+  const auto plan = compute_attach_plan(k, facts, options());
+  EXPECT_FALSE(plan.probes);
+  EXPECT_EQ(plan.check().reason,
+            "fentry: the kernel refused to load an fentry program (EPERM: Operation not "
+            "permitted); kprobe: this kernel has no kprobes (CONFIG_KPROBES is not set)");
+  EXPECT_EQ(target(plan, "__check_heap_object").reason,
+            "not tried: __check_object_size is not attached (sub-checks are counted inside it)");
+  EXPECT_TRUE(plan.sampling);
+
+  const Verdict auto_mode = judge(Mode::Auto, facts.hardened, planned_outcome(plan));
+  EXPECT_TRUE(auto_mode.runs);
+  EXPECT_EQ(auto_mode.summary, "sampling on, probes off");
+  const Verdict probe_mode = judge(Mode::Probe, facts.hardened, planned_outcome(plan));
+  EXPECT_FALSE(probe_mode.runs);
+  EXPECT_TRUE(contains(probe_mode.summary,
+                       "--mode probe: no probe could attach: __check_object_size: fentry: "))
+      << probe_mode.summary;
+}
+
+TEST(AttachPlan, HardenedUsercopyOffAttachesNothingAndThatIsNoFailure) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.hardened = {false, "hardened_usercopy=off on the kernel command line"};
+  EXPECT_TRUE(fentry_candidates(k, facts, options(Mode::Probe)).empty());
+  const auto plan = compute_attach_plan(k, facts, options(Mode::Probe));
+  EXPECT_FALSE(plan.probes);
+  for (const TargetPlan& t : plan.targets) {
+    EXPECT_FALSE(t.attaches());
+    EXPECT_TRUE(contains(t.reason, "checks are off on this kernel")) << t.reason;
+  }
+  const Verdict v = judge(Mode::Probe, facts.hardened, planned_outcome(plan));
+  EXPECT_TRUE(v.runs);
+  EXPECT_EQ(v.summary, "probes off (the checks are off on this kernel)");
+  const auto sampled = compute_attach_plan(k, facts, options(Mode::Auto));
+  EXPECT_TRUE(sampled.sampling);  // auto still samples: the share is 0, and shown as such
+}
+
+TEST(AttachPlan, RealCheckHeapObjectIsProbedAndIsADispatcher) {
+  const auto k = index_of(std::string(kDebianKallsyms) +
+                          "ffffffff816c9500 T check_heap_object\n"
+                          "ffffffff816c9600 T after_check_heap\n");
+  const auto plan = compute_attach_plan(k, debian_facts(k), options());
+  const TargetPlan& heap = target(plan, "check_heap_object");
+  EXPECT_EQ(heap.symbol, "check_heap_object");
+  EXPECT_EQ(heap.flavour, Flavour::Fentry);
+  EXPECT_EQ(heap.target.program, TargetProgram::Heap);
+  EXPECT_EQ(plan.dispatcher_ranges.ranges.size(), 3u);
+}
+
+TEST(AttachPlan, PartCloneIsAttachedWhenTheFunctionItselfIsGone) {
+  const auto k = index_of(std::string(kDebianKallsyms) +
+                          "ffffffff816c9500 t check_heap_object.part.0\n"
+                          "ffffffff816c9600 t check_heap_object.cold\n"
+                          "ffffffff816c9700 T after_check_heap\n");
+  const auto plan = compute_attach_plan(k, debian_facts(k), options());
+  const TargetPlan& heap = target(plan, "check_heap_object");
+  EXPECT_EQ(heap.symbol, "check_heap_object.part.0");
+  EXPECT_TRUE(contains(heap.symbol_reason, ".part clone")) << heap.symbol_reason;
+  EXPECT_EQ(heap.flavour, Flavour::Fentry);
+}
+
+TEST(AttachPlan, ExactNameWinsOverItsClonesAndColdIsNeverAnEntry) {
+  // The clone sits at a lower address than the function: a first-match scan picked it.
+  const auto k = index_of(std::string(kDebianKallsyms) +
+                          "ffffffff816c0000 t check_kernel_text_object.part.0\n"
+                          "ffffffff816c0100 t between\n"
+                          "ffffffff816c9500 T check_kernel_text_object\n"
+                          "ffffffff816c9600 T after_text\n"
+                          "ffffffff816c9700 t check_heap_object.cold\n"
+                          "ffffffff816c9800 T after_cold\n");
+  const auto plan = compute_attach_plan(k, debian_facts(k), options());
+  EXPECT_EQ(target(plan, "check_kernel_text_object").symbol, "check_kernel_text_object");
+  const TargetPlan& heap = target(plan, "check_heap_object");
+  EXPECT_EQ(heap.symbol, "");
+  EXPECT_TRUE(contains(heap.reason, ".cold part")) << heap.reason;
+}
+
+TEST(AttachPlan, FentryRefusedOnOneSymbolFallsBackToKprobeThere) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.fentry_errors["__virt_addr_valid"] = "not in kernel BTF";
+  const auto plan = compute_attach_plan(k, facts, options());
+  const TargetPlan& page = target(plan, "__virt_addr_valid");
+  EXPECT_EQ(page.flavour, Flavour::Kprobe);
+  EXPECT_EQ(page.reason, "kprobe, as fentry is refused: not in kernel BTF");
+  EXPECT_EQ(plan.check().flavour, Flavour::Fentry);
+  // Forced fentry: that target is left out, with both reasons.
+  const auto forced = compute_attach_plan(k, facts, options(Mode::Auto, ProbeAttach::Fentry));
+  EXPECT_EQ(target(forced, "__virt_addr_valid").reason,
+            "fentry: not in kernel BTF; kprobe: not tried (--probe.attach fentry)");
+}
+
+TEST(AttachPlan, LatencyAddsTheCheckExitInTheSameFlavourAndItsMap) {
+  const auto k = index_of(kDebianKallsyms);
+  auto opts = options();
+  EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), opts).maps.latency);
+  opts.latency = true;
+  const auto plan = compute_attach_plan(k, debian_facts(k), opts);
+  EXPECT_TRUE(plan.maps.latency);
+  const TargetPlan& exit = target(plan, "__check_object_size:return");
+  EXPECT_EQ(exit.target.program, TargetProgram::CheckReturn);
+  EXPECT_EQ(exit.symbol, "__check_object_size");
+  EXPECT_EQ(exit.flavour, Flavour::Fentry);
+  // Without probes there is nothing to time, and no map for it.
+  const auto sampled = compute_attach_plan(k, debian_facts(k), [&] {
+    auto o = opts;
+    o.mode = Mode::Sample;
+    return o;
+  }());
+  EXPECT_FALSE(sampled.maps.latency);
+  EXPECT_EQ(sampled.targets.size(), probe_targets().size());
+}
+
+TEST(AttachPlan, SampleModeTriesNoProbe) {
+  const auto k = index_of(kDebianKallsyms);
+  const AttachFacts facts = debian_facts(k);
+  EXPECT_TRUE(fentry_candidates(k, facts, options(Mode::Sample)).empty());
+  const auto plan = compute_attach_plan(k, facts, options(Mode::Sample));
+  EXPECT_FALSE(plan.probes);
+  EXPECT_EQ(plan.check().reason, "not tried: --mode sample");
+  EXPECT_EQ(plan.check().symbol, "__check_object_size");  // doctor still names it
+  EXPECT_EQ(judge(Mode::Sample, facts.hardened, planned_outcome(plan)).summary, "sampling on");
+}
+
+TEST(AttachPlan, NothingAvailableIsAnErrorNamingBothReasons) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.btf = {false, "no /sys/kernel/btf/vmlinux"};
+  facts.kprobes = {false, "no kprobes"};
+  const auto plan = compute_attach_plan(k, facts, options());
+  const Verdict v = judge(Mode::Auto, facts.hardened, planned_outcome(plan));
+  EXPECT_FALSE(v.runs);
+  EXPECT_EQ(v.summary,
+            "--mode auto: neither probes (__check_object_size: fentry: no "
+            "/sys/kernel/btf/vmlinux; kprobe: no kprobes) nor sampling (no "
+            "/sys/kernel/btf/vmlinux) are available");
+  const Verdict sample = judge(Mode::Sample, facts.hardened, planned_outcome(plan));
+  EXPECT_FALSE(sample.runs);
+}
+
+TEST(AttachPlan, MapSizesComeFromTheOptionsAndAllocationFromTheKernel) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  auto opts = options();
+  opts.max_keys = 4096;
+  opts.max_stacks = 1024;
+  auto plan = compute_attach_plan(k, facts, opts);
+  EXPECT_EQ(plan.maps.max_keys, 4096u);
+  EXPECT_EQ(plan.maps.max_stacks, 1024u);
+  EXPECT_TRUE(plan.maps.stacks_on_demand);
+  facts.on_demand_maps = {false, "kernels before 6.1 need preallocated maps there"};
+  plan = compute_attach_plan(k, facts, opts);
+  EXPECT_FALSE(plan.maps.stacks_on_demand);
+  EXPECT_TRUE(contains(plan.maps.stacks_reason, "preallocated")) << plan.maps.stacks_reason;
+}
+
+}  // namespace
+}  // namespace hucprof
