@@ -11,7 +11,7 @@ Python 3 standard library only.
 from __future__ import annotations
 
 import dataclasses
-import fcntl
+import io
 import lzma
 import os
 import re
@@ -24,8 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import accel
+
 HERE = Path(__file__).resolve().parent
 GUEST_INIT = HERE / "guest" / "init.sh"
+ACCEL_PROBE_INIT = HERE / "guest" / "accel_probe_init.sh"
 # Sourced by every guest /init (this tier's and vm_systemd's), so it is in every initramfs.
 GUEST_PREAMBLE = HERE / "guest" / "preamble.sh"
 
@@ -73,6 +76,11 @@ class Kernel:
     def moddir(self) -> Path:
         return self.root / "lib" / "modules" / self.release
 
+    @property
+    def cache_dir(self) -> Path:
+        """The run's vm-cache, where resolve_kernel extracted this package."""
+        return self.root.parent
+
     def config_value(self, name: str) -> str | None:
         pat = re.compile(rf"^{re.escape(name)}=(.*)$")
         for line in self.config.read_text().splitlines():
@@ -89,6 +97,10 @@ def preflight() -> None:
     find_busybox()
     if not Path("/proc/self").exists():
         raise Skip("no /proc")
+    try:
+        accel.override()
+    except accel.AccelError as e:
+        raise VmFailure(str(e)) from None
 
 
 def _apt_depends_image(meta: str) -> str | None:
@@ -381,18 +393,95 @@ def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path])
 # QEMU
 # --------------------------------------------------------------------------------------------
 
-def kvm_usable() -> bool:
-    """True only if /dev/kvm opens read-write and answers KVM_GET_API_VERSION."""
+# The serial console on stdio.
+SERIAL_ON_STDIO = ["-nographic", "-monitor", "none"]
+
+_accel_choice: accel.Choice | None = None
+
+
+def _spawn(args: list[str]) -> subprocess.Popen:
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    os.set_blocking(proc.stdout.fileno(), False)
+    return proc
+
+
+def _pump(proc: subprocess.Popen, sink, deadline: float, echo: bool = False,
+          until: bytes | None = None) -> str:
+    """Copy qemu's output to `sink` until qemu exits ("exited"), `until` appears ("marker") or
+    `deadline` passes ("timeout")."""
+    tail = b""
+    while True:
+        chunk = proc.stdout.read(65536)
+        if chunk:
+            sink.write(chunk)
+            sink.flush()
+            if echo:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.flush()
+            if until is not None:
+                tail = (tail + chunk)[-(len(until) + 65536):]
+                if until in tail:
+                    return "marker"
+        elif proc.poll() is not None:
+            sink.write(proc.stdout.read() or b"")
+            return "exited"
+        else:
+            if time.monotonic() > deadline:
+                return "timeout"
+            time.sleep(0.05)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)  # our own qemu's process group only
+    proc.wait()
+
+
+def probe_kvm_boot(qemu: str, k: Kernel) -> accel.ProbeResult:
+    """Boot `k` with a marker-printing initramfs under -accel kvm, bounded by
+    accel.PROBE_TIMEOUT_S; the console's last line (or qemu's error) says why when it fails."""
+    initrd = k.cache_dir / "accel-probe.cpio"
+    write_initramfs(initrd, ACCEL_PROBE_INIT, [], [])
+    args = [qemu, *SERIAL_ON_STDIO, "-no-reboot", "-machine", "q35", "-accel", "kvm",
+            "-cpu", "host", "-smp", "1", "-m", "256", "-nic", "none",
+            "-kernel", str(k.vmlinuz), "-initrd", str(initrd),
+            "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+    out = io.BytesIO()
+    t0 = time.monotonic()
+    proc = _spawn(args)
+    how = _pump(proc, out, t0 + accel.PROBE_TIMEOUT_S, until=accel.PROBE_MARKER.encode())
+    seconds = time.monotonic() - t0
+    _kill(proc)
+    if how == "marker":
+        return accel.ProbeResult(True, seconds, False, "")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1bc", "", out.getvalue().decode(errors="replace"))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if how == "timeout":
+        return accel.ProbeResult(False, seconds, True, f"its console ends with {lines[-1]!r}"
+                                 if lines else "no console output")
+    return accel.ProbeResult(False, seconds, False, f"qemu exited {proc.returncode}"
+                             + (f": {lines[-1]}" if lines else ""))
+
+
+def choose_accel(k: Kernel, device: Path = accel.KVM_DEVICE) -> accel.Choice:
+    """accel.choose with this module's probe guest (`k`'s kernel)."""
+    qemu = shutil.which("qemu-system-x86_64")
+    if qemu is None:
+        raise Skip("qemu-system-x86_64 not installed")
     try:
-        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        return fcntl.ioctl(fd, 0xAE00) == 12  # KVM_GET_API_VERSION
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+        return accel.choose(qemu, k.cache_dir, lambda: probe_kvm_boot(qemu, k), device)
+    except accel.AccelError as e:
+        raise VmFailure(str(e)) from None
+
+
+def accelerator(k: Kernel) -> str:
+    """The accelerator of every boot in this process: chosen once, logged once."""
+    global _accel_choice
+    if _accel_choice is None:
+        _accel_choice = choose_accel(k)
+        log(_accel_choice.line)
+    return _accel_choice.accel
 
 
 @dataclasses.dataclass
@@ -401,6 +490,7 @@ class RunResult:
     results_dir: Path
     console: str
     guest_rc: int | None
+    accel: str               # "kvm" or "tcg"
     wall_s: float            # qemu start -> qemu exit
     boot_to_test_s: float | None  # guest uptime when the guest script started
     test_s: float | None     # guest script duration (guest clock)
@@ -454,8 +544,10 @@ def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -
 def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
                  extra_cmdline: str = "", env: dict[str, str] | None = None,
                  timeout_s: float = 420, cpus: int = 2, mem_mib: int = 1536,
+                 qemu_args: list[str] | tuple[str, ...] = (),
                  echo_console: bool = False) -> RunResult:
     """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
+    `qemu_args` are appended to qemu's command line (e.g. ["-icount", "shift=1,sleep=off"]).
 
     Raises VmFailure for boot failures, missing rc, or timeout; the console log is included.
     A non-zero guest rc is *returned* (callers decide), not raised.
@@ -484,44 +576,24 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
 
     cmdline = (f"console=ttyS0 panic=-1 loglevel=4 rdinit=/init "
                f"hucvm.script={script} hucvm.results={results_dir} {extra_cmdline}").strip()
-    accel = "kvm" if kvm_usable() else "tcg"
-    args = [qemu, "-nographic", "-no-reboot", "-monitor", "none",
-            "-machine", "q35", "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
+    acc = accelerator(k)
+    args = [qemu, *SERIAL_ON_STDIO, "-no-reboot",
+            "-machine", "q35", "-accel", acc, "-cpu", "host" if acc == "kvm" else "max",
             "-smp", str(cpus), "-m", str(mem_mib), "-nic", "none",
             "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", cmdline,
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
                        "multidevs=remap",
             "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
-                       "multidevs=remap"]
-    log(f"boot {k.label} ({k.release}, {accel}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
-        + (f" [{extra_cmdline}]" if extra_cmdline else ""))
+                       "multidevs=remap", *qemu_args]
+    log(f"boot {k.label} ({k.release}, {acc}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
+        + (f" [{extra_cmdline}]" if extra_cmdline else "")
+        + (f" qemu {' '.join(qemu_args)}" if qemu_args else ""))
     console_path = results_dir.parent / (results_dir.name + ".console.log")
     t0 = time.monotonic()
-    timed_out = False
     with open(console_path, "wb") as con:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        os.set_blocking(proc.stdout.fileno(), False)
-        deadline = t0 + timeout_s
-        while True:
-            chunk = proc.stdout.read(65536)
-            if chunk:
-                con.write(chunk)
-                con.flush()
-                if echo_console:
-                    sys.stderr.buffer.write(chunk)
-                    sys.stderr.flush()
-            elif proc.poll() is not None:
-                rest = proc.stdout.read() or b""
-                con.write(rest)
-                break
-            else:
-                if time.monotonic() > deadline:
-                    timed_out = True
-                    os.killpg(proc.pid, signal.SIGKILL)  # our own qemu's process group only
-                    proc.wait()
-                    break
-                time.sleep(0.05)
+        proc = _spawn(args)
+        timed_out = _pump(proc, con, t0 + timeout_s, echo=echo_console) == "timeout"
+        _kill(proc)
     wall = time.monotonic() - t0
     console = console_path.read_text(errors="replace")
     rc_file = results_dir / ".hucvm-rc"
@@ -536,8 +608,8 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
 
     start_up = guest_float(".hucvm-start-uptime")
     end_up = guest_float(".hucvm-end-uptime")
-    res = RunResult(kernel=k, results_dir=results_dir, console=console, guest_rc=rc, wall_s=wall,
-                    boot_to_test_s=start_up,
+    res = RunResult(kernel=k, results_dir=results_dir, console=console, guest_rc=rc, accel=acc,
+                    wall_s=wall, boot_to_test_s=start_up,
                     test_s=(end_up - start_up) if start_up is not None and end_up else None,
                     timed_out=timed_out)
     if timed_out:
