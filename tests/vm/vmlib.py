@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import accel
+import console_triage
 
 HERE = Path(__file__).resolve().parent
 GUEST_INIT = HERE / "guest" / "init.sh"
@@ -393,8 +394,29 @@ def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path])
 # QEMU
 # --------------------------------------------------------------------------------------------
 
-# The serial console on stdio.
-SERIAL_ON_STDIO = ["-nographic", "-monitor", "none"]
+# Every guest boots so that a stuck CPU explains itself on the serial console, and the run ends
+# then instead of at the hard timeout. A CPU that stops passing through RCU quiescent states
+# (spinning with preemption or interrupts off, or waiting for one that does) is reported as an
+# RCU stall after 60 s (rcu_cpu_stall_timeout), with the stalled CPUs' stacks, and panics
+# (panic_on_rcu_stall); a soft lockup (watchdog_thresh=60: 120 s; an RCU stall report delays it)
+# prints its stack and every other CPU's (softlockup_all_cpu_backtrace) and panics too. The panic
+# prints every CPU's backtrace once more (panic_print=0x40), then panic=-1 and -no-reboot end
+# qemu. loglevel=5 lets the backtraces through: they are printed at the default message level
+# (4), which loglevel=4 hid. 60 s is far above what host load does to a healthy TCG guest (a vCPU
+# thread descheduled for a minute), so a report is a real stall; console_triage judges it.
+# sysrq_always_enabled: the hard timeout asks a hung guest for its stacks over the serial line.
+LOCKUP_CMDLINE = ("loglevel=5 rcupdate.rcu_cpu_stall_timeout=60 sysctl.kernel.panic_on_rcu_stall=1 "
+                  "watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 "
+                  "panic_print=0x40 sysrq_always_enabled")
+# How long the hard timeout waits for a hung guest's sysrq dump before killing qemu.
+HANG_DUMP_S = 20
+# The serial console on stdio through QEMU's multiplexer, whose escapes work on a pipe too:
+# Ctrl-A b sends a serial break, and a key after a break is a magic sysrq: 9 = console loglevel
+# 9 (so what follows is printed), l = backtrace of every active CPU, w = tasks in
+# uninterruptible (D) state with their stacks.
+SYSRQ_DUMP = [b"9", b"l", b"w"]
+SERIAL_ON_STDIO = ["-nographic", "-monitor", "none", "-chardev", "stdio,id=con,mux=on,signal=off",
+                   "-serial", "chardev:con"]
 
 _accel_choice: accel.Choice | None = None
 
@@ -407,15 +429,17 @@ def _spawn(args: list[str]) -> subprocess.Popen:
 
 
 def _pump(proc: subprocess.Popen, sink, deadline: float, echo: bool = False,
-          until: bytes | None = None) -> str:
-    """Copy qemu's output to `sink` until qemu exits ("exited"), `until` appears ("marker") or
-    `deadline` passes ("timeout")."""
+          until: bytes | None = None, quiet_s: float | None = None) -> str:
+    """Copy qemu's output to `sink` until qemu exits ("exited"), `until` appears ("marker"),
+    `deadline` passes ("timeout") or nothing came for `quiet_s` seconds ("quiet")."""
     tail = b""
+    last = time.monotonic()
     while True:
         chunk = proc.stdout.read(65536)
         if chunk:
             sink.write(chunk)
             sink.flush()
+            last = time.monotonic()
             if echo:
                 sys.stderr.buffer.write(chunk)
                 sys.stderr.flush()
@@ -427,8 +451,11 @@ def _pump(proc: subprocess.Popen, sink, deadline: float, echo: bool = False,
             sink.write(proc.stdout.read() or b"")
             return "exited"
         else:
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 return "timeout"
+            if quiet_s is not None and now - last > quiet_s:
+                return "quiet"
             time.sleep(0.05)
 
 
@@ -436,6 +463,22 @@ def _kill(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)  # our own qemu's process group only
     proc.wait()
+
+
+def _ask_for_stacks(proc: subprocess.Popen, sink, echo: bool) -> None:
+    """A hung guest's every CPU's stack and blocked tasks onto the console (magic sysrq over
+    the serial line), read for at most HANG_DUMP_S."""
+    try:
+        for key in SYSRQ_DUMP:
+            proc.stdin.write(b"\x01b")
+            proc.stdin.flush()
+            time.sleep(0.5)
+            proc.stdin.write(key)
+            proc.stdin.flush()
+            time.sleep(0.5)
+    except OSError:
+        return  # qemu went away meanwhile
+    _pump(proc, sink, time.monotonic() + HANG_DUMP_S, echo=echo, quiet_s=3)
 
 
 def probe_kvm_boot(qemu: str, k: Kernel) -> accel.ProbeResult:
@@ -509,26 +552,10 @@ class EmulatorFlake(VmFailure):
     """The guest kernel died of a known emulation artefact, not of anything under test."""
 
 
-def emulator_flake(console: str) -> str | None:
-    """Under TCG the kernel's int3-based live patching (text_poke_bp: static keys, kprobe events,
-    ftrace) races across vCPUs: a vCPU can still run a stale translation holding the int3 after
-    the patch is complete, and the kernel dies with "Oops: int3" at a site that has no
-    breakpoint (seen once, 6.12, ttwu_do_activate, while the reference's kprobe events were being
-    enabled in the hardened_usercopy=off boot, where hucprof attaches nothing). With a BPF program
-    or trampoline on the oopsing stack it could be hucprof's doing: never a flake then."""
-    at = console.find("Oops: int3")
-    if at < 0:
-        return None
-    oops = console[at:]
-    if "bpf_prog_" in oops or "bpf_trampoline" in oops:
-        return None
-    rip = re.search(r"RIP: 0010:(\S+)", oops)
-    return f"kernel Oops: int3 at {rip.group(1) if rip else '?'} (TCG cross-vCPU text patching)"
-
-
 def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -> RunResult:
-    """_run_vm_once, booted a second time after an emulator flake (said loudly, and the first
-    console kept next to the results as *.flake-console.log); any other failure is final."""
+    """_run_vm_once, booted a second time after a known emulator artefact (console_triage: said
+    loudly, and the first console kept next to the results as *.flake-console.log); any other
+    failure is final."""
     try:
         return _run_vm_once(k, initrd, script, results_dir, **kwargs)
     except EmulatorFlake as e:
@@ -549,8 +576,9 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
     """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
     `qemu_args` are appended to qemu's command line (e.g. ["-icount", "shift=1,sleep=off"]).
 
-    Raises VmFailure for boot failures, missing rc, or timeout; the console log is included.
-    A non-zero guest rc is *returned* (callers decide), not raised.
+    Raises VmFailure for boot failures, missing rc, timeout, or a lockup with BPF on its stacks;
+    the console log (or the report's stacks) is included. A non-zero guest rc is *returned*
+    (callers decide), not raised.
     """
     qemu = shutil.which("qemu-system-x86_64")
     if qemu is None:
@@ -574,7 +602,7 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
         if " " in str(p):
             raise ValueError(f"path with spaces not supported on the kernel cmdline: {p}")
 
-    cmdline = (f"console=ttyS0 panic=-1 loglevel=4 rdinit=/init "
+    cmdline = (f"console=ttyS0 panic=-1 {LOCKUP_CMDLINE} rdinit=/init "
                f"hucvm.script={script} hucvm.results={results_dir} {extra_cmdline}").strip()
     acc = accelerator(k)
     args = [qemu, *SERIAL_ON_STDIO, "-no-reboot",
@@ -593,6 +621,8 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
     with open(console_path, "wb") as con:
         proc = _spawn(args)
         timed_out = _pump(proc, con, t0 + timeout_s, echo=echo_console) == "timeout"
+        if timed_out:
+            _ask_for_stacks(proc, con, echo_console)
         _kill(proc)
     wall = time.monotonic() - t0
     console = console_path.read_text(errors="replace")
@@ -612,18 +642,28 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
                     wall_s=wall, boot_to_test_s=start_up,
                     test_s=(end_up - start_up) if start_up is not None and end_up else None,
                     timed_out=timed_out)
+    verdict = console_triage.triage(console)
+    action = console_triage.outcome(verdict, finished=rc is not None)
+    report = (f"--- {verdict.kind} report ({console_path}) ---\n{verdict.evidence}" if verdict
+              else f"--- console ({console_path}) ---\n{_tail(console)}")
+    if action == "retry":
+        raise EmulatorFlake(f"{k.label}: {verdict.summary}\n{report}")
     if timed_out:
-        raise VmFailure(f"{k.label}: guest hung: no poweroff within {timeout_s:.0f}s\n"
-                        f"--- console ({console_path}) ---\n{_tail(console)}")
+        raise VmFailure(f"{k.label}: guest hung: no poweroff within {timeout_s:.0f}s; "
+                        + (verdict.summary if verdict else "stacks asked for by sysrq")
+                        + f"\n{report}")
     if rc is None:
-        flake = emulator_flake(console)
-        if flake:
-            raise EmulatorFlake(f"{k.label}: {flake}\n--- console ({console_path}) ---\n"
-                                f"{_tail(console)}")
         why = re.findall(r"HUCVM-FAIL: .*", console)
         raise VmFailure(f"{k.label}: guest never reported an exit status "
-                        f"(qemu rc={proc.returncode}; {why[-1] if why else 'boot failure?'})\n"
-                        f"--- console ({console_path}) ---\n{_tail(console)}")
+                        f"(qemu rc={proc.returncode}; "
+                        f"{verdict.summary if verdict else why[-1] if why else 'boot failure?'})"
+                        f"\n{report}")
+    if action == "fail":
+        raise VmFailure(f"{k.label}: the guest finished (rc={rc}) but reported {verdict.summary}"
+                        f"\n{report}")
+    if action == "warn":
+        log(f"WARNING {k.label} {results_dir.name}: the guest reported {verdict.summary}, and "
+            f"finished anyway (rc={rc}); console in {console_path}")
     return res
 
 
