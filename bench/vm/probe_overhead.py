@@ -231,7 +231,7 @@ def host_main() -> int:
     base_rates = [m["received"] / a.seconds for m in ms if m["variant"] == "none"]
 
     print(f"\n== probe overhead on a UDP flood, kernel {k.release} (QEMU "
-          f"{'KVM' if vmlib.kvm_usable() else 'TCG'}), {a.rounds} rounds x {a.seconds} s, "
+          f"{res.accel.upper()}), {a.rounds} rounds x {a.seconds} s, "
           f"payload {a.payload} B, wall {time.monotonic() - t0:.0f} s")
     if base_rates:  # --rounds 0: only the bpf_stats runs
         print(f"   none       {statistics.median(base_rates):10.0f} datagrams/s received (median "

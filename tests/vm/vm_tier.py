@@ -48,6 +48,7 @@ sys.path.insert(0, str(HERE.parent / "lib"))
 import hucprof_testlib as tl  # noqa: E402
 import histref  # noqa: E402
 import vmlib  # noqa: E402
+from console_triage import PROBE_TARGETS  # noqa: E402
 from vmlib import Skip, VmFailure, log  # noqa: E402
 
 UDP_N = 1000
@@ -92,9 +93,7 @@ PROBES = {"ucheck": "__check_object_size", "uheap": "__check_heap_object",
 SUBCHECK_PROBES = {"uheap": "slab", "ustack": "stack", "uvmap": "vmalloc", "upage": "page"}
 # A sub-check belongs to a usercopy check only when called from these (hucprof's BPF rule).
 DISPATCHERS = frozenset({"__check_object_size", "check_heap_object"})
-# hucprof's probe targets (daemon/core/probe_targets.cpp), in its order.
-TARGETS = ["__check_object_size", "__check_heap_object", "find_vmap_area", "check_heap_object",
-           "__virt_addr_valid", "check_stack_object", "check_kernel_text_object"]
+TARGETS = PROBE_TARGETS  # hucprof's, in its order (one list: the lockup triage needs it too)
 LATENCY_TARGET = "__check_object_size:return"
 # Recorded from the guest's kallsyms (kallsyms-usercopy.txt): the targets and their neighbours.
 KALLSYMS_RECORDED = TARGETS + ["find_vm_area", "check_page_span"]

@@ -11,7 +11,7 @@ Python 3 standard library only.
 from __future__ import annotations
 
 import dataclasses
-import fcntl
+import io
 import lzma
 import os
 import re
@@ -24,8 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import accel
+import console_triage
+
 HERE = Path(__file__).resolve().parent
 GUEST_INIT = HERE / "guest" / "init.sh"
+ACCEL_PROBE_INIT = HERE / "guest" / "accel_probe_init.sh"
 # Sourced by every guest /init (this tier's and vm_systemd's), so it is in every initramfs.
 GUEST_PREAMBLE = HERE / "guest" / "preamble.sh"
 
@@ -73,6 +77,11 @@ class Kernel:
     def moddir(self) -> Path:
         return self.root / "lib" / "modules" / self.release
 
+    @property
+    def cache_dir(self) -> Path:
+        """The run's vm-cache, where resolve_kernel extracted this package."""
+        return self.root.parent
+
     def config_value(self, name: str) -> str | None:
         pat = re.compile(rf"^{re.escape(name)}=(.*)$")
         for line in self.config.read_text().splitlines():
@@ -89,6 +98,10 @@ def preflight() -> None:
     find_busybox()
     if not Path("/proc/self").exists():
         raise Skip("no /proc")
+    try:
+        accel.override()
+    except accel.AccelError as e:
+        raise VmFailure(str(e)) from None
 
 
 def _apt_depends_image(meta: str) -> str | None:
@@ -381,18 +394,137 @@ def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path])
 # QEMU
 # --------------------------------------------------------------------------------------------
 
-def kvm_usable() -> bool:
-    """True only if /dev/kvm opens read-write and answers KVM_GET_API_VERSION."""
+# Every guest boots so that a stuck CPU explains itself on the serial console, and the run ends
+# then instead of at the hard timeout. A CPU that stops passing through RCU quiescent states
+# (spinning with preemption or interrupts off, or waiting for one that does) is reported as an
+# RCU stall after 60 s (rcu_cpu_stall_timeout), with the stalled CPUs' stacks, and panics
+# (panic_on_rcu_stall); a soft lockup (watchdog_thresh=60: 120 s; an RCU stall report delays it)
+# prints its stack and every other CPU's (softlockup_all_cpu_backtrace) and panics too. The panic
+# prints every CPU's backtrace once more (panic_print=0x40), then panic=-1 and -no-reboot end
+# qemu. loglevel=5 lets the backtraces through: they are printed at the default message level
+# (4), which loglevel=4 hid. 60 s is far above what host load does to a healthy TCG guest (a vCPU
+# thread descheduled for a minute), so a report is a real stall; console_triage judges it.
+# sysrq_always_enabled: the hard timeout asks a hung guest for its stacks over the serial line.
+LOCKUP_CMDLINE = ("loglevel=5 rcupdate.rcu_cpu_stall_timeout=60 sysctl.kernel.panic_on_rcu_stall=1 "
+                  "watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 "
+                  "panic_print=0x40 sysrq_always_enabled")
+# How long the hard timeout waits for a hung guest's sysrq dump before killing qemu.
+HANG_DUMP_S = 20
+# The serial console on stdio through QEMU's multiplexer, whose escapes work on a pipe too:
+# Ctrl-A b sends a serial break, and a key after a break is a magic sysrq: 9 = console loglevel
+# 9 (so what follows is printed), l = backtrace of every active CPU, w = tasks in
+# uninterruptible (D) state with their stacks.
+SYSRQ_DUMP = [b"9", b"l", b"w"]
+SERIAL_ON_STDIO = ["-nographic", "-monitor", "none", "-chardev", "stdio,id=con,mux=on,signal=off",
+                   "-serial", "chardev:con"]
+
+_accel_choice: accel.Choice | None = None
+
+
+def _spawn(args: list[str]) -> subprocess.Popen:
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    os.set_blocking(proc.stdout.fileno(), False)
+    return proc
+
+
+def _pump(proc: subprocess.Popen, sink, deadline: float, echo: bool = False,
+          until: bytes | None = None, quiet_s: float | None = None) -> str:
+    """Copy qemu's output to `sink` until qemu exits ("exited"), `until` appears ("marker"),
+    `deadline` passes ("timeout") or nothing came for `quiet_s` seconds ("quiet")."""
+    tail = b""
+    last = time.monotonic()
+    while True:
+        chunk = proc.stdout.read(65536)
+        if chunk:
+            sink.write(chunk)
+            sink.flush()
+            last = time.monotonic()
+            if echo:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.flush()
+            if until is not None:
+                tail = (tail + chunk)[-(len(until) + 65536):]
+                if until in tail:
+                    return "marker"
+        elif proc.poll() is not None:
+            sink.write(proc.stdout.read() or b"")
+            return "exited"
+        else:
+            now = time.monotonic()
+            if now > deadline:
+                return "timeout"
+            if quiet_s is not None and now - last > quiet_s:
+                return "quiet"
+            time.sleep(0.05)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)  # our own qemu's process group only
+    proc.wait()
+
+
+def _ask_for_stacks(proc: subprocess.Popen, sink, echo: bool) -> None:
+    """A hung guest's every CPU's stack and blocked tasks onto the console (magic sysrq over
+    the serial line), read for at most HANG_DUMP_S."""
     try:
-        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+        for key in SYSRQ_DUMP:
+            proc.stdin.write(b"\x01b")
+            proc.stdin.flush()
+            time.sleep(0.5)
+            proc.stdin.write(key)
+            proc.stdin.flush()
+            time.sleep(0.5)
     except OSError:
-        return False
+        return  # qemu went away meanwhile
+    _pump(proc, sink, time.monotonic() + HANG_DUMP_S, echo=echo, quiet_s=3)
+
+
+def probe_kvm_boot(qemu: str, k: Kernel) -> accel.ProbeResult:
+    """Boot `k` with a marker-printing initramfs under -accel kvm, bounded by
+    accel.PROBE_TIMEOUT_S; the console's last line (or qemu's error) says why when it fails."""
+    initrd = k.cache_dir / "accel-probe.cpio"
+    write_initramfs(initrd, ACCEL_PROBE_INIT, [], [])
+    args = [qemu, *SERIAL_ON_STDIO, "-no-reboot", "-machine", "q35", "-accel", "kvm",
+            "-cpu", "host", "-smp", "1", "-m", "256", "-nic", "none",
+            "-kernel", str(k.vmlinuz), "-initrd", str(initrd),
+            "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+    out = io.BytesIO()
+    t0 = time.monotonic()
+    proc = _spawn(args)
+    how = _pump(proc, out, t0 + accel.PROBE_TIMEOUT_S, until=accel.PROBE_MARKER.encode())
+    seconds = time.monotonic() - t0
+    _kill(proc)
+    if how == "marker":
+        return accel.ProbeResult(True, seconds, False, "")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1bc", "", out.getvalue().decode(errors="replace"))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if how == "timeout":
+        return accel.ProbeResult(False, seconds, True, f"its console ends with {lines[-1]!r}"
+                                 if lines else "no console output")
+    return accel.ProbeResult(False, seconds, False, f"qemu exited {proc.returncode}"
+                             + (f": {lines[-1]}" if lines else ""))
+
+
+def choose_accel(k: Kernel, device: Path = accel.KVM_DEVICE) -> accel.Choice:
+    """accel.choose with this module's probe guest (`k`'s kernel)."""
+    qemu = shutil.which("qemu-system-x86_64")
+    if qemu is None:
+        raise Skip("qemu-system-x86_64 not installed")
     try:
-        return fcntl.ioctl(fd, 0xAE00) == 12  # KVM_GET_API_VERSION
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+        return accel.choose(qemu, k.cache_dir, lambda: probe_kvm_boot(qemu, k), device)
+    except accel.AccelError as e:
+        raise VmFailure(str(e)) from None
+
+
+def accelerator(k: Kernel) -> str:
+    """The accelerator of every boot in this process: chosen once, logged once."""
+    global _accel_choice
+    if _accel_choice is None:
+        _accel_choice = choose_accel(k)
+        log(_accel_choice.line)
+    return _accel_choice.accel
 
 
 @dataclasses.dataclass
@@ -401,6 +533,7 @@ class RunResult:
     results_dir: Path
     console: str
     guest_rc: int | None
+    accel: str               # "kvm" or "tcg"
     wall_s: float            # qemu start -> qemu exit
     boot_to_test_s: float | None  # guest uptime when the guest script started
     test_s: float | None     # guest script duration (guest clock)
@@ -419,26 +552,10 @@ class EmulatorFlake(VmFailure):
     """The guest kernel died of a known emulation artefact, not of anything under test."""
 
 
-def emulator_flake(console: str) -> str | None:
-    """Under TCG the kernel's int3-based live patching (text_poke_bp: static keys, kprobe events,
-    ftrace) races across vCPUs: a vCPU can still run a stale translation holding the int3 after
-    the patch is complete, and the kernel dies with "Oops: int3" at a site that has no
-    breakpoint (seen once, 6.12, ttwu_do_activate, while the reference's kprobe events were being
-    enabled in the hardened_usercopy=off boot, where hucprof attaches nothing). With a BPF program
-    or trampoline on the oopsing stack it could be hucprof's doing: never a flake then."""
-    at = console.find("Oops: int3")
-    if at < 0:
-        return None
-    oops = console[at:]
-    if "bpf_prog_" in oops or "bpf_trampoline" in oops:
-        return None
-    rip = re.search(r"RIP: 0010:(\S+)", oops)
-    return f"kernel Oops: int3 at {rip.group(1) if rip else '?'} (TCG cross-vCPU text patching)"
-
-
 def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -> RunResult:
-    """_run_vm_once, booted a second time after an emulator flake (said loudly, and the first
-    console kept next to the results as *.flake-console.log); any other failure is final."""
+    """_run_vm_once, booted a second time after a known emulator artefact (console_triage: said
+    loudly, and the first console kept next to the results as *.flake-console.log); any other
+    failure is final."""
     try:
         return _run_vm_once(k, initrd, script, results_dir, **kwargs)
     except EmulatorFlake as e:
@@ -454,14 +571,14 @@ def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -
 def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
                  extra_cmdline: str = "", env: dict[str, str] | None = None,
                  timeout_s: float = 420, cpus: int = 2, mem_mib: int = 1536,
-                 echo_console: bool = False,
-                 qemu_args: list[str] | tuple[str, ...] = ()) -> RunResult:
+                 qemu_args: list[str] | tuple[str, ...] = (),
+                 echo_console: bool = False) -> RunResult:
     """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
-    `qemu_args` are appended to qemu's command line (e.g. ["-smp", "2,maxcpus=64"]: QEMU merges
-    repeated -smp options).
+    `qemu_args` are appended to qemu's command line (e.g. ["-icount", "shift=1,sleep=off"]).
 
-    Raises VmFailure for boot failures, missing rc, or timeout; the console log is included.
-    A non-zero guest rc is *returned* (callers decide), not raised.
+    Raises VmFailure for boot failures, missing rc, timeout, or a lockup with BPF on its stacks;
+    the console log (or the report's stacks) is included. A non-zero guest rc is *returned*
+    (callers decide), not raised.
     """
     qemu = shutil.which("qemu-system-x86_64")
     if qemu is None:
@@ -485,47 +602,28 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
         if " " in str(p):
             raise ValueError(f"path with spaces not supported on the kernel cmdline: {p}")
 
-    cmdline = (f"console=ttyS0 panic=-1 loglevel=4 rdinit=/init "
+    cmdline = (f"console=ttyS0 panic=-1 {LOCKUP_CMDLINE} rdinit=/init "
                f"hucvm.script={script} hucvm.results={results_dir} {extra_cmdline}").strip()
-    accel = "kvm" if kvm_usable() else "tcg"
-    args = [qemu, "-nographic", "-no-reboot", "-monitor", "none",
-            "-machine", "q35", "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
+    acc = accelerator(k)
+    args = [qemu, *SERIAL_ON_STDIO, "-no-reboot",
+            "-machine", "q35", "-accel", acc, "-cpu", "host" if acc == "kvm" else "max",
             "-smp", str(cpus), "-m", str(mem_mib), "-nic", "none",
             "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", cmdline,
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
                        "multidevs=remap",
             "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
                        "multidevs=remap", *qemu_args]
-    log(f"boot {k.label} ({k.release}, {accel}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
+    log(f"boot {k.label} ({k.release}, {acc}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
         + (f" [{extra_cmdline}]" if extra_cmdline else "")
         + (f" qemu {' '.join(qemu_args)}" if qemu_args else ""))
     console_path = results_dir.parent / (results_dir.name + ".console.log")
     t0 = time.monotonic()
-    timed_out = False
     with open(console_path, "wb") as con:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        os.set_blocking(proc.stdout.fileno(), False)
-        deadline = t0 + timeout_s
-        while True:
-            chunk = proc.stdout.read(65536)
-            if chunk:
-                con.write(chunk)
-                con.flush()
-                if echo_console:
-                    sys.stderr.buffer.write(chunk)
-                    sys.stderr.flush()
-            elif proc.poll() is not None:
-                rest = proc.stdout.read() or b""
-                con.write(rest)
-                break
-            else:
-                if time.monotonic() > deadline:
-                    timed_out = True
-                    os.killpg(proc.pid, signal.SIGKILL)  # our own qemu's process group only
-                    proc.wait()
-                    break
-                time.sleep(0.05)
+        proc = _spawn(args)
+        timed_out = _pump(proc, con, t0 + timeout_s, echo=echo_console) == "timeout"
+        if timed_out:
+            _ask_for_stacks(proc, con, echo_console)
+        _kill(proc)
     wall = time.monotonic() - t0
     console = console_path.read_text(errors="replace")
     rc_file = results_dir / ".hucvm-rc"
@@ -540,22 +638,32 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
 
     start_up = guest_float(".hucvm-start-uptime")
     end_up = guest_float(".hucvm-end-uptime")
-    res = RunResult(kernel=k, results_dir=results_dir, console=console, guest_rc=rc, wall_s=wall,
-                    boot_to_test_s=start_up,
+    res = RunResult(kernel=k, results_dir=results_dir, console=console, guest_rc=rc, accel=acc,
+                    wall_s=wall, boot_to_test_s=start_up,
                     test_s=(end_up - start_up) if start_up is not None and end_up else None,
                     timed_out=timed_out)
+    verdict = console_triage.triage(console)
+    action = console_triage.outcome(verdict, finished=rc is not None)
+    report = (f"--- {verdict.kind} report ({console_path}) ---\n{verdict.evidence}" if verdict
+              else f"--- console ({console_path}) ---\n{_tail(console)}")
+    if action == "retry":
+        raise EmulatorFlake(f"{k.label}: {verdict.summary}\n{report}")
     if timed_out:
-        raise VmFailure(f"{k.label}: guest hung: no poweroff within {timeout_s:.0f}s\n"
-                        f"--- console ({console_path}) ---\n{_tail(console)}")
+        raise VmFailure(f"{k.label}: guest hung: no poweroff within {timeout_s:.0f}s; "
+                        + (verdict.summary if verdict else "stacks asked for by sysrq")
+                        + f"\n{report}")
     if rc is None:
-        flake = emulator_flake(console)
-        if flake:
-            raise EmulatorFlake(f"{k.label}: {flake}\n--- console ({console_path}) ---\n"
-                                f"{_tail(console)}")
         why = re.findall(r"HUCVM-FAIL: .*", console)
         raise VmFailure(f"{k.label}: guest never reported an exit status "
-                        f"(qemu rc={proc.returncode}; {why[-1] if why else 'boot failure?'})\n"
-                        f"--- console ({console_path}) ---\n{_tail(console)}")
+                        f"(qemu rc={proc.returncode}; "
+                        f"{verdict.summary if verdict else why[-1] if why else 'boot failure?'})"
+                        f"\n{report}")
+    if action == "fail":
+        raise VmFailure(f"{k.label}: the guest finished (rc={rc}) but reported {verdict.summary}"
+                        f"\n{report}")
+    if action == "warn":
+        log(f"WARNING {k.label} {results_dir.name}: the guest reported {verdict.summary}, and "
+            f"finished anyway (rc={rc}); console in {console_path}")
     return res
 
 

@@ -305,7 +305,8 @@ def main() -> int:
     ap.add_argument("build_dir", type=Path)
     ap.add_argument("--hucprof", type=Path, help="the built daemon (default BUILD/daemon/hucprof)")
     ap.add_argument("--kernel", default="6.1", choices=list(KERNELS))
-    ap.add_argument("--timeout", type=float, default=300, help="hard timeout of the VM run, s")
+    ap.add_argument("--timeout", type=float, default=480,
+                    help="hard timeout of the VM run, s (the run took 272 s at host load 13)")
     ap.add_argument("--cmdline", default="",
                     help="appended to the guest kernel command line (e.g. systemd.log_level=debug)")
     ap.add_argument("--verbose", "-v", action="store_true", help="echo the guest console live")
