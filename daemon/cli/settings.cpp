@@ -128,7 +128,14 @@ std::string apply_log_level(std::string_view value, RunOptions& options) {
   return "";
 }
 
-const std::array<Setting, 8> kSettings{{
+std::string apply_log_format(std::string_view value, RunOptions& options) {
+  const auto format = parse_log_format(value);
+  if (!format) return one_of(value, kLogFormatNames);
+  options.log_format = *format;
+  return "";
+}
+
+const std::array<Setting, 9> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, apply_mode, [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
@@ -150,8 +157,12 @@ const std::array<Setting, 8> kSettings{{
      apply_probe_attach,
      [](const RunOptions& o) { return std::string(probe_attach_name(o.probe_attach)); }},
     // doctor too: --log.level=debug shows libbpf's reasons behind each verdict.
-    {"log.level", "LEVEL", "debug, info, warn or error", true, apply_log_level,
-     [](const RunOptions& o) { return o.log_level; }},
+    {"log.level", "LEVEL", "debug (also libbpf's messages), info, warn or error", true,
+     apply_log_level, [](const RunOptions& o) { return o.log_level; }},
+    {"log.format", "FORMAT",
+     "log lines on stderr as text, logfmt (ts=… level=… msg=…) or json (one object per line)", true,
+     apply_log_format,
+     [](const RunOptions& o) { return std::string(log_format_name(o.log_format)); }},
 }};
 
 }  // namespace

@@ -20,7 +20,8 @@ TEST_F(ConfigFileTest, EveryKeyIsRead) {
                                  "top-k: 50\n"
                                  "latency: true\n"
                                  "probe.attach: kprobe\n"
-                                 "log.level: debug\n");
+                                 "log.level: debug\n"
+                                 "log.format: json\n");
   const RunOptions o = parse_run({"run", "--config", path});
   EXPECT_EQ(o.config_path, path);
   EXPECT_EQ(o.mode, Mode::Probe);
@@ -31,6 +32,7 @@ TEST_F(ConfigFileTest, EveryKeyIsRead) {
   EXPECT_TRUE(o.latency);
   EXPECT_EQ(o.probe_attach, ProbeAttach::Kprobe);
   EXPECT_EQ(o.log_level, "debug");
+  EXPECT_EQ(o.log_format, LogFormat::Json);
 }
 
 TEST_F(ConfigFileTest, NestedKeysReadLikeDottedOnes) {
