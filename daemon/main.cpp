@@ -38,7 +38,7 @@ int libbpf_print(enum libbpf_print_level, const char* format, va_list args) {
   return n;
 }
 
-int dispatch(const hucprof::Command& command) {
+int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& source) {
   switch (command.kind) {
     case hucprof::CommandKind::Version:
       std::printf("hucprof %s (libbpf %u.%u)\n", HUCPROF_VERSION, libbpf_major_version(),
@@ -47,7 +47,7 @@ int dispatch(const hucprof::Command& command) {
     case hucprof::CommandKind::Doctor:
       return hucprof::doctor_command(command.run);
     case hucprof::CommandKind::Run:
-      return hucprof::run_command(command.run);
+      return hucprof::run_command(command.run, source);
   }
   return 2;
 }
@@ -69,7 +69,12 @@ int main(int argc, char** argv) {
     const auto& command = *outcome.command;
     hucprof::configure_logging(command.run.log_format, command.run.log_level);
     libbpf_set_print(libbpf_print);
-    return dispatch(command);
+    // SIGHUP parses the very same command line again, so the config file is read and checked
+    // exactly as at start-up and flags still win over it.
+    const hucprof::SettingsSource source = [argc, argv] {
+      return hucprof::parse_command_line(argc, argv);
+    };
+    return dispatch(command, source);
   } catch (const std::exception& e) {
     spdlog::critical("fatal: {}", e.what());
   }

@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <memory>
 
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
 #include "app/kernel_view.h"
-#include "app/stop_signal.h"
+#include "app/signal_inbox.h"
 #include "bpf/probe_session.h"
 #include "bpf/sampling_session.h"
 #include "core/address_ranges.h"
@@ -35,9 +34,12 @@ constexpr const char* kSamplerTarget = "cpu-clock";
 
 AttachPolicy to_policy(ProbeAttach attach) {
   switch (attach) {
-    case ProbeAttach::Fentry: return AttachPolicy::Fentry;
-    case ProbeAttach::Kprobe: return AttachPolicy::Kprobe;
-    case ProbeAttach::Auto: break;
+    case ProbeAttach::Fentry:
+      return AttachPolicy::Fentry;
+    case ProbeAttach::Kprobe:
+      return AttachPolicy::Kprobe;
+    case ProbeAttach::Auto:
+      break;
   }
   return AttachPolicy::Auto;
 }
@@ -73,15 +75,15 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
-  snapshot.set_last_drain_seconds(
-      std::chrono::duration<double>(Clock::now() - started).count());
+  snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
   return snapshot;
 }
 
 }  // namespace
 
-int run_command(const RunOptions& options) {
-  StopSignal stop;  // before any thread starts
+int run_command(const RunOptions& started_with, const SettingsSource& source) {
+  SignalInbox signals;                // before any thread starts
+  RunOptions options = started_with;  // SIGHUP may change the live settings
 
   auto loaded = load_kernel_view(options.kallsyms_path);
   if (auto* error = std::get_if<std::string>(&loaded)) {
@@ -185,8 +187,8 @@ int run_command(const RunOptions& options) {
     return 1;
   }
   if (!p.probes && !p.sampler && !probes_pointless) {
-    spdlog::error("--mode auto: neither probes ({}) nor sampling ({}) are available",
-                  probe_failure, sample_failure);
+    spdlog::error("--mode auto: neither probes ({}) nor sampling ({}) are available", probe_failure,
+                  sample_failure);
     return 1;
   }
 
@@ -202,19 +204,39 @@ int run_command(const RunOptions& options) {
   sd_notifyf(0, "READY=1\nSTATUS=probes %s, sampling %s", p.probes ? "on" : "off",
              p.sampler ? "on" : "off");
 
-  // Wake for whichever comes first: the next drain or the next watchdog ping.
+  // Wake for whichever comes first: the next drain, the next watchdog ping or a signal.
   uint64_t watchdog_usec = 0;
-  auto tick = options.interval;
-  if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
-    tick = std::min(tick, std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::microseconds(watchdog_usec / 2)));
-  }
+  if (sd_watchdog_enabled(0, &watchdog_usec) <= 0) watchdog_usec = 0;
+  const auto tick = [&] {
+    return watchdog_usec
+               ? std::min(options.interval, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::microseconds(watchdog_usec / 2)))
+               : options.interval;
+  };
   auto next_drain = Clock::now() + options.interval;
+  ReceivedSignal stop;
   while (true) {
-    auto wait = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               next_drain - Clock::now()),
-                           std::chrono::milliseconds(0), tick);
-    if (stop.wait_for(wait)) break;
+    auto wait =
+        std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(next_drain - Clock::now()),
+                   std::chrono::milliseconds(0), tick());
+    if (const auto received = signals.wait_for(wait)) {
+      if (received->action == SignalAction::Stop) {
+        stop = *received;
+        break;
+      }
+      if (received->action == SignalAction::Reload) {
+        const RunOptions before = options;
+        options = reload_settings(options, source);
+        if (options.top_k != before.top_k) p.aggregator->set_top_k(options.top_k);
+        // A shorter interval counts from now, not from the last drain's schedule.
+        next_drain = std::min(next_drain, Clock::now() + options.interval);
+      } else {
+        spdlog::warn(
+            "received {}: ignored (SIGTERM or SIGINT stops hucprof, SIGHUP re-reads "
+            "the settings)",
+            received->name);
+      }
+    }
     // Ping before draining: the watchdog asks "is the loop alive", and a drain on a loaded
     // machine must not eat the margin.
     if (watchdog_usec) sd_notify(0, "WATCHDOG=1");
@@ -225,7 +247,7 @@ int run_command(const RunOptions& options) {
     }
   }
   sd_notify(0, "STOPPING=1");
-  spdlog::info("received {}, detaching", strsignal(stop.last_signal()));
+  spdlog::info("received {}, detaching", stop.name);
   return 0;
 }
 

@@ -138,36 +138,47 @@ std::string apply_log_format(std::string_view value, RunOptions& options) {
 const std::array<Setting, 9> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
-     true, apply_mode, [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
+     true, OnReload::Restart, apply_mode,
+     [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
     {"web.listen-address", "ADDR", "serve /metrics on host:port, :port or [::1]:port", false,
-     apply_listen_address, [](const RunOptions& o) { return o.listen_address; }},
+     OnReload::Restart, apply_listen_address, [](const RunOptions& o) { return o.listen_address; }},
     {"sample-frequency", "HZ", "CPU clock samples per second per CPU, 1..1000", false,
-     apply_sample_frequency,
+     OnReload::Restart, apply_sample_frequency,
      [](const RunOptions& o) { return std::to_string(o.sample_frequency); }},
     {"interval", "DURATION", "how often to drain the BPF maps, e.g. 10s, 500ms, 1m (min 100ms)",
-     false, apply_interval, [](const RunOptions& o) { return format_duration(o.interval); }},
+     false, OnReload::Live, apply_interval,
+     [](const RunOptions& o) { return format_duration(o.interval); }},
     {"top-k", "N",
      "call sites exported by name per metric, the rest as callsite=\"other\"; 1..1000", false,
-     apply_top_k, [](const RunOptions& o) { return std::to_string(o.top_k); }},
+     OnReload::Live, apply_top_k, [](const RunOptions& o) { return std::to_string(o.top_k); }},
     {"latency", "", "also time each check (fexit/kretprobe): usercopy_check_duration_seconds",
-     false, apply_latency,
+     false, OnReload::Restart, apply_latency,
      [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
     {"probe.attach", "HOW",
      "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
-     apply_probe_attach,
+     OnReload::Restart, apply_probe_attach,
      [](const RunOptions& o) { return std::string(probe_attach_name(o.probe_attach)); }},
     // doctor too: --log.level=debug shows libbpf's reasons behind each verdict.
     {"log.level", "LEVEL", "debug (also libbpf's messages), info, warn or error", true,
-     apply_log_level, [](const RunOptions& o) { return o.log_level; }},
+     OnReload::Live, apply_log_level, [](const RunOptions& o) { return o.log_level; }},
     {"log.format", "FORMAT",
      "log lines on stderr as text, logfmt (ts=… level=… msg=…) or json (one object per line)", true,
-     apply_log_format,
+     OnReload::Live, apply_log_format,
      [](const RunOptions& o) { return std::string(log_format_name(o.log_format)); }},
 }};
 
 }  // namespace
 
 std::span<const Setting> settings() { return kSettings; }
+
+std::vector<SettingChange> changed_settings(const RunOptions& before, const RunOptions& after) {
+  std::vector<SettingChange> changes;
+  for (const Setting& setting : kSettings) {
+    std::string was = setting.show(before), now = setting.show(after);
+    if (was != now) changes.push_back({&setting, std::move(was), std::move(now)});
+  }
+  return changes;
+}
 
 const Setting* find_setting(std::string_view key) {
   for (const Setting& setting : kSettings) {
