@@ -9,7 +9,7 @@ packages=(
   libbpf-dev bpftool libelf-dev zlib1g-dev
   prometheus-cpp-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsystemd-dev linux-libc-dev
+  libsystemd-dev linux-libc-dev libcap-dev
   # tests: host tier, VM tier, e2e tier
   curl python3 python3-yaml iproute2 procps strace dpkg-dev
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/kernel_view.h"
+#include "app/privileges.h"
 #include "app/signal_inbox.h"
 #include "bpf/probe_session.h"
 #include "bpf/sampling_session.h"
@@ -100,16 +101,6 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
     spdlog::warn("the usercopy checks do not run on this kernel: every count will stay 0");
   }
 
-  // Bind the port before loading anything into the kernel: a taken port is a usage error
-  // the user fixes by flag, and should not cost an attach/detach cycle.
-  auto collectable = std::make_shared<SnapshotCollectable>();
-  auto server_or_error = MetricsServer::start(options.listen_address, collectable);
-  if (auto* error = std::get_if<std::string>(&server_or_error)) {
-    spdlog::error("{}", *error);
-    return 1;
-  }
-  auto server = std::move(std::get<std::unique_ptr<MetricsServer>>(server_or_error));
-
   Pipeline p;
   const FoldingRules rules = FoldingRules::defaults();
   p.status.set_hardened_usercopy_enabled(kernel.hardened.enabled);
@@ -197,6 +188,18 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
       std::move(kernel.kallsyms), [kallsyms_path] { return load_kallsyms(kallsyms_path); });
   p.builder = std::make_unique<IntervalBuilder>(CallsiteFolder(rules));
   p.aggregator = std::make_unique<Aggregator>(options.top_k);
+
+  // Everything is attached: give up what draining and serving do not need, while hucprof is
+  // still single-threaded (capabilities are per thread, so the web server's threads must start
+  // after this). The price: a taken port is found after attaching, not before.
+  if (!drop_to_least_privilege(options)) return 1;
+  auto collectable = std::make_shared<SnapshotCollectable>();
+  auto server_or_error = MetricsServer::start(options.listen_address, collectable);
+  if (auto* error = std::get_if<std::string>(&server_or_error)) {
+    spdlog::error("{}", *error);
+    return 1;
+  }
+  auto server = std::move(std::get<std::unique_ptr<MetricsServer>>(server_or_error));
 
   collectable->update(drain_once(p));
   spdlog::info("serving metrics on {} (port {}), draining every {} ms", options.listen_address,

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "core/privilege_plan.h"
 #include "log/log_line.h"
 
 namespace hucprof {
@@ -25,7 +26,9 @@ struct RunOptions {
   ProbeAttach probe_attach = ProbeAttach::Auto;        // --probe.attach auto|fentry|kprobe
   std::string log_level = "info";                      // --log.level: debug|info|warn|error
   LogFormat log_format = LogFormat::Text;              // --log.format: text|logfmt|json
-  std::optional<std::string> config_path;              // --config FILE
+  // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
+  CapabilityKeep capabilities_keep = default_capability_keep();
+  std::optional<std::string> config_path;  // --config FILE
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
 };

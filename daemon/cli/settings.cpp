@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "cli/capability_names.h"
 #include "cli/duration.h"
 
 namespace hucprof {
@@ -135,7 +136,14 @@ std::string apply_log_format(std::string_view value, RunOptions& options) {
   return "";
 }
 
-const std::array<Setting, 9> kSettings{{
+std::string apply_capabilities_keep(std::string_view value, RunOptions& options) {
+  auto parsed = parse_capability_keep(value);
+  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+  options.capabilities_keep = std::get<CapabilityKeep>(parsed);
+  return "";
+}
+
+const std::array<Setting, 10> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, OnReload::Restart, apply_mode,
@@ -165,6 +173,11 @@ const std::array<Setting, 9> kSettings{{
      "log lines on stderr as text, logfmt (ts=… level=… msg=…) or json (one object per line)", true,
      OnReload::Live, apply_log_format,
      [](const RunOptions& o) { return std::string(log_format_name(o.log_format)); }},
+    {"capabilities.keep", "CAPS",
+     "capabilities kept after attaching when started with more: a list such as "
+     "cap_syslog,cap_bpf, or all, or none (no_new_privs is set in every case)",
+     false, OnReload::Restart, apply_capabilities_keep,
+     [](const RunOptions& o) { return format_capability_keep(o.capabilities_keep); }},
 }};
 
 }  // namespace
