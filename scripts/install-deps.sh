@@ -11,7 +11,8 @@ packages=(
   libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsystemd-dev linux-libc-dev libcap-dev
   # tests: host tier, VM tier, e2e tier
-  curl python3 python3-yaml iproute2 procps strace dpkg-dev
+  curl python3 python3-yaml iproute2 procps strace dpkg-dev util-linux
+  golang-go golang-github-go-logfmt-logfmt-dev  # go-logfmt reads our logfmt (tests/tools)
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod
   prometheus
 )
