@@ -8,6 +8,7 @@
 
 #include "cli/capability_names.h"
 #include "cli/duration.h"
+#include "cli/message_text.h"
 
 namespace hucprof {
 namespace {
@@ -183,6 +184,27 @@ const std::array<Setting, 10> kSettings{{
 }  // namespace
 
 std::span<const Setting> settings() { return kSettings; }
+
+std::optional<std::string> apply_config_entries(const std::vector<ConfigEntry>& entries,
+                                                const std::string& name, RunOptions& options) {
+  for (const ConfigEntry& entry : entries) {
+    const std::string where = name + ":" + std::to_string(entry.line) + ": ";
+    const Setting* setting = find_setting(entry.key);
+    if (setting == nullptr) return on_one_line(where + "unknown key \"" + entry.key + "\"");
+    const std::string key = std::string(setting->key) + ": ";
+    switch (entry.kind) {
+      case ConfigEntry::Kind::Null:
+        return where + key + "missing value";
+      case ConfigEntry::Kind::Sequence:
+        return where + key + "expected a single value, not a list";
+      case ConfigEntry::Kind::Scalar:
+        if (auto error = setting->apply(entry.value, options); !error.empty()) {
+          return on_one_line(where + key + error);
+        }
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<SettingChange> changed_settings(const RunOptions& before, const RunOptions& after) {
   std::vector<SettingChange> changes;

@@ -1,9 +1,11 @@
 #pragma once
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cli/config_file.h"
 #include "cli/options.h"
 
 namespace hucprof {
@@ -29,6 +31,11 @@ struct Setting {
 
 std::span<const Setting> settings();
 const Setting* find_setting(std::string_view key);
+
+// Applies flattened config entries in file order; the first problem, as "NAME:LINE: words"
+// (unknown key, missing value, a list, a bad value), or nullopt.
+std::optional<std::string> apply_config_entries(const std::vector<ConfigEntry>& entries,
+                                                const std::string& name, RunOptions& options);
 
 struct SettingChange {
   const Setting* setting;

@@ -133,6 +133,15 @@ TEST_F(ConfigFileTest, StructuralProblems) {
               HasSubstr("invalid YAML"));
 }
 
+// fuzz_config found both: a key or value with a newline made a two-line message, and a key
+// without a value read yaml-cpp's node through a dangling reference (AddressSanitizer).
+TEST_F(ConfigFileTest, ErrorsStayOneLineAndKeysWithoutValuesAreNamed) {
+  const std::string path = write("nl.yaml", "\"inter\\nval\": 10s\n");
+  EXPECT_EQ(parse_error({"run", "--config", path}), path + ":1: unknown key \"inter\\nval\"");
+  const std::string empty = write("empty_value.yaml", "mode:\n");
+  EXPECT_EQ(parse_error({"run", "--config", empty}), empty + ":1: mode: missing value");
+}
+
 TEST_F(ConfigFileTest, UnreadableFileIsNamed) {
   const std::string missing = (dir_ / "nope.yaml").string();
   EXPECT_EQ(parse_error({"run", "--config", missing}),

@@ -143,6 +143,10 @@ TEST(Options, BadFlagValuesNameTheFlag) {
             "--probe.attach: \"uprobe\" is not one of auto, fentry, kprobe");
   EXPECT_EQ(parse_error({"run", "--log.level", "verbose"}),
             "--log.level: \"verbose\" is not one of debug, info, warn, error");
+  // What the user typed is quoted back on one line, control characters made visible
+  // (fuzz_command_line found the newline).
+  EXPECT_EQ(parse_error({"run", "--mode", "pro\nbe\x1b[0m"}),
+            "--mode: \"pro\\nbe\\x1b[0m\" is not one of auto, probe, sample");
   EXPECT_EQ(parse_error({"run", "--log.format", "JSON"}),
             "--log.format: \"JSON\" is not one of text, logfmt, json");
   EXPECT_THAT(parse_error({"run", "--web.listen-address", ""}),

@@ -22,6 +22,10 @@ TEST(CpuList, RejectsGarbage) {
   EXPECT_FALSE(parse_cpu_list("3-1").has_value());
   EXPECT_FALSE(parse_cpu_list("a").has_value());
   EXPECT_FALSE(parse_cpu_list("1,,2").has_value());
+  // Each CPU once: the sampler opens one perf event per listed CPU (fuzz_cpu_list found these).
+  EXPECT_FALSE(parse_cpu_list("3,1").has_value());
+  EXPECT_FALSE(parse_cpu_list("0-3,2-5").has_value());
+  EXPECT_FALSE(parse_cpu_list("0-65535,0-65535").has_value());
 }
 
 KallsymsIndex index_of(const std::string& text) {
@@ -57,8 +61,7 @@ TEST(AddressRanges, OverflowBeyondBpfCapacityIsReported) {
   for (int i = 0; i < HUC_MAX_RANGES + 3; ++i) {
     // Gaps between helpers so no two ranges merge.
     std::snprintf(line, sizeof line, "%016llx t helper%d\n%016llx t gap%d\n",
-                  0xffffffff81000000ull + i * 0x100ull, i, 0xffffffff81000080ull + i * 0x100ull,
-                  i);
+                  0xffffffff81000000ull + i * 0x100ull, i, 0xffffffff81000080ull + i * 0x100ull, i);
     text += line;
     names.push_back("helper" + std::to_string(i));
   }
@@ -82,7 +85,7 @@ TEST(KallsymsSymbolizer, ReloadsOnceOnMissThenServesTheModule) {
   EXPECT_EQ(loads, 1);
   EXPECT_EQ(s.name(0xffffffffd0000000), std::nullopt);  // still unknown: no second reload
   EXPECT_EQ(loads, 1);
-  EXPECT_TRUE(s.begin_interval());   // tells the caller folds must be redone
+  EXPECT_TRUE(s.begin_interval());  // tells the caller folds must be redone
   EXPECT_FALSE(s.begin_interval());
 }
 
