@@ -44,8 +44,9 @@ IntervalBuilder::Fold IntervalBuilder::fold_frames(const std::vector<uint64_t>& 
   return out;
 }
 
-IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const RawDrain& drain,
-                                                 Symbolizer& symbols) {
+IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key,
+                                                        const RawDrain& drain,
+                                                        Symbolizer& symbols) {
   auto tuple = tuple_of(key);
   if (auto it = site_folds_.find(tuple); it != site_folds_.end()) return it->second;
   Fold fold;
@@ -66,8 +67,9 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
   return site_folds_.emplace(tuple, std::move(fold)).first->second;
 }
 
-IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, const RawDrain& drain,
-                                                   Symbolizer& symbols) {
+IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key,
+                                                          const RawDrain& drain,
+                                                          Symbolizer& symbols) {
   if (auto it = sample_folds_.find(key.stack_id); it != sample_folds_.end()) {
     return it->second;
   }

@@ -4,64 +4,44 @@ namespace hucprof {
 
 const char* drop_reason_name(uint32_t reason) {
   switch (reason) {
-    case HUC_DROP_SITES_MAP_FULL:
-      return "sites_map_full";
-    case HUC_DROP_SUBCHECKS_MAP_FULL:
-      return "subchecks_map_full";
-    case HUC_DROP_SAMPLES_MAP_FULL:
-      return "samples_map_full";
-    case HUC_DROP_LATENCY_MAP_FULL:
-      return "latency_map_full";
-    case HUC_DROP_STACK_COLLISION:
-      return "stack_collision";
-    case HUC_DROP_STACK_MAP_FULL:
-      return "stack_map_full";
-    case HUC_DROP_CALLER_UNREADABLE:
-      return "caller_unreadable";
-    case HUC_DROP_SUBCHECK_UNMATCHED:
-      return "subcheck_unmatched";
+    case HUC_DROP_SITES_MAP_FULL: return "sites_map_full";
+    case HUC_DROP_SUBCHECKS_MAP_FULL: return "subchecks_map_full";
+    case HUC_DROP_SAMPLES_MAP_FULL: return "samples_map_full";
+    case HUC_DROP_LATENCY_MAP_FULL: return "latency_map_full";
+    case HUC_DROP_STACK_COLLISION: return "stack_collision";
+    case HUC_DROP_STACK_MAP_FULL: return "stack_map_full";
+    case HUC_DROP_CALLER_UNREADABLE: return "caller_unreadable";
+    case HUC_DROP_SUBCHECK_UNMATCHED: return "subcheck_unmatched";
   }
   return "unknown";
 }
 
 const char* context_name(uint32_t context) {
   switch (context) {
-    case HUC_CTX_KERNEL:
-      return "kernel";
-    case HUC_CTX_USER:
-      return "user";
-    case HUC_CTX_IDLE:
-      return "idle";
+    case HUC_CTX_KERNEL: return "kernel";
+    case HUC_CTX_USER: return "user";
+    case HUC_CTX_IDLE: return "idle";
   }
   return "unknown";
 }
 
 const char* check_kind_name(uint32_t kind) {
   switch (kind) {
-    case HUC_CHECK_SLAB:
-      return "slab";
-    case HUC_CHECK_VMALLOC:
-      return "vmalloc";
-    case HUC_CHECK_STACK:
-      return "stack";
-    case HUC_CHECK_TEXT:
-      return "text";
-    case HUC_CHECK_PAGE:
-      return "page";
-    case HUC_CHECK_HEAP:
-      return "heap";
+    case HUC_CHECK_SLAB: return "slab";
+    case HUC_CHECK_VMALLOC: return "vmalloc";
+    case HUC_CHECK_STACK: return "stack";
+    case HUC_CHECK_TEXT: return "text";
+    case HUC_CHECK_PAGE: return "page";
+    case HUC_CHECK_HEAP: return "heap";
   }
   return "unknown";
 }
 
 const char* helper_walk_name(uint32_t walk) {
   switch (walk) {
-    case HUC_WALK_LEARNED:
-      return "learned_offsets";
-    case HUC_WALK_STACK:
-      return "stack_walk";
-    case HUC_WALK_MISMATCH:
-      return "offset_mismatch";
+    case HUC_WALK_LEARNED: return "learned_offsets";
+    case HUC_WALK_STACK: return "stack_walk";
+    case HUC_WALK_MISMATCH: return "offset_mismatch";
   }
   return "unknown";
 }
