@@ -43,15 +43,13 @@ int doctor_command(const RunOptions& options) {
   std::printf("  %-22s %-4s %s\n", "lockdown", "", f.lockdown.c_str());
   std::string paranoid = std::to_string(f.perf_event_paranoid);
   if (f.perf_event_paranoid >= 3) {
-    paranoid +=
-        " — a service holding CAP_PERFMON without CAP_SYS_ADMIN (the systemd unit) will "
-        "be refused sampling and kprobes here; fentry is not affected. To allow: "
-        "kernel.perf_event_paranoid=2 (/usr/share/hucprof/sysctl/)";
+    paranoid += " — a service holding CAP_PERFMON without CAP_SYS_ADMIN (the systemd unit) will "
+                "be refused sampling and kprobes here; fentry is not affected. To allow: "
+                "kernel.perf_event_paranoid=2 (/usr/share/hucprof/sysctl/)";
   }
   std::printf("  %-22s %-4s %s\n", "perf_event_paranoid", "", paranoid.c_str());
   row("kernel config", f.config.has_value(), f.config_source);
-  row("kallsyms", true,
-      std::to_string(kernel.kallsyms.size()) + " text symbols, addresses visible");
+  row("kallsyms", true, std::to_string(kernel.kallsyms.size()) + " text symbols, addresses visible");
   row("hardened usercopy", kernel.hardened.enabled, kernel.hardened.reason);
 
   std::printf("\nProbe targets\n");
@@ -74,7 +72,8 @@ int doctor_command(const RunOptions& options) {
     v.fentry = v.fentry_error.empty();
     v.kprobe = f.kprobes.ok;
     std::printf("  %-26s symbol %s; fentry: %s; kprobe: %s\n", v.name.c_str(), v.exact.c_str(),
-                v.fentry ? "yes" : ("no — " + v.fentry_error).c_str(), v.kprobe ? "yes" : "no");
+                v.fentry ? "yes" : ("no — " + v.fentry_error).c_str(),
+                v.kprobe ? "yes" : "no");
     verdicts.push_back(v);
   }
 
@@ -92,17 +91,17 @@ int doctor_command(const RunOptions& options) {
   switch (options.mode) {
     case Mode::Auto:
       ok = can_sample || can_probe || !kernel.hardened.enabled;
-      plan =
-          std::string("sampling ") + (can_sample ? "on" : "off") + ", probes " +
-          (can_probe ? (check.fentry && options.probe_attach != ProbeAttach::Kprobe ? "on (fentry)"
-                                                                                    : "on (kprobe)")
-                     : "off");
+      plan = std::string("sampling ") + (can_sample ? "on" : "off") + ", probes " +
+             (can_probe ? (check.fentry && options.probe_attach != ProbeAttach::Kprobe
+                               ? "on (fentry)"
+                               : "on (kprobe)")
+                        : "off");
       break;
     case Mode::Probe:
       ok = can_probe || !kernel.hardened.enabled;
-      plan = can_probe                 ? "probes on"
+      plan = can_probe                  ? "probes on"
              : kernel.hardened.enabled ? "cannot probe __check_object_size"
-                                       : "probes off (the checks are off on this kernel)";
+                                        : "probes off (the checks are off on this kernel)";
       break;
     case Mode::Sample:
       ok = can_sample;
@@ -112,9 +111,8 @@ int doctor_command(const RunOptions& options) {
   std::printf("\nverdict: `hucprof run --mode %s` %s: %s\n", mode_name(options.mode),
               ok ? "will run" : "cannot start", plan.c_str());
   if (!kernel.hardened.enabled) {
-    std::printf(
-        "note: the hardened usercopy checks are off on this kernel; there is nothing "
-        "to measure\n");
+    std::printf("note: the hardened usercopy checks are off on this kernel; there is nothing "
+                "to measure\n");
   }
   return ok ? 0 : 1;
 }

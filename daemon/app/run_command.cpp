@@ -35,12 +35,9 @@ constexpr const char* kSamplerTarget = "cpu-clock";
 
 AttachPolicy to_policy(ProbeAttach attach) {
   switch (attach) {
-    case ProbeAttach::Fentry:
-      return AttachPolicy::Fentry;
-    case ProbeAttach::Kprobe:
-      return AttachPolicy::Kprobe;
-    case ProbeAttach::Auto:
-      break;
+    case ProbeAttach::Fentry: return AttachPolicy::Fentry;
+    case ProbeAttach::Kprobe: return AttachPolicy::Kprobe;
+    case ProbeAttach::Auto: break;
   }
   return AttachPolicy::Auto;
 }
@@ -76,7 +73,8 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
-  snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
+  snapshot.set_last_drain_seconds(
+      std::chrono::duration<double>(Clock::now() - started).count());
   return snapshot;
 }
 
@@ -178,8 +176,8 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
     return 1;
   }
   if (!p.probes && !p.sampler && !probes_pointless) {
-    spdlog::error("--mode auto: neither probes ({}) nor sampling ({}) are available", probe_failure,
-                  sample_failure);
+    spdlog::error("--mode auto: neither probes ({}) nor sampling ({}) are available",
+                  probe_failure, sample_failure);
     return 1;
   }
 
