@@ -8,6 +8,7 @@ forever. No root needed: all of this fails before anything touches the kernel.
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -17,13 +18,19 @@ import unittest
 ARGS = None
 MAX_RSS_MIB = 64     # hucprof parsing a config peaks near 10 MiB; 2.7 GB was the defect
 MAX_SECONDS = 10
+ADDRESS_SPACE = 2 << 30  # a defect hits this and aborts rather than taking the machine's memory
+
+
+def limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
 def run(words, stdin=subprocess.DEVNULL):
     """(exit code, stdout, stderr, peak RSS in MiB, seconds) of hucprof WORDS."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
-        proc = subprocess.Popen([ARGS.hucprof] + words, stdout=out, stderr=err, stdin=stdin)
+        proc = subprocess.Popen([ARGS.hucprof] + words, stdout=out, stderr=err, stdin=stdin,
+                                preexec_fn=limit_memory)
         deadline = started + MAX_SECONDS * 3
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -57,10 +64,11 @@ class BadInput(unittest.TestCase):
     def test_hostile_config_files(self):
         tmp = tempfile.mkdtemp(prefix="hucprof-bad-config-")
         laughs = os.path.join(tmp, "laughs.yaml")
-        with open(laughs, "w") as f:
-            f.write('a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n')
+        with open(laughs, "w") as f:  # 9 levels of 10 aliased mappings: 10^9 settings
+            f.write("a0: &a0 {%s}\n" % ", ".join("k%d: lol" % i for i in range(10)))
             for level in range(1, 10):
-                f.write("a%d: &a%d [%s]\n" % (level, level, ",".join(["*a%d" % (level - 1)] * 10)))
+                f.write("a%d: &a%d {%s}\n" % (level, level, ", ".join(
+                    "k%d: *a%d" % (i, level - 1) for i in range(10))))
         big = os.path.join(tmp, "big.yaml")
         with open(big, "w") as f:
             f.write("# " + "x" * (2 << 20) + "\n")
