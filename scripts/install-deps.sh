@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ clang llvm pkg-config clang-format
+  libclang-rt-14-dev  # libFuzzer for fuzz/ (a Recommends of clang, which --no-install-recommends skips)
   libbpf-dev bpftool libelf-dev zlib1g-dev
   prometheus-cpp-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
