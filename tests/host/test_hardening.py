@@ -33,45 +33,29 @@ CAP_SYSLOG, CAP_PERFMON, CAP_BPF = 34, 38, 39
 NOBODY = 65534
 
 
-class SplitDaemon:
-    """`hucprof run` with stdout and stderr in separate files."""
+class SplitDaemon(t.Daemon):
+    """`hucprof run` with stdout and stderr in separate files (log() is stderr)."""
 
     def __init__(self, args, tag, cmd_prefix=(), binary=None):
         self.port = t.free_port()
         self.out_path = os.path.join(ARGS.workdir, tag + ".stdout")
-        self.err_path = os.path.join(ARGS.workdir, tag + ".stderr")
-        self._out, self._err = open(self.out_path, "wb"), open(self.err_path, "wb")
+        self.log_path = os.path.join(ARGS.workdir, tag + ".stderr")
+        self._log, self._err = open(self.out_path, "w"), open(self.log_path, "w")
         cmd = list(cmd_prefix) + [binary or ARGS.hucprof, "run", "--web.listen-address",
                                   "127.0.0.1:%d" % self.port] + list(args)
-        self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=self._err,
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=self._err,
                                      stdin=subprocess.DEVNULL)
         self.returncode = None
 
-    def url(self):
-        return "http://127.0.0.1:%d/metrics" % self.port
+    @property
+    def err_path(self):
+        return self.log_path
 
     def metrics(self):
-        status, body = t.http_get(self.url())
-        if status != 200:
-            raise AssertionError("GET /metrics returned %d" % status)
-        return t.parse_metrics(body)
+        return t.parse_metrics(self.scrape())
 
     def drains(self):
         return t.total(self.metrics(), "hucprof_drains_total")
-
-    def wait_ready(self, timeout=30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError("hucprof exited with %d before serving:\n%s"
-                                     % (self.proc.returncode, self.stderr()))
-            try:
-                if self.drains() >= 1:
-                    return
-            except (OSError, AssertionError):
-                pass
-            time.sleep(0.2)
-        raise AssertionError("hucprof did not serve within %ds:\n%s" % (timeout, self.stderr()))
 
     def wait_for_log(self, text, timeout=10):
         deadline = time.time() + timeout
@@ -82,24 +66,16 @@ class SplitDaemon:
         return False
 
     def stop(self, timeout=15):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.returncode = self.proc.returncode
-        self._out.close()
+        rc = super().stop(timeout)
         self._err.close()
-        return self.returncode
+        return rc
 
     def stdout(self):
         with open(self.out_path, encoding="utf-8", errors="replace") as f:
             return f.read()
 
     def stderr(self):
-        with open(self.err_path, encoding="utf-8", errors="replace") as f:
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
             return f.read()
 
     def task_status(self):
@@ -124,25 +100,27 @@ def own_capabilities():
         return {k: v.strip() for k, _, v in (line.partition(":") for line in f)}
 
 
+def served_once(args, tag):
+    """A daemon that started, drained once and stopped."""
+    d = SplitDaemon(args, tag)
+    try:
+        d.wait_ready()
+    finally:
+        d.stop()
+    return d
+
+
 class Logs(unittest.TestCase):
     def test_logs_go_to_stderr_and_stdout_stays_empty(self):
-        d = SplitDaemon(["--interval", "1s"], "logs_stderr")
-        try:
-            d.wait_ready()
-        finally:
-            rc = d.stop()
-        self.assertEqual(rc, 0, d.stderr())
+        d = served_once(["--interval", "1s"], "logs_stderr")
+        self.assertEqual(d.returncode, 0, d.stderr())
         self.assertEqual(d.stdout(), "", "hucprof run printed on stdout")
         self.assertIn("serving metrics on", d.stderr())
         self.assertIn("received SIGTERM, detaching", d.stderr())
 
     def test_json_is_one_object_per_line_and_debug_shows_libbpf(self):
-        d = SplitDaemon(["--mode", "sample", "--interval", "1s", "--log.format", "json",
+        d = served_once(["--mode", "sample", "--interval", "1s", "--log.format", "json",
                          "--log.level", "debug"], "logs_json")
-        try:
-            d.wait_ready()
-        finally:
-            d.stop()
         lines = d.stderr().splitlines()
         records = [json.loads(line) for line in lines]  # raises on any line that is not JSON
         self.assertTrue(records)
@@ -157,21 +135,13 @@ class Logs(unittest.TestCase):
         self.assertTrue(all(r["level"] == "debug" for r in libbpf))
 
     def test_info_level_shows_no_libbpf_line(self):
-        d = SplitDaemon(["--mode", "sample", "--interval", "1s"], "logs_info")
-        try:
-            d.wait_ready()
-        finally:
-            d.stop()
+        d = served_once(["--mode", "sample", "--interval", "1s"], "logs_info")
         self.assertNotIn("libbpf: ", d.stderr())
 
     def test_logfmt_decodes_with_go_logfmt(self):
         decoder = build_logfmt_decoder()
-        d = SplitDaemon(["--mode", "sample", "--interval", "1s", "--log.format", "logfmt",
+        d = served_once(["--mode", "sample", "--interval", "1s", "--log.format", "logfmt",
                          "--log.level", "debug"], "logs_logfmt")
-        try:
-            d.wait_ready()
-        finally:
-            d.stop()
         with open(d.err_path, "rb") as f:
             decoded = subprocess.run([decoder], stdin=f, capture_output=True, text=True,
                                      timeout=60)
