@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include <bpf/libbpf.h>
@@ -11,6 +10,7 @@
 #include "app/doctor_command.h"
 #include "app/run_command.h"
 #include "cli/options.h"
+#include "log/logging.h"
 
 #ifndef HUCPROF_VERSION
 #define HUCPROF_VERSION "dev"
@@ -18,11 +18,11 @@
 
 namespace {
 
-// libbpf's own messages (verifier logs, attach errors) go through our logger at debug level,
-// warnings at warn, so a normal run stays quiet and --log.level=debug shows everything.
-int libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
-  const auto spd_level = level == LIBBPF_WARN ? spdlog::level::debug : spdlog::level::trace;
-  if (!spdlog::should_log(spd_level)) return 0;  // not formatted at all at the default level
+// libbpf's own messages (verifier logs, attach errors, object loading) all go through our logger
+// at debug: a normal run stays quiet, --log.level=debug shows everything. Warnings too, since
+// expected failures (feature probes) warn.
+int libbpf_print(enum libbpf_print_level, const char* format, va_list args) {
+  if (!spdlog::should_log(spdlog::level::debug)) return 0;  // not formatted at all otherwise
   // A verifier log arrives as one message of any length (megabytes when a program is rejected):
   // size it first instead of trusting a fixed buffer.
   va_list sizing;
@@ -34,32 +34,11 @@ int libbpf_print(enum libbpf_print_level level, const char* format, va_list args
   vsnprintf(text.data(), text.size(), format, args);
   text.resize(static_cast<size_t>(n));
   while (!text.empty() && text.back() == '\n') text.pop_back();
-  // Warnings at debug only: expected failures (feature probes) warn too.
-  spdlog::log(spd_level, "libbpf: {}", text);
+  spdlog::debug("{}", text);  // libbpf starts its messages with "libbpf: " itself
   return n;
 }
 
-void setup_logging(const std::string& level) {
-  // Under systemd the journal adds its own timestamps.
-  if (std::getenv("JOURNAL_STREAM")) {
-    spdlog::set_pattern("%l: %v");
-  } else {
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
-  }
-  spdlog::set_level(spdlog::level::from_str(level));
-  libbpf_set_print(libbpf_print);
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  auto outcome = hucprof::parse_command_line(argc, argv);
-  if (!outcome.command) {
-    std::fprintf(outcome.exit_code == 0 ? stdout : stderr, "%s\n", outcome.message.c_str());
-    return outcome.exit_code;
-  }
-  const auto& command = *outcome.command;
-  setup_logging(command.run.log_level);
+int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& source) {
   switch (command.kind) {
     case hucprof::CommandKind::Version:
       std::printf("hucprof %s (libbpf %u.%u)\n", HUCPROF_VERSION, libbpf_major_version(),
@@ -68,7 +47,36 @@ int main(int argc, char** argv) {
     case hucprof::CommandKind::Doctor:
       return hucprof::doctor_command(command.run);
     case hucprof::CommandKind::Run:
-      return hucprof::run_command(command.run);
+      return hucprof::run_command(command.run, source);
   }
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Until the flags say otherwise: text on stderr, so even a failure while parsing is logged
+  // there and not on stdout.
+  hucprof::configure_logging(hucprof::LogFormat::Text, "info");
+  // Nothing should throw this far; if something does (out of memory), say so in one log line
+  // and exit 1 instead of abort()ing with a bare "terminate called".
+  try {
+    auto outcome = hucprof::parse_command_line(argc, argv);
+    if (!outcome.command) {
+      std::fprintf(outcome.exit_code == 0 ? stdout : stderr, "%s\n", outcome.message.c_str());
+      return outcome.exit_code;
+    }
+    const auto& command = *outcome.command;
+    hucprof::configure_logging(command.run.log_format, command.run.log_level);
+    libbpf_set_print(libbpf_print);
+    // SIGHUP parses the very same command line again, so the config file is read and checked
+    // exactly as at start-up and flags still win over it.
+    const hucprof::SettingsSource source = [argc, argv] {
+      return hucprof::parse_command_line(argc, argv);
+    };
+    return dispatch(command, source);
+  } catch (const std::exception& e) {
+    spdlog::critical("fatal: {}", e.what());
+  }
+  return 1;
 }

@@ -6,14 +6,16 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ clang llvm pkg-config clang-format
+  libclang-rt-14-dev  # libFuzzer for fuzz/ (a Recommends of clang, which --no-install-recommends skips)
   libbpf-dev bpftool libelf-dev zlib1g-dev
   prometheus-cpp-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsystemd-dev linux-libc-dev
+  libsystemd-dev linux-libc-dev libcap-dev
   # web server: Boost.Beast/Asio (headers), OpenSSL for TLS, libxcrypt's bcrypt for basic auth
   libboost-dev libssl-dev libcrypt-dev
   # tests: host tier, VM tier, e2e tier
-  curl python3 python3-yaml iproute2 procps strace dpkg-dev
+  curl python3 python3-yaml iproute2 procps strace dpkg-dev util-linux
+  golang-go golang-github-go-logfmt-logfmt-dev  # go-logfmt reads our logfmt (tests/tools)
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod
   prometheus
   # web tests: certificates (openssl) and bcrypt hashes (htpasswd) made by tools, not by us

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <memory>
 
 #include <bpf/libbpf.h>
@@ -13,7 +12,8 @@
 
 #include "app/attach_sessions.h"
 #include "app/kernel_view.h"
-#include "app/stop_signal.h"
+#include "app/privileges.h"
+#include "app/signal_inbox.h"
 #include "bpf/program_barrier.h"
 #include "core/aggregator.h"
 #include "core/attach_plan.h"
@@ -72,8 +72,7 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
-  snapshot.set_last_drain_seconds(
-      std::chrono::duration<double>(Clock::now() - started).count());
+  snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
   // Give back what the drain's stacks and folds (and, the first time, libbpf's parse of the
   // kernel BTF at start-up) freed: glibc keeps freed heap pages otherwise, and the daemon's RSS
   // is what operators watch.
@@ -83,8 +82,9 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
 
 }  // namespace
 
-int run_command(const RunOptions& options) {
-  StopSignal stop;  // before any thread starts
+int run_command(const RunOptions& started_with, const SettingsSource& source) {
+  SignalInbox signals;                // before any thread starts
+  RunOptions options = started_with;  // SIGHUP may change the live settings
 
   auto loaded = load_kernel_view(options.kallsyms_path);
   if (auto* error = std::get_if<std::string>(&loaded)) {
@@ -101,11 +101,12 @@ int run_command(const RunOptions& options) {
     spdlog::warn("the usercopy checks do not run on this kernel: every count will stay 0");
   }
 
-  // Bind the port before loading anything into the kernel: a taken port is a usage error
-  // the user fixes by flag, and should not cost an attach/detach cycle.
+  // Bind the port and load the web config before loading anything into the kernel: a taken
+  // port or a bad file is a usage error the user fixes by flag, and should not cost an
+  // attach/detach cycle. Serving (threads) starts only after the privilege drop below.
   auto collectable = std::make_shared<SnapshotCollectable>();
   auto server_or_error =
-      MetricsServer::start({options.listen_address, options.web_config_file}, collectable);
+      MetricsServer::bind({options.listen_address, options.web_config_file}, collectable);
   if (auto* error = std::get_if<WebStartError>(&server_or_error)) {
     spdlog::error("{}", error->message);
     return error->exit_code;
@@ -148,25 +149,51 @@ int run_command(const RunOptions& options) {
   p.builder = std::make_unique<IntervalBuilder>(CallsiteFolder(rules));
   p.aggregator = std::make_unique<Aggregator>(options.top_k);
 
+  // Everything is attached: give up what draining and serving do not need, while hucprof is
+  // still single-threaded (capabilities are per thread, so the web server's threads start after
+  // this; its socket is already bound).
+  if (!drop_to_least_privilege(options)) return 1;
+  server->serve();
+
   collectable->update(drain_once(p));
   spdlog::info("serving metrics on {}://{}/metrics, draining every {} ms",
                server->tls() ? "https" : "http", server->bound_address(), options.interval.count());
   sd_notifyf(0, "READY=1\nSTATUS=probes %s, sampling %s", p.probes ? "on" : "off",
              p.sampler ? "on" : "off");
 
-  // Wake for whichever comes first: the next drain or the next watchdog ping.
+  // Wake for whichever comes first: the next drain, the next watchdog ping or a signal.
   uint64_t watchdog_usec = 0;
-  auto tick = options.interval;
-  if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
-    tick = std::min(tick, std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::microseconds(watchdog_usec / 2)));
-  }
+  if (sd_watchdog_enabled(0, &watchdog_usec) <= 0) watchdog_usec = 0;
+  const auto tick = [&] {
+    return watchdog_usec
+               ? std::min(options.interval, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::microseconds(watchdog_usec / 2)))
+               : options.interval;
+  };
   auto next_drain = Clock::now() + options.interval;
+  ReceivedSignal stop;
   while (true) {
     auto wait =
         std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(next_drain - Clock::now()),
-                   std::chrono::milliseconds(0), tick);
-    if (stop.wait_for(wait)) break;
+                   std::chrono::milliseconds(0), tick());
+    if (const auto received = signals.wait_for(wait)) {
+      if (received->action == SignalAction::Stop) {
+        stop = *received;
+        break;
+      }
+      if (received->action == SignalAction::Reload) {
+        const RunOptions before = options;
+        options = reload_settings(options, source);
+        if (options.top_k != before.top_k) p.aggregator->set_top_k(options.top_k);
+        // A shorter interval counts from now, not from the last drain's schedule.
+        next_drain = std::min(next_drain, Clock::now() + options.interval);
+      } else {
+        spdlog::warn(
+            "received {}: ignored (SIGTERM or SIGINT stops hucprof, SIGHUP re-reads "
+            "the settings)",
+            received->name);
+      }
+    }
     // Ping before draining: the watchdog asks "is the loop alive", and a drain on a loaded
     // machine must not eat the margin.
     if (watchdog_usec) sd_notify(0, "WATCHDOG=1");
@@ -177,7 +204,7 @@ int run_command(const RunOptions& options) {
     }
   }
   sd_notify(0, "STOPPING=1");
-  spdlog::info("received {}, detaching", strsignal(stop.last_signal()));
+  spdlog::info("received {}, detaching", stop.name);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "cli/message_text.h"
 #include "cli/safe_yaml.h"
 
 namespace hucprof {
@@ -23,8 +24,10 @@ class Flattener {
   std::optional<std::string> flatten(const YAML::Node& map, const std::string& prefix,
                                      int parent_line) {
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& key = it->first;
-      const YAML::Node& value = it->second;
+      // Copies, not references: yaml-cpp's iterator hands out a temporary pair, so a reference
+      // to its members dangles once this statement ends (AddressSanitizer found it).
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
       const int line = line_of(key, parent_line);
       if (!key.IsScalar()) return at(line, "keys must be plain names");
       const std::string name = prefix + key.Scalar();
@@ -62,18 +65,29 @@ class Flattener {
   std::map<std::string, int> first_line_;
 };
 
-}  // namespace
-
-std::variant<std::vector<ConfigEntry>, std::string> read_config_file(const std::string& path) {
-  auto loaded = load_yaml_file(path, "config file");
-  if (auto* error = std::get_if<std::string>(&loaded)) return *error;
+// yaml-cpp's messages and the keys we quote may hold control characters ("unknown escape
+// character: \n"): every error leaves here on one line.
+std::variant<std::vector<ConfigEntry>, std::string> flatten(
+    const std::variant<YAML::Node, std::string>& loaded, const std::string& name) {
+  if (const auto* error = std::get_if<std::string>(&loaded)) return on_one_line(*error);
   const YAML::Node& root = std::get<YAML::Node>(loaded);
   if (!root.IsDefined() || root.IsNull()) return std::vector<ConfigEntry>{};  // empty file
-  Flattener flattener(path);
+  Flattener flattener(name);
   if (!root.IsMap())
     return flattener.at(line_of(root, 1), "expected a mapping of settings (key: value)");
-  if (auto error = flattener.flatten(root, "", 1)) return *error;
+  if (auto error = flattener.flatten(root, "", 1)) return on_one_line(*error);
   return flattener.take();
+}
+
+}  // namespace
+
+std::variant<std::vector<ConfigEntry>, std::string> parse_config_text(std::string_view text,
+                                                                      const std::string& name) {
+  return flatten(load_yaml_text(text, name), name);
+}
+
+std::variant<std::vector<ConfigEntry>, std::string> read_config_file(const std::string& path) {
+  return flatten(load_yaml_file(path, "config file"), path);
 }
 
 }  // namespace hucprof

@@ -21,7 +21,9 @@ constexpr int kUsageError = 2;
 constexpr const char* kHiddenKallsymsFlag = "--kallsyms";
 constexpr const char* kUsage = "usage: hucprof run|doctor|version [flags] (see hucprof --help)";
 
-ParseOutcome usage_error(std::string message) { return {std::nullopt, kUsageError, message}; }
+ParseOutcome usage_error(const std::string& message) {
+  return {std::nullopt, kUsageError, on_one_line(message)};
+}
 
 // Callers print the message with a newline of their own.
 std::string without_final_newline(std::string text) {
@@ -71,23 +73,7 @@ void add_flags(SubcommandFlags& flags, bool doctor) {
 std::optional<std::string> apply_config(const std::string& path, RunOptions& options) {
   auto read = read_config_file(path);
   if (const auto* error = std::get_if<std::string>(&read)) return *error;
-  for (const ConfigEntry& entry : std::get<std::vector<ConfigEntry>>(read)) {
-    const std::string where = path + ":" + std::to_string(entry.line) + ": ";
-    const Setting* setting = find_setting(entry.key);
-    if (setting == nullptr) return where + "unknown key \"" + entry.key + "\"";
-    const std::string key = std::string(setting->key) + ": ";
-    switch (entry.kind) {
-      case ConfigEntry::Kind::Null:
-        return where + key + "missing value";
-      case ConfigEntry::Kind::Sequence:
-        return where + key + "expected a single value, not a list";
-      case ConfigEntry::Kind::Scalar:
-        if (auto error = setting->apply(entry.value, options); !error.empty()) {
-          return where + key + error;
-        }
-    }
-  }
-  return std::nullopt;
+  return apply_config_entries(std::get<std::vector<ConfigEntry>>(read), path, options);
 }
 
 std::optional<std::string> apply_flags(const SubcommandFlags& flags, RunOptions& options) {

@@ -4,7 +4,9 @@
 #include <optional>
 #include <string>
 
+#include "core/privilege_plan.h"
 #include "core/run_mode.h"
+#include "log/log_line.h"
 
 namespace hucprof {
 
@@ -14,13 +16,16 @@ inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
 struct RunOptions {
   Mode mode = Mode::Auto;
   std::string listen_address = kDefaultListenAddress;  // --web.listen-address
-  uint32_t sample_frequency = 99;                       // --sample-frequency, Hz per CPU (1..1000)
-  std::chrono::milliseconds interval{10000};            // --interval (e.g. "10s", "500ms", "1m")
-  uint32_t top_k = 20;                                  // --top-k (1..1000)
-  bool latency = false;                                 // --latency: fexit/kretprobe timing
-  ProbeAttach probe_attach = ProbeAttach::Auto;         // --probe.attach auto|fentry|kprobe
-  std::string log_level = "info";                       // --log.level: debug|info|warn|error
-  std::optional<std::string> config_path;               // --config FILE
+  uint32_t sample_frequency = 99;                      // --sample-frequency, Hz per CPU (1..1000)
+  std::chrono::milliseconds interval{10000};           // --interval (e.g. "10s", "500ms", "1m")
+  uint32_t top_k = 20;                                 // --top-k (1..1000)
+  bool latency = false;                                // --latency: fexit/kretprobe timing
+  ProbeAttach probe_attach = ProbeAttach::Auto;        // --probe.attach auto|fentry|kprobe
+  std::string log_level = "info";                      // --log.level: debug|info|warn|error
+  LogFormat log_format = LogFormat::Text;              // --log.format: text|logfmt|json
+  std::optional<std::string> config_path;              // --config FILE
+  // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
+  CapabilityKeep capabilities_keep = default_capability_keep();
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
   // --web.config.file: TLS and basic auth, exporter-toolkit's format; "" serves plain HTTP.

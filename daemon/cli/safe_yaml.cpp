@@ -23,7 +23,7 @@ std::string at(const std::string& name, int line, const std::string& words) {
 // anchor or alias, so a hostile document costs at most max_nodes events of work.
 class Screen : public YAML::EventHandler {
  public:
-  explicit Screen(size_t max_nodes) : max_nodes_(max_nodes) {}
+  explicit Screen(const YamlLimits& limits) : limits_(limits) {}
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
@@ -38,13 +38,15 @@ class Screen : public YAML::EventHandler {
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
     node(mark, anchor);
+    descend(mark);
   }
-  void OnSequenceEnd() override {}
+  void OnSequenceEnd() override { --depth_; }
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
     node(mark, anchor);
+    descend(mark);
   }
-  void OnMapEnd() override {}
+  void OnMapEnd() override { --depth_; }
   void OnAnchor(const YAML::Mark& mark, const std::string&) override {
     refuse(mark, "anchors (&name) are not allowed here");
   }
@@ -57,16 +59,22 @@ class Screen : public YAML::EventHandler {
  private:
   void node(const YAML::Mark& mark, YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor) refuse(mark, "anchors (&name) are not allowed here");
-    if (++nodes_ > max_nodes_) {
-      refuse(mark, "more than " + std::to_string(max_nodes_) + " YAML nodes");
+    if (++nodes_ > limits_.max_nodes) {
+      refuse(mark, "more than " + std::to_string(limits_.max_nodes) + " YAML nodes");
+    }
+  }
+  void descend(const YAML::Mark& mark) {
+    if (++depth_ > limits_.max_depth) {
+      refuse(mark, "nested more than " + std::to_string(limits_.max_depth) + " levels deep");
     }
   }
   [[noreturn]] void refuse(const YAML::Mark& mark, std::string words) {
     throw Refused{mark.line >= 0 ? mark.line + 1 : 1, std::move(words)};
   }
 
-  size_t max_nodes_;
+  const YamlLimits& limits_;
   size_t nodes_ = 0;
+  size_t depth_ = 0;
 };
 
 }  // namespace
@@ -117,7 +125,7 @@ std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, cons
   try {
     std::istringstream stream(copy);
     YAML::Parser parser(stream);
-    Screen screen(limits.max_nodes);
+    Screen screen(limits);
     if (parser.HandleNextDocument(screen) && parser.HandleNextDocument(screen)) {
       return at(name, 1, "more than one YAML document");
     }

@@ -22,6 +22,9 @@ namespace hucprof {
 struct YamlLimits {
   size_t max_bytes = size_t{1} << 20;  // 1 MiB
   size_t max_nodes = 10000;            // scalars, sequences and mappings together
+  // Mappings and sequences inside each other. yaml-cpp's own guard (2000) names itself
+  // "bad file"; a settings file is 2-3 levels deep.
+  size_t max_depth = 64;
 };
 
 // The text of a regular file, at most max_bytes. Anything else is refused before it is read:
@@ -33,7 +36,8 @@ std::variant<std::string, std::string> read_bounded_regular_file(const std::stri
 
 // One YAML document from text that names itself `name` in messages ("FILE:LINE: words").
 // Refused: aliases and anchors (a settings file never needs them, and nested aliases are how
-// 800 bytes expand to gigabytes), more than max_nodes nodes, more than one document.
+// 800 bytes expand to gigabytes), more than max_nodes nodes, nesting deeper than max_depth,
+// more than one document.
 std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, const std::string& name,
                                                      const YamlLimits& limits = {});
 

@@ -6,7 +6,9 @@
 #include <charconv>
 #include <cstdint>
 
+#include "cli/capability_names.h"
 #include "cli/duration.h"
+#include "cli/message_text.h"
 #include "core/listen_address.h"
 
 namespace hucprof {
@@ -149,46 +151,105 @@ std::string apply_log_level(std::string_view value, RunOptions& options) {
   return "";
 }
 
-const std::array<Setting, 11> kSettings{{
+std::string apply_log_format(std::string_view value, RunOptions& options) {
+  const auto format = parse_log_format(value);
+  if (!format) return one_of(value, kLogFormatNames);
+  options.log_format = *format;
+  return "";
+}
+
+std::string apply_capabilities_keep(std::string_view value, RunOptions& options) {
+  auto parsed = parse_capability_keep(value);
+  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+  options.capabilities_keep = std::get<CapabilityKeep>(parsed);
+  return "";
+}
+
+const std::array<Setting, 13> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
-     true, apply_mode, [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
+     true, OnReload::Restart, apply_mode,
+     [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
     {"web.listen-address", "ADDR",
-     "serve /metrics on :port (every interface), host:port or [::1]:port", false,
+     "serve /metrics on :port (every interface), host:port or [::1]:port", false, OnReload::Restart,
      apply_listen_address, [](const RunOptions& o) { return o.listen_address; }},
+    // The file's contents are re-read by the web server when they change; its path is not.
     {"web.config.file", "FILE",
      "TLS and basic auth for the web server, in Prometheus exporter-toolkit's web config format",
-     false, apply_web_config_file, [](const RunOptions& o) { return o.web_config_file; }},
+     false, OnReload::Restart, apply_web_config_file,
+     [](const RunOptions& o) { return o.web_config_file; }},
     {"sample-frequency", "HZ", "CPU clock samples per second per CPU, 1..1000", false,
-     apply_sample_frequency,
+     OnReload::Restart, apply_sample_frequency,
      [](const RunOptions& o) { return std::to_string(o.sample_frequency); }},
     {"interval", "DURATION", "how often to drain the BPF maps, e.g. 10s, 500ms, 1m (min 100ms)",
-     false, apply_interval, [](const RunOptions& o) { return format_duration(o.interval); }},
+     false, OnReload::Live, apply_interval,
+     [](const RunOptions& o) { return format_duration(o.interval); }},
     {"top-k", "N",
      "call sites exported by name per metric, the rest as callsite=\"other\"; 1..1000", false,
-     apply_top_k, [](const RunOptions& o) { return std::to_string(o.top_k); }},
+     OnReload::Live, apply_top_k, [](const RunOptions& o) { return std::to_string(o.top_k); }},
     {"latency", "", "also time each check (fexit/kretprobe): usercopy_check_duration_seconds",
-     false, apply_latency,
+     false, OnReload::Restart, apply_latency,
      [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
     {"probe.attach", "HOW",
      "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
-     apply_probe_attach,
+     OnReload::Restart, apply_probe_attach,
      [](const RunOptions& o) { return std::string(probe_attach_name(o.probe_attach)); }},
     {"bpf.max-keys", "N",
      "distinct counter keys (call site, syscall, direction; or stack, syscall) each BPF map holds "
      "per --interval; 256..1048576",
-     true, apply_max_keys, [](const RunOptions& o) { return std::to_string(o.bpf_max_keys); }},
+     true, OnReload::Restart, apply_max_keys,
+     [](const RunOptions& o) { return std::to_string(o.bpf_max_keys); }},
     {"bpf.max-stacks", "N",
      "distinct kernel stacks each BPF stack map holds per --interval (~1 KiB each); 64..262144",
-     true, apply_max_stacks, [](const RunOptions& o) { return std::to_string(o.bpf_max_stacks); }},
+     true, OnReload::Restart, apply_max_stacks,
+     [](const RunOptions& o) { return std::to_string(o.bpf_max_stacks); }},
     // doctor too: --log.level=debug shows libbpf's reasons behind each verdict.
-    {"log.level", "LEVEL", "debug, info, warn or error", true, apply_log_level,
-     [](const RunOptions& o) { return o.log_level; }},
+    {"log.level", "LEVEL", "debug (also libbpf's messages), info, warn or error", true,
+     OnReload::Live, apply_log_level, [](const RunOptions& o) { return o.log_level; }},
+    {"log.format", "FORMAT",
+     "log lines on stderr as text, logfmt (ts=… level=… msg=…) or json (one object per line)", true,
+     OnReload::Live, apply_log_format,
+     [](const RunOptions& o) { return std::string(log_format_name(o.log_format)); }},
+    {"capabilities.keep", "CAPS",
+     "capabilities kept after attaching when started with more: a list such as "
+     "cap_syslog,cap_bpf, or all, or none (no_new_privs is set in every case)",
+     false, OnReload::Restart, apply_capabilities_keep,
+     [](const RunOptions& o) { return format_capability_keep(o.capabilities_keep); }},
 }};
 
 }  // namespace
 
 std::span<const Setting> settings() { return kSettings; }
+
+std::optional<std::string> apply_config_entries(const std::vector<ConfigEntry>& entries,
+                                                const std::string& name, RunOptions& options) {
+  for (const ConfigEntry& entry : entries) {
+    const std::string where = name + ":" + std::to_string(entry.line) + ": ";
+    const Setting* setting = find_setting(entry.key);
+    if (setting == nullptr) return on_one_line(where + "unknown key \"" + entry.key + "\"");
+    const std::string key = std::string(setting->key) + ": ";
+    switch (entry.kind) {
+      case ConfigEntry::Kind::Null:
+        return where + key + "missing value";
+      case ConfigEntry::Kind::Sequence:
+        return where + key + "expected a single value, not a list";
+      case ConfigEntry::Kind::Scalar:
+        if (auto error = setting->apply(entry.value, options); !error.empty()) {
+          return on_one_line(where + key + error);
+        }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<SettingChange> changed_settings(const RunOptions& before, const RunOptions& after) {
+  std::vector<SettingChange> changes;
+  for (const Setting& setting : kSettings) {
+    std::string was = setting.show(before), now = setting.show(after);
+    if (was != now) changes.push_back({&setting, std::move(was), std::move(now)});
+  }
+  return changes;
+}
 
 const Setting* find_setting(std::string_view key) {
   for (const Setting& setting : kSettings) {

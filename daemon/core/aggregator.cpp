@@ -52,6 +52,11 @@ struct Aggregator::Impl {
 
 Aggregator::Aggregator(size_t top_k) : impl_(std::make_shared<Impl>(top_k)) {}
 
+void Aggregator::set_top_k(size_t top_k) {
+  impl_->by_calls.set_top_k(top_k);
+  impl_->by_samples.set_top_k(top_k);
+}
+
 void Aggregator::apply(const IntervalDeltas& deltas) {
   Impl& s = *impl_;
 

@@ -49,6 +49,10 @@ class Aggregator {
   explicit Aggregator(size_t top_k);
 
   void apply(const IntervalDeltas& deltas);
+  // A new top-K from the next apply() on (SIGHUP). Series named before keep their values;
+  // lowering it freezes the surplus ones rather than removing them, so every series still only
+  // grows.
+  void set_top_k(size_t top_k);
   // Fills the counter parts of the snapshot (checks, subchecks, cpu_samples, sampled, latency,
   // drops, intervals); leaves status fields (probes, build, hardened) to the caller.
   void fill(hucprof::v1::Snapshot& snapshot) const;

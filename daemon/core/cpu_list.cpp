@@ -23,6 +23,9 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
         r2.ptr != hi_text.data() + hi_text.size() || lo < 0 || hi < lo || hi > 65535) {
       return std::nullopt;
     }
+    // The kernel prints ranges in ascending order; anything else would list a CPU twice (and
+    // open two perf events on it) or is not the kernel's text.
+    if (!cpus.empty() && lo <= cpus.back()) return std::nullopt;
     for (int cpu = lo; cpu <= hi; ++cpu) cpus.push_back(cpu);
   }
   return cpus;

@@ -17,6 +17,8 @@ constexpr uint64_t kUnknownSizeEstimate = 4096;
 
 // Markers the linker puts at the end of a text section; what follows them up to the next symbol
 // is not code, so they must not swallow it.
+constexpr size_t kSmallInput = 4096;  // text symbols; a real kallsyms has 50k-200k
+
 bool is_end_marker(std::string_view name) { return name == "_etext" || name == "_einittext"; }
 
 bool is_text_type(char type) { return type == 't' || type == 'T' || type == 'w' || type == 'W'; }
@@ -40,14 +42,7 @@ std::string_view next_field(std::string_view& line) {
 // Turns lines into entries; kept apart from the index so parse() reads as the three steps it is.
 class KallsymsIndex::Builder {
  public:
-  explicit Builder(KallsymsIndex& index) : index_(index) {
-    // Room for a large distro kernel with modules (~200k text symbols, ~25 bytes of name each)
-    // up front. Growing by doubling touches twice the final memory, and a first touch is a page
-    // fault, which costs ~13 us in the VMs we run in: that was most of the parse time. Untouched
-    // reservation costs address space only, so it is not shrunk afterwards either.
-    index_.symbols_.reserve(1 << 18);
-    index_.names_.reserve(1 << 23);
-  }
+  explicit Builder(KallsymsIndex& index) : index_(index) {}
 
   // "ffffffffc0a01000 t foo\t[nf_tables]"; malformed and non-text lines are skipped.
   void add_line(std::string_view line) {
@@ -66,6 +61,16 @@ class KallsymsIndex::Builder {
       module = {};
     }
 
+    if (index_.symbols_.size() == kSmallInput) {
+      // A real kallsyms: room for a large distro kernel with modules (~200k text symbols, ~25
+      // bytes of name each). Growing by doubling touches twice the final memory, and a first
+      // touch is a page fault, which costs ~13 us in the VMs we run in: that was most of the
+      // parse time. Untouched reservation costs address space only, so it is not shrunk
+      // afterwards either. Not before kSmallInput lines, so small inputs (tests, the fuzzer)
+      // do not pay 14 MB each.
+      index_.symbols_.reserve(1 << 18);
+      index_.names_.reserve(1 << 23);
+    }
     Entry e;
     e.address = address;
     e.name_offset = static_cast<uint32_t>(index_.names_.size());

@@ -20,6 +20,8 @@ class TopKRanking {
   // Adds cost to a call site's running total; a zero cost still makes it a candidate.
   // "other" itself never competes.
   void add(const std::string& callsite, uint64_t cost);
+  // Takes effect at the next rerank(): call sites leaving the top-K freeze, as always.
+  void set_top_k(size_t top_k) { top_k_ = top_k; }
   // Recomputes the named set from the running totals.
   void rerank();
   // The label an increment for this call site is exported under, as of the last rerank().

@@ -177,7 +177,7 @@ struct HttpServer::Impl {
   // One thread: bcrypt is slow on purpose, and a flood of wrong passwords must queue behind
   // each other, not take every core (exporter-toolkit serializes it with a mutex). After `io`:
   // checks still queued hold sessions, which must go before their io_context does.
-  net::thread_pool auth_pool{1};
+  std::optional<net::thread_pool> auth_pool;  // from serve(): its thread starts at once
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{io};
   net::steady_timer accept_retry{io};
@@ -344,7 +344,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
         parse_basic_authorization(std::string_view(request_[http::field::authorization]));
     if (!credentials) return unauthorized();
     if (security_->auth->cached(*credentials)) return route();
-    net::post(server_.auth_pool,
+    net::post(*server_.auth_pool,
               [self = this->shared_from_this(), given = *credentials, auth = security_->auth] {
                 const bool ok = auth->verify(given);
                 net::post(self->lowest().get_executor(), [self, ok] {
@@ -601,11 +601,29 @@ void HttpServer::Impl::stop() {
   io.stop();
   for (auto& thread : io_threads) thread.join();
   io_threads.clear();
-  auth_pool.stop();  // checks still queued are dropped: their connections are closed
-  auth_pool.join();
+  if (auth_pool) {
+    auth_pool->stop();  // checks still queued are dropped: their connections are closed
+    auth_pool->join();
+  }
 }
 
 std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
+    const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
+    HttpServerLimits limits) {
+  auto bound = bind(address, std::move(security), limits);
+  if (auto* server = std::get_if<std::unique_ptr<HttpServer>>(&bound)) (*server)->serve();
+  return bound;
+}
+
+void HttpServer::serve() {
+  if (!impl_->io_threads.empty()) return;
+  impl_->auth_pool.emplace(1);
+  for (unsigned i = 0; i < std::max(1u, impl_->limits.io_threads); ++i) {
+    impl_->io_threads.emplace_back([io = &impl_->io] { io->run(); });
+  }
+}
+
+std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::bind(
     const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
     HttpServerLimits limits) {
   if (!security) security = std::make_shared<WebSecuritySource>();
@@ -621,9 +639,6 @@ std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
   impl->work.emplace(impl->io.get_executor());
   impl->accept();
   impl->check_config();
-  for (unsigned i = 0; i < std::max(1u, limits.io_threads); ++i) {
-    impl->io_threads.emplace_back([io = &impl->io] { io->run(); });
-  }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 

@@ -54,6 +54,13 @@ class HttpServer {
   static std::variant<std::unique_ptr<HttpServer>, std::string> start(
       const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
       HttpServerLimits limits = {});
+  // Binds as start() does but runs no thread until serve(): connections wait in the listen
+  // backlog. Capabilities belong to each thread and threads inherit their creator's, so hucprof
+  // binds before attaching (a taken port is found at once) and serves after dropping them.
+  static std::variant<std::unique_ptr<HttpServer>, std::string> bind(
+      const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
+      HttpServerLimits limits = {});
+  void serve();
   // Stops: closes the listener and every connection, tells running handlers (cancelled()), and
   // waits for them.
   ~HttpServer();

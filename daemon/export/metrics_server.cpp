@@ -37,6 +37,15 @@ HttpResponse render_metrics(const SnapshotCollectable& collectable, const HttpRe
 
 std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::start(
     const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable) {
+  auto bound = bind(options, std::move(collectable));
+  if (auto* server = std::get_if<std::unique_ptr<MetricsServer>>(&bound)) (*server)->serve();
+  return bound;
+}
+
+void MetricsServer::serve() { server_->serve(); }
+
+std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::bind(
+    const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable) {
   auto parsed = parse_listen_address(options.listen_address);
   if (const auto* error = std::get_if<std::string>(&parsed)) {
     return WebStartError{2, flag_error(options.listen_address, *error)};
@@ -52,7 +61,7 @@ std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::start
     security = std::move(std::get<std::unique_ptr<WebSecuritySource>>(loaded));
   }
   const bool tls = security->tls();
-  auto started = HttpServer::start(std::get<ListenAddress>(resolved), std::move(security));
+  auto started = HttpServer::bind(std::get<ListenAddress>(resolved), std::move(security));
   if (auto* error = std::get_if<std::string>(&started)) {
     return WebStartError{1, flag_error(options.listen_address, *error)};
   }

@@ -30,6 +30,11 @@ class MetricsServer {
  public:
   static std::variant<std::unique_ptr<MetricsServer>, WebStartError> start(
       const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable);
+  // Binds and loads the web config like start(), but serves only after serve() (see
+  // HttpServer::bind: no thread runs before that).
+  static std::variant<std::unique_ptr<MetricsServer>, WebStartError> bind(
+      const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable);
+  void serve();
   // Plain HTTP on `listen_address`; the error as a message.
   static std::variant<std::unique_ptr<MetricsServer>, std::string> start(
       const std::string& listen_address, std::shared_ptr<SnapshotCollectable> collectable);

@@ -32,7 +32,8 @@ RULES_TEST = os.path.join(HERE, "hucprof.rules.test.yml")
 CONFIG = os.path.join(DEPLOY, "hucprof.yaml")
 # Keys `hucprof run --config` accepts (daemon/cli/options.h); anything else is exit code 2.
 CONFIG_KEYS = {"mode", "web.listen-address", "web", "sample-frequency", "interval", "top-k",
-               "latency", "log.level", "web.config.file", "bpf.max-keys", "bpf.max-stacks"}
+               "latency", "log.level", "web.config.file", "bpf.max-keys", "bpf.max-stacks",
+               "log.format", "capabilities.keep"}
 # Keys documented in a comment only: as shipped the file must change nothing.
 COMMENTED_KEYS = {"web.config.file"}
 CAPS = {"CAP_BPF", "CAP_PERFMON", "CAP_SYSLOG"}

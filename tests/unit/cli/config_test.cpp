@@ -20,7 +20,8 @@ TEST_F(ConfigFileTest, EveryKeyIsRead) {
                                  "top-k: 50\n"
                                  "latency: true\n"
                                  "probe.attach: kprobe\n"
-                                 "log.level: debug\n");
+                                 "log.level: debug\n"
+                                 "log.format: json\n");
   const RunOptions o = parse_run({"run", "--config", path});
   EXPECT_EQ(o.config_path, path);
   EXPECT_EQ(o.mode, Mode::Probe);
@@ -31,6 +32,7 @@ TEST_F(ConfigFileTest, EveryKeyIsRead) {
   EXPECT_TRUE(o.latency);
   EXPECT_EQ(o.probe_attach, ProbeAttach::Kprobe);
   EXPECT_EQ(o.log_level, "debug");
+  EXPECT_EQ(o.log_format, LogFormat::Json);
 }
 
 TEST_F(ConfigFileTest, NestedKeysReadLikeDottedOnes) {
@@ -129,6 +131,15 @@ TEST_F(ConfigFileTest, StructuralProblems) {
               StartsWith(dir_.string() + "/broken.yaml:"));
   EXPECT_THAT(parse_error({"run", "--config", write("broken2.yaml", "mode: [auto\n")}),
               HasSubstr("invalid YAML"));
+}
+
+// fuzz_config found both: a key or value with a newline made a two-line message, and a key
+// without a value read yaml-cpp's node through a dangling reference (AddressSanitizer).
+TEST_F(ConfigFileTest, ErrorsStayOneLineAndKeysWithoutValuesAreNamed) {
+  const std::string path = write("nl.yaml", "\"inter\\nval\": 10s\n");
+  EXPECT_EQ(parse_error({"run", "--config", path}), path + ":1: unknown key \"inter\\nval\"");
+  const std::string empty = write("empty_value.yaml", "mode:\n");
+  EXPECT_EQ(parse_error({"run", "--config", empty}), empty + ":1: mode: missing value");
 }
 
 TEST_F(ConfigFileTest, UnreadableFileIsNamed) {

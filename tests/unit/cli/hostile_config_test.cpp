@@ -60,6 +60,20 @@ TEST(SafeYaml, NodeCountIsBounded) {
   EXPECT_THAT(std::get<std::string>(loaded), EndsWith("more than 100 YAML nodes"));
 }
 
+TEST(SafeYaml, NestingDepthIsBounded) {
+  // yaml-cpp alone stops at 2000 levels with the message "bad file".
+  const std::string deep = "a: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+  auto loaded = load_yaml_text(deep, "t.yaml");
+  ASSERT_TRUE(std::holds_alternative<std::string>(loaded));
+  EXPECT_EQ(std::get<std::string>(loaded), "t.yaml:1: nested more than 64 levels deep");
+  std::string nested_maps = "a:\n";
+  for (int i = 1; i <= 70; ++i)
+    nested_maps += std::string(2 * i, ' ') + "k" + std::to_string(i) + ":\n";
+  loaded = load_yaml_text(nested_maps, "t.yaml");
+  ASSERT_TRUE(std::holds_alternative<std::string>(loaded));
+  EXPECT_EQ(std::get<std::string>(loaded), "t.yaml:65: nested more than 64 levels deep");
+}
+
 TEST(SafeYaml, SecondDocumentIsRefused) {
   auto loaded = load_yaml_text("mode: auto\n---\nmode: probe\n", "t.yaml");
   ASSERT_TRUE(std::holds_alternative<std::string>(loaded));

@@ -25,6 +25,7 @@ TEST(Options, RunDefaults) {
   EXPECT_FALSE(o.latency);
   EXPECT_EQ(o.probe_attach, ProbeAttach::Auto);
   EXPECT_EQ(o.log_level, "info");
+  EXPECT_EQ(o.log_format, LogFormat::Text);
   EXPECT_FALSE(o.config_path.has_value());  // no --config: no file is read at all
   EXPECT_EQ(o.kallsyms_path, "/proc/kallsyms");
 }
@@ -49,6 +50,9 @@ TEST(Options, EachRunFlag) {
   for (const char* level : {"debug", "info", "warn", "error"}) {
     EXPECT_EQ(parse_run({"run", "--log.level", level}).log_level, level);
   }
+  EXPECT_EQ(parse_run({"run", "--log.format", "logfmt"}).log_format, LogFormat::Logfmt);
+  EXPECT_EQ(parse_run({"run", "--log.format=json"}).log_format, LogFormat::Json);
+  EXPECT_EQ(parse_run({"doctor", "--log.format", "json"}).log_format, LogFormat::Json);
   EXPECT_EQ(parse_run({"run", "--kallsyms", "/tmp/fake-kallsyms"}).kallsyms_path,
             "/tmp/fake-kallsyms");
 }
@@ -86,8 +90,9 @@ TEST(Options, HelpAnywhereExitsZeroWithHelpText) {
   const ParseOutcome run = parse({"run", "--help"});
   EXPECT_FALSE(run.command.has_value());
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* flag : {"--mode", "--web.listen-address", "--sample-frequency", "--interval",
-                           "--top-k", "--latency", "--probe.attach", "--log.level", "--config"}) {
+  for (const char* flag :
+       {"--mode", "--web.listen-address", "--sample-frequency", "--interval", "--top-k",
+        "--latency", "--probe.attach", "--log.level", "--log.format", "--config"}) {
     EXPECT_THAT(run.message, HasSubstr(flag));
   }
   EXPECT_THAT(run.message, HasSubstr(":9478"));  // defaults are shown
@@ -138,6 +143,12 @@ TEST(Options, BadFlagValuesNameTheFlag) {
             "--probe.attach: \"uprobe\" is not one of auto, fentry, kprobe");
   EXPECT_EQ(parse_error({"run", "--log.level", "verbose"}),
             "--log.level: \"verbose\" is not one of debug, info, warn, error");
+  // What the user typed is quoted back on one line, control characters made visible
+  // (fuzz_command_line found the newline).
+  EXPECT_EQ(parse_error({"run", "--mode", "pro\nbe\x1b[0m"}),
+            "--mode: \"pro\\nbe\\x1b[0m\" is not one of auto, probe, sample");
+  EXPECT_EQ(parse_error({"run", "--log.format", "JSON"}),
+            "--log.format: \"JSON\" is not one of text, logfmt, json");
   EXPECT_THAT(parse_error({"run", "--web.listen-address", ""}),
               StartsWith("--web.listen-address: empty address"));
   EXPECT_EQ(parse_error({"run", "--kallsyms", ""}), "--kallsyms: empty path");

@@ -95,6 +95,27 @@ TEST(Aggregator, SeriesStayMonotonicWhenRanksChange) {
   EXPECT_EQ(snapshot_of(agg).intervals(), 3u);
 }
 
+// SIGHUP may change --top-k while running: from the next interval on the new K decides, and no
+// series shrinks (a site leaving the top-K freezes, as when ranks change).
+TEST(Aggregator, TopKChangesTakeEffectAtTheNextInterval) {
+  Aggregator agg(1);
+  IntervalDeltas d;
+  d.checks = {check("a", 10), check("b", 5), check("c", 1)};
+  agg.apply(d);
+  EXPECT_EQ(calls_by_callsite(snapshot_of(agg)),
+            (std::map<std::string, uint64_t>{{"a", 10}, {"other", 6}}));
+
+  agg.set_top_k(3);
+  agg.apply(d);  // b and c are named from now on; what other got for them stays there
+  EXPECT_EQ(calls_by_callsite(snapshot_of(agg)),
+            (std::map<std::string, uint64_t>{{"a", 20}, {"b", 5}, {"c", 1}, {"other", 6}}));
+
+  agg.set_top_k(1);
+  agg.apply(d);  // b and c freeze, their increments go to other again
+  EXPECT_EQ(calls_by_callsite(snapshot_of(agg)),
+            (std::map<std::string, uint64_t>{{"a", 30}, {"b", 5}, {"c", 1}, {"other", 12}}));
+}
+
 // Random workloads with shifting hot spots: no exported series ever shrinks or disappears, the
 // sum over series is exactly the sum of the deltas, and only current top-K sites (or other) grow.
 TEST(Aggregator, InvariantsUnderChurn) {

@@ -23,6 +23,10 @@ TEST(CpuList, RejectsGarbage) {
   EXPECT_FALSE(parse_cpu_list("3-1").has_value());
   EXPECT_FALSE(parse_cpu_list("a").has_value());
   EXPECT_FALSE(parse_cpu_list("1,,2").has_value());
+  // Each CPU once: the sampler opens one perf event per listed CPU (fuzz_cpu_list found these).
+  EXPECT_FALSE(parse_cpu_list("3,1").has_value());
+  EXPECT_FALSE(parse_cpu_list("0-3,2-5").has_value());
+  EXPECT_FALSE(parse_cpu_list("0-65535,0-65535").has_value());
 }
 
 KallsymsIndex index_of(const std::string& text) {

@@ -1,0 +1,29 @@
+#include "core/privilege_plan.h"
+
+#include <linux/capability.h>
+
+namespace hucprof {
+
+CapabilityKeep default_capability_keep() {
+  return CapabilityKeep{false, capability_bit(CAP_SYSLOG)};
+}
+
+PrivilegePlan plan_privileges(const CapabilitySets& now, const CapabilityKeep& keep) {
+  PrivilegePlan plan;
+  if (keep.all) {
+    plan.unchanged = true;
+    plan.keep = now.permitted;
+    return plan;
+  }
+  plan.keep = keep.caps & now.permitted;
+  plan.missing = keep.caps & ~now.permitted;
+  const CapabilityMask leaving_bounding = now.bounding & ~plan.keep;
+  if (now.effective & capability_bit(CAP_SETPCAP)) {
+    plan.bounding_drop = leaving_bounding;
+  } else {
+    plan.bounding_stuck = leaving_bounding;
+  }
+  return plan;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,13 @@
+#pragma once
+#include <string_view>
+
+#include "log/log_line.h"
+
+namespace hucprof {
+
+// Sends every log line to stderr in `format` at `level` and above ("debug", "info", "warn",
+// "error"). stdout is left to what a command prints as its result (doctor, version, --help).
+// Called at start-up and again on SIGHUP; safe while other threads log.
+void configure_logging(LogFormat format, std::string_view level);
+
+}  // namespace hucprof

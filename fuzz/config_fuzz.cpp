@@ -1,0 +1,34 @@
+// The YAML config (--config FILE, re-read on SIGHUP): safe_yaml's screen, the flattener and every
+// setting's validation, on text as it would come from the file.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cli/config_file.h"
+#include "cli/settings.h"
+#include "fuzz_check.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto parsed = hucprof::parse_config_text(text, "fuzz.yaml");
+  if (const auto* error = std::get_if<std::string>(&parsed)) {
+    HUC_FUZZ_CHECK(hucprof::one_line(*error), "config error is one line");
+    return 0;
+  }
+  hucprof::RunOptions options;
+  const auto error = hucprof::apply_config_entries(
+      std::get<std::vector<hucprof::ConfigEntry>>(parsed), "fuzz.yaml", options);
+  if (error) {
+    HUC_FUZZ_CHECK(hucprof::one_line(*error), "setting error is one line");
+    return 0;
+  }
+  // What was accepted reads back the same: what --help and SIGHUP's messages show is what runs.
+  for (const hucprof::Setting& setting : hucprof::settings()) {
+    hucprof::RunOptions again;
+    const std::string shown = setting.show(options);
+    HUC_FUZZ_CHECK(setting.apply(shown, again).empty(), "shown value is accepted");
+    HUC_FUZZ_CHECK(setting.show(again) == shown, "shown value reads back the same");
+  }
+  return 0;
+}
