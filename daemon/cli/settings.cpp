@@ -66,7 +66,8 @@ std::string apply_listen_address(std::string_view value, RunOptions& options) {
 
 std::string apply_web_config_file(std::string_view value, RunOptions& options) {
   // Read and checked when the server starts (and re-read when it changes), naming file and line.
-  if (value.empty()) return "empty path";
+  // Empty is the default, plain HTTP, as with exporter-toolkit's flag: what --help shows for it
+  // must be accepted back.
   options.web_config_file = std::string(value);
   return "";
 }
