@@ -94,8 +94,7 @@ def guest_main() -> int:
         ref = guestlib.RefProbe(results)
         ref.call("ref_init")
         ref.call("ref_usercopy_probes")
-        if plan["ref"] == "armed":
-            ref.call("ref_start")
+        ref.call("ref_start" if plan["ref"] == "armed" else "ref_register")
     try:
         armed = Path("/sys/kernel/debug/kprobes/list").read_text().replace("\n", "; ")
     except OSError as e:
