@@ -215,7 +215,7 @@ def host_main() -> int:
     # Round robin, one boot at a time: host load drifts, so every variant sees the same drift.
     while True:
         todo = [v for v in variants if state[v[0]]["done"] < a.cycles
-                and state[v[0]]["boots"] < a.max_boots]
+                and state[v[0]]["boots"] < a.max_boots and not state[v[0]].get("stalled")]
         if not todo:
             break
         for name, narrow, refmode, tcg in todo:
@@ -246,9 +246,11 @@ def host_main() -> int:
             for d in died[:1]:
                 st["deaths"].append(f"boot {st['boots'] - 1} cycle {st['done'] - 1}: {d}")
             if not died and stopped < left:
+                # Hung or broke without a kernel report: counted as a death of its own kind,
+                # and the variant is not booted again (its console says why).
                 st["deaths"].append(f"boot {st['boots'] - 1}: ended after {stopped} of {left} "
                                     "cycles without a kernel report (see its console)")
-                st["done"] = a.cycles if stopped == 0 else st["done"]
+                st["stalled"] = True
             vmlib.log(f"{name}: boot {st['boots'] - 1}: {stopped} cycles, "
                       f"{'died: ' + died[0] if died else 'no kernel death'}")
             summary[name] = st
