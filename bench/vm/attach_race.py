@@ -173,7 +173,7 @@ def host_main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", default="6.12")
+    ap.add_argument("--kernel", default="6.12", choices=[k.label for k in vm_tier.KERNELS])
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--variants", default=DEFAULT_VARIANTS)
     ap.add_argument("--max-boots", type=int, default=4, help="per variant")
@@ -195,14 +195,8 @@ def host_main() -> int:
         variants.append((v, narrow, parts[0], parts[1]))
     try:
         vmlib.preflight()
-        spec = next(k for k in vm_tier.KERNELS if k.label == a.kernel)
-        k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
-        initrd = cache / f"initramfs-{k.release}.cpio"
-        vmlib.build_initramfs(k, initrd)
+        k, initrd = vm_tier.boot_files(a.kernel, cache)
         cycler = build_cycler(HERE / "fentry_cycle.c", cache / "bin" / "fentry_cycle")
-    except StopIteration:
-        print(f"unknown kernel {a.kernel}", file=sys.stderr)
-        return 2
     except vmlib.Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP
