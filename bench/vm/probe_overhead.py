@@ -178,11 +178,8 @@ def host_main() -> int:
             return 1
     try:
         vmlib.preflight()
-        spec = next(k for k in vm_tier.KERNELS if k.label == a.kernel)
-        k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
-        initrd = cache / f"initramfs-{k.release}.cpio"
-        vmlib.build_initramfs(k, initrd)
-    except StopIteration:
+        k, initrd = vm_tier.boot_files(a.kernel, cache)
+    except KeyError:
         print(f"unknown kernel {a.kernel}", file=sys.stderr)
         return 2
     except vmlib.Skip as e:

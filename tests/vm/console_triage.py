@@ -11,6 +11,12 @@ boot; everything else is a failure, printed with the stacks that show why:
 * A lockup (soft lockup, RCU stall) whose stacks sit in text_poke_bp / smp_call_function: one
   vCPU waits for the others to acknowledge a cross-CPU call during text patching, the same race
   from the other side.
+* A jump to address 0 with interrupts off, at the entry of a function (the caller's return
+  address on top of the stack): the same stray int3, hit at a function whose ftrace site carries
+  a kprobe; x86's kprobe handler then "single-steps" that ftrace-based kprobe's instruction
+  slot, which is NULL (seen in 6.12 at __virt_addr_valid, while hucprof attached with the
+  reference's kprobe events registered; reproduced only under multi-threaded TCG and only with
+  kprobes on the site: bench/vm/attach_race.py, tests/vm/README.md "A NULL RIP at attach").
 
 With a BPF program, a BPF trampoline, the BPF machinery that runs them, or one of hucprof's probe
 targets on any of the printed stacks, neither is ever a flake: that may be hucprof's doing.
@@ -41,6 +47,11 @@ LOCKUP_MARKERS = re.compile(
     r"|rcu_\w+ kthread (?:starved|timer wakeup didn't happen)"
     r"|Watchdog detected hard LOCKUP")
 OOPS_INT3 = "Oops: int3"
+# The kernel fetching its next instruction from address 0: the report's first line, then the
+# fault's kind and the registers (RIP 0, EFLAGS).
+NULL_RIP = re.compile(r"BUG: kernel NULL pointer dereference, address: 0+\n"
+                      r"(?:.*\n){0,12}?.*RIP: 0010:0x0\n(?:.*\n){0,3}?.*EFLAGS: ([0-9a-f]+)")
+X86_EFLAGS_IF = 0x200
 # A frame as the kernel prints it: "func+0x1f/0x80", "? func+0x1f/0x80", "RIP: 0010:func+...".
 FRAME = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+")
 # BPF programs (bpf_prog_<tag>_<name>), trampolines (bpf_trampoline_<key>), what runs them
@@ -56,7 +67,7 @@ EVIDENCE_LINES = 160
 
 @dataclasses.dataclass
 class Verdict:
-    kind: str            # "int3-oops" or "lockup"
+    kind: str            # "int3-oops", "null-rip-oops" or "lockup"
     retry: bool          # a known emulator artefact: boot once more
     summary: str         # one line
     bpf_frames: list[str]  # BPF / probe-target frames on the report's stacks (empty: none)
@@ -108,15 +119,19 @@ def _evidence(console: str, start: int) -> str:
 
 
 def triage(console: str) -> Verdict | None:
-    """The verdict on a console holding a lockup report or an int3 Oops; None when it holds
-    neither (an ordinary failure: the caller prints the console's tail)."""
-    lock = LOCKUP_MARKERS.search(console)
-    oops = console.find(OOPS_INT3)
-    if lock and (oops < 0 or lock.start() < oops):
-        return _lockup(console, lock)
-    if oops >= 0:
-        return _int3(console, oops)
-    return None
+    """The verdict on the first lockup report, int3 Oops or jump to address 0 with interrupts
+    off on a console; None when it holds none of them (an ordinary failure: the caller prints
+    the console's tail)."""
+    found = []
+    if (lock := LOCKUP_MARKERS.search(console)) is not None:
+        found.append((lock.start(), lambda: _lockup(console, lock)))
+    if (oops := console.find(OOPS_INT3)) >= 0:
+        found.append((oops, lambda: _int3(console, oops)))
+    null = next((m for m in NULL_RIP.finditer(console)
+                 if not int(m.group(1), 16) & X86_EFLAGS_IF), None)
+    if null is not None:
+        found.append((null.start(), lambda: _null_rip(console, null)))
+    return min(found, key=lambda f: f[0])[1]() if found else None
 
 
 def _lockup(console: str, m: re.Match) -> Verdict:
@@ -149,3 +164,21 @@ def _int3(console: str, at: int) -> Verdict:
     return Verdict("int3-oops", True,
                    f"kernel Oops: int3 at {where} (TCG cross-vCPU text patching)", [],
                    _evidence(console, at))
+
+
+def _null_rip(console: str, m: re.Match) -> Verdict:
+    report = console[m.start():]
+    trace = report.find("Call Trace:")
+    caller = frames(report[trace:])[:1] if trace >= 0 else []
+    ours = bpf_or_probe_frames(frames(report))
+    where = (f"at the entry of a function called from {caller[0]}" if caller
+             else "(no call trace)")
+    what = (f"kernel jumped to address 0 with interrupts off (EFLAGS {m.group(1)}) {where}, "
+            "the mark of a stray int3 at a kprobe'd ftrace site (tests/vm/README.md)")
+    if ours:
+        return Verdict("null-rip-oops", False,
+                       f"{what}, with BPF or hucprof's probe targets on the stack "
+                       f"({', '.join(ours[:6])}): never taken for an emulator artefact", ours,
+                       _evidence(console, m.start()))
+    return Verdict("null-rip-oops", True, f"{what} (TCG cross-vCPU text patching)", [],
+                   _evidence(console, m.start()))

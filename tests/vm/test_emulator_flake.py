@@ -3,7 +3,8 @@
 artefacts) and which fail with their stacks.
 
 Real consoles (testdata/): the 6.12 guest that died of "Oops: int3" in ttwu_do_activate under
-TCG; lockups of Debian's 6.1 and 6.12 kernels booted with the harness's own lockup parameters
+TCG; the 6.12 guest whose tasks jumped to address 0 at __virt_addr_valid's entry while hucprof
+attached (a stray int3 at a kprobe'd ftrace site, bench/vm/attach_race.py); lockups of Debian's 6.1 and 6.12 kernels booted with the harness's own lockup parameters
 (testdata/lockups/, captured by capture.py): a CPU waiting in text_poke_bp for one that spins
 with interrupts off, a CPU spinning through __check_object_size with hucprof's fentry programs
 attached, a CPU spinning with preemption off; a hung guest's sysrq dump. Synthetic variants put a
@@ -56,6 +57,21 @@ expect("6.12 int3 Oops with a BPF program on its stack", ours, retry=False, ours
 general = int3.replace("Oops: int3: 0000", "Oops: general protection fault: 0000")
 check(ct.triage(general) is None, "a general protection fault is not a known artefact")
 check(ct.triage("HUCVM-FAIL: mount /proc\n") is None, "an init failure is no verdict")
+
+# --- jump to address 0 with interrupts off (real, 6.12) --------------------------------------
+# Three tasks entered __virt_addr_valid from __check_object_size while hucprof attached its
+# fentry programs with the reference's kprobe events registered on the same functions.
+null = (DATA / "console-6.12-oops-null-rip.txt").read_text()
+v = expect("6.12 NULL RIP at __virt_addr_valid's entry", null, retry=False, ours=True,
+           mentions=["__check_object_size", "interrupts off", "kprobe'd ftrace site"])
+check(v is not None and v.kind == "null-rip-oops" and ct.outcome(v, finished=False) == "fail",
+      "the NULL-RIP Oops is judged as one, and a probe target on its stack fails the run")
+elsewhere = re.sub(r"__check_object_size\+0x80/0x2c0", "do_sys_poll+0x80/0x2c0", null)
+expect("the same Oops called from a function no probe watches", elsewhere, retry=True,
+       ours=False, mentions=["do_sys_poll", "TCG"])
+irq_on = null.replace("EFLAGS: 00000046", "EFLAGS: 00000246")
+check(ct.triage(irq_on) is None,
+      "a NULL function pointer called with interrupts on is an ordinary bug, no verdict")
 
 # --- lockups (real, 6.1 and 6.12, captured with vmlib.LOCKUP_CMDLINE) ------------------------
 for k in ("6.1", "6.12"):

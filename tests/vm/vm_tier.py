@@ -83,6 +83,19 @@ KERNELS = [
     KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128)),
     KernelSpec("6.12", "linux-image-6.12-amd64", netlink_64k_vmalloc=False),
 ]
+
+
+def boot_files(label: str, cache: Path) -> tuple[vmlib.Kernel, Path]:
+    """One kernel of KERNELS ready to boot, for scripts that boot a single kernel (bench/vm/):
+    its package (downloaded into `cache` the first time) and its initramfs. KeyError for a label
+    not in KERNELS; vmlib.Skip when the host lacks what it takes."""
+    spec = {k.label: k for k in KERNELS}[label]
+    k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
+    initrd = cache / f"initramfs-{k.release}.cpio"
+    vmlib.build_initramfs(k, initrd)
+    return k, initrd
+
+
 MEMLOCK_LIMIT = 32 << 20         # bytes, in --mode auto at 64 possible CPUs
 MEMLOCK_PER_CPU_LIMIT = 64 << 10  # bytes per extra possible CPU
 

@@ -571,10 +571,13 @@ def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -
 def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
                  extra_cmdline: str = "", env: dict[str, str] | None = None,
                  timeout_s: float = 420, cpus: int = 2, mem_mib: int = 1536,
-                 qemu_args: list[str] | tuple[str, ...] = (),
+                 qemu_args: list[str] | tuple[str, ...] = (), tcg_props: str = "",
                  echo_console: bool = False) -> RunResult:
     """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
-    `qemu_args` are appended to qemu's command line (e.g. ["-icount", "shift=1,sleep=off"]).
+    `qemu_args` are appended to qemu's command line (e.g. ["-icount", "shift=1,sleep=off"]);
+    `tcg_props` to `-accel tcg` when the accelerator is TCG (e.g. "thread=single": one host
+    thread runs every vCPU; a second -accel would only be a fallback, so it cannot go in
+    qemu_args).
 
     Raises VmFailure for boot failures, missing rc, timeout, or a lockup with BPF on its stacks;
     the console log (or the report's stacks) is included. A non-zero guest rc is *returned*
@@ -605,15 +608,16 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
     cmdline = (f"console=ttyS0 panic=-1 {LOCKUP_CMDLINE} rdinit=/init "
                f"hucvm.script={script} hucvm.results={results_dir} {extra_cmdline}").strip()
     acc = accelerator(k)
+    accel_arg = f"{acc},{tcg_props}" if tcg_props and acc == "tcg" else acc
     args = [qemu, *SERIAL_ON_STDIO, "-no-reboot",
-            "-machine", "q35", "-accel", acc, "-cpu", "host" if acc == "kvm" else "max",
+            "-machine", "q35", "-accel", accel_arg, "-cpu", "host" if acc == "kvm" else "max",
             "-smp", str(cpus), "-m", str(mem_mib), "-nic", "none",
             "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", cmdline,
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
                        "multidevs=remap",
             "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
                        "multidevs=remap", *qemu_args]
-    log(f"boot {k.label} ({k.release}, {acc}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
+    log(f"boot {k.label} ({k.release}, {accel_arg}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
         + (f" [{extra_cmdline}]" if extra_cmdline else "")
         + (f" qemu {' '.join(qemu_args)}" if qemu_args else ""))
     console_path = results_dir.parent / (results_dir.name + ".console.log")

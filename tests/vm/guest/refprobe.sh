@@ -3,20 +3,29 @@
 # kernel stack. Nothing of hucprof is involved. Source this from a guest script (bash).
 #
 #   ref_init                               # detect tracefs + the stack key name
-#   ref_probe NAME SYMBOL "FETCHARGS" "EXTRA_KEYS" "VALS"
+#   ref_probe NAME SYMBOL "FETCHARGS" "EXTRA_KEYS" "VALS"   # define (the kernel sees nothing yet)
 #   ref_probe_unstacked NAME SYMBOL "FETCHARGS" "KEYS"   # keyed on KEYS only: no stack walk
-#   ref_start                              # (re)arm all hist triggers, enable all probes
+#   ref_start                              # create the probe events, arm hist triggers, enable
 #   ...run a workload...
-#   ref_stop TAG                           # pause, write hist-NAME-TAG.txt + kprobe_profile
-#   ref_cleanup                            # remove triggers and probe events
+#   ref_stop TAG                           # pause, write hist-NAME-TAG.txt + kprobe_profile,
+#                                          # remove triggers and probe events
+#   ref_cleanup                            # remove whatever is left
 #   ref_usercopy_probes                    # ref_probe for every usercopy check function (below)
+#   ref_register / ref_unregister          # only create / remove the probe events (bench/vm)
+#
+# The kprobe events exist only between ref_start and ref_stop, never while hucprof attaches or
+# detaches: a kprobe on a function's ftrace site turns a stray int3 there - which QEMU's
+# multi-threaded TCG produces after text patching, see tests/vm/README.md "A NULL RIP at
+# attach" - into a jump to address 0 (the kprobe handler single-steps the NULL instruction
+# slot of an ftrace-based kprobe), where without it the kernel just re-executes the instruction.
 #
 # A probe whose symbol the kernel does not have is recorded in ref-missing.txt (not an error:
 # which symbols exist differs by kernel); a hist trigger the kernel refuses is an error.
 
 REF_T=/sys/kernel/tracing
 REF_NAMES=()
-declare -A REF_TRIGGER
+REF_REGISTERED=
+declare -A REF_TRIGGER REF_DEFINITION
 
 ref_fail() {
     echo "refprobe: $*" >&2
@@ -63,7 +72,7 @@ ref_probe_keyed() {
         echo "$name $sym" >> "${HUCVM_RESULTS:-.}/ref-missing.txt"
         return 0
     fi
-    echo "p:$name $sym $args" >> "$REF_T/kprobe_events" || ref_fail "kprobe $name on $sym refused"
+    REF_DEFINITION[$name]="p:$name $sym $args"
     local trig="hist:keys=$hist_keys"
     [ -n "$vals" ] && trig="$trig:vals=$vals"
     trig="$trig:size=8192"
@@ -71,8 +80,28 @@ ref_probe_keyed() {
     REF_NAMES+=("$name")
 }
 
+ref_register() {
+    local n
+    [ -n "$REF_REGISTERED" ] && return 0
+    for n in "${REF_NAMES[@]}"; do
+        echo "${REF_DEFINITION[$n]}" >> "$REF_T/kprobe_events" \
+            || ref_fail "kprobe '${REF_DEFINITION[$n]}' refused"
+    done
+    REF_REGISTERED=1
+}
+
+ref_unregister() {
+    local n
+    [ -n "$REF_REGISTERED" ] || return 0
+    for n in "${REF_NAMES[@]}"; do
+        echo "-:$n" >> "$REF_T/kprobe_events" || ref_fail "remove kprobe event $n"
+    done
+    REF_REGISTERED=
+}
+
 ref_start() {
     local n ev
+    ref_register
     for n in "${REF_NAMES[@]}"; do
         ev=$REF_T/events/kprobes/$n
         echo "${REF_TRIGGER[$n]}" >> "$ev/trigger" || ref_fail "hist trigger '${REF_TRIGGER[$n]}' refused for $n"
@@ -101,15 +130,19 @@ ref_stop() {
         echo "!${REF_TRIGGER[$n]}" >> "$ev/trigger" || ref_fail "remove trigger of $n"
     done
     cat "$REF_T/kprobe_profile" > "${HUCVM_RESULTS:-.}/kprobe_profile-$tag.txt"
+    ref_unregister
 }
 
 ref_cleanup() {
     local n
-    for n in "${REF_NAMES[@]}"; do
-        echo 0 > "$REF_T/events/kprobes/$n/enable" 2>/dev/null
-        echo "!${REF_TRIGGER[$n]}" >> "$REF_T/events/kprobes/$n/trigger" 2>/dev/null
-        echo "-:$n" >> "$REF_T/kprobe_events"
-    done
+    if [ -n "$REF_REGISTERED" ]; then
+        for n in "${REF_NAMES[@]}"; do
+            echo 0 > "$REF_T/events/kprobes/$n/enable" 2>/dev/null
+            echo "!${REF_TRIGGER[$n]}" >> "$REF_T/events/kprobes/$n/trigger" 2>/dev/null
+            echo "-:$n" >> "$REF_T/kprobe_events"
+        done
+    fi
+    REF_REGISTERED=
     REF_NAMES=()
 }
 
