@@ -552,6 +552,20 @@ class EmulatorFlake(VmFailure):
     """The guest kernel died of a known emulation artefact, not of anything under test."""
 
 
+TCG_THREAD_ENV = "HUCVM_TCG_THREAD"
+
+
+def tcg_thread_props() -> str:
+    """-accel tcg properties for every guest: "thread=single" unless HUCVM_TCG_THREAD=multi.
+    Multi-threaded TCG races with the kernel's cross-CPU text patching (ftrace sites rewritten
+    at fentry/kprobe attach): 2 guest deaths in 684 site rewrites under it, 0 in 720
+    single-threaded (bench/vm/attach_race.py)."""
+    value = os.environ.get(TCG_THREAD_ENV, "single")
+    if value not in ("single", "multi"):
+        raise VmFailure(f"{TCG_THREAD_ENV}={value!r}: expected single or multi")
+    return f"thread={value}"
+
+
 def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -> RunResult:
     """_run_vm_once, booted a second time after a known emulator artefact (console_triage: said
     loudly, and the first console kept next to the results as *.flake-console.log); any other
@@ -571,13 +585,15 @@ def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -
 def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
                  extra_cmdline: str = "", env: dict[str, str] | None = None,
                  timeout_s: float = 420, cpus: int = 2, mem_mib: int = 1536,
-                 qemu_args: list[str] | tuple[str, ...] = (), tcg_props: str = "",
+                 qemu_args: list[str] | tuple[str, ...] = (), tcg_props: str | None = None,
                  echo_console: bool = False) -> RunResult:
     """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
     `qemu_args` are appended to qemu's command line (e.g. ["-icount", "shift=1,sleep=off"]);
     `tcg_props` to `-accel tcg` when the accelerator is TCG (e.g. "thread=single": one host
     thread runs every vCPU; a second -accel would only be a fallback, so it cannot go in
-    qemu_args).
+    qemu_args). By default every TCG guest runs single-threaded (tcg_thread_props(): multi-
+    threaded TCG left stray int3s at ftrace sites being patched, which killed guests at fentry
+    attach; tests/vm/README.md "A NULL RIP at attach").
 
     Raises VmFailure for boot failures, missing rc, timeout, or a lockup with BPF on its stacks;
     the console log (or the report's stacks) is included. A non-zero guest rc is *returned*
@@ -608,6 +624,8 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
     cmdline = (f"console=ttyS0 panic=-1 {LOCKUP_CMDLINE} rdinit=/init "
                f"hucvm.script={script} hucvm.results={results_dir} {extra_cmdline}").strip()
     acc = accelerator(k)
+    if tcg_props is None:
+        tcg_props = tcg_thread_props()
     accel_arg = f"{acc},{tcg_props}" if tcg_props and acc == "tcg" else acc
     args = [qemu, *SERIAL_ON_STDIO, "-no-reboot",
             "-machine", "q35", "-accel", accel_arg, "-cpu", "host" if acc == "kvm" else "max",
