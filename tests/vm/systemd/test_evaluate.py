@@ -49,6 +49,10 @@ def main() -> int:
            lambda f: f["status_started"].update(CapEff=SYS_ADMIN_TOO))
     mutate("CAP_SYS_ADMIN in CapBnd after the restart", "restarted: /proc/PID/status CapBnd",
            lambda f: f["status_restarted"].update(CapBnd=SYS_ADMIN_TOO))
+    mutate("CAP_BPF still effective after the drop", "/proc/PID/status CapEff",
+           lambda f: f["status_started"].update(CapEff=vs.mask_of(vs.EXPECTED_CAPS)))
+    mutate("ambient set not emptied", "restarted: /proc/PID/status CapAmb",
+           lambda f: f["status_restarted"].update(CapAmb=vs.mask_of(vs.EXPECTED_CAPS)))
     mutate("CapPrm missing CAP_SYSLOG", "/proc/PID/status CapPrm",
            lambda f: f["status_started"].update(CapPrm=f"{0xc000000000:016x}"))
     mutate("unit grants CAP_SYS_ADMIN too", "unit CapabilityBoundingSet=",

@@ -44,6 +44,8 @@ MAX_EXPOSURE = 3.0
 # What the brief and deploy/hucprof.service promise; the guest checks the *installed* unit
 # declares exactly this, then that the process holds exactly what the unit declares.
 EXPECTED_CAPS = {"cap_bpf", "cap_perfmon", "cap_syslog"}
+# What the running daemon holds after its drop: --capabilities.keep's default.
+KEPT_CAPS = {"cap_syslog"}
 # Linux capability numbers (include/uapi/linux/capability.h).
 CAP_NAMES = ["chown", "dac_override", "dac_read_search", "fowner", "fsetid", "kill", "setgid",
              "setuid", "setpcap", "linux_immutable", "net_bind_service", "net_broadcast",
@@ -219,12 +221,15 @@ def evaluate(f: dict, results: Path) -> list[Row]:
     bset = {c.lower() for c in unit_setting(unit_text, "CapabilityBoundingSet")}
     amb = {c.lower() for c in unit_setting(unit_text, "AmbientCapabilities")}
     check("unit CapabilityBoundingSet=", " ".join(sorted(EXPECTED_CAPS)), " ".join(sorted(bset)))
-    want = mask_of(bset) if bset <= set(CAP_NUM) else "?"
-    want_amb = mask_of(amb) if amb <= set(CAP_NUM) else "?"
+    check("unit AmbientCapabilities=", " ".join(sorted(EXPECTED_CAPS)), " ".join(sorted(amb)))
+    # Once attached, hucprof keeps only --capabilities.keep (default cap_syslog) and empties the
+    # ambient set; without CAP_SETPCAP the rest stays in the bounding set (README "Privileges").
+    bounding = mask_of(bset) if bset <= set(CAP_NUM) else "?"
+    kept = mask_of(KEPT_CAPS & bset) if bset <= set(CAP_NUM) else "?"
 
     def proc_rows(tag, st):
-        for field, exp in (("CapEff", want), ("CapPrm", want), ("CapBnd", want),
-                           ("CapAmb", want_amb)):
+        for field, exp in (("CapEff", kept), ("CapPrm", kept), ("CapBnd", bounding),
+                           ("CapAmb", mask_of(set()))):
             got = st.get(field, "absent")
             check(f"{tag}/proc/PID/status {field}", exp,
                   f"{got} ({' '.join(sorted(caps_of(got))) or '-'})" if got != "absent" else got,
