@@ -19,6 +19,8 @@
 #include "core/callsite_folder.h"
 #include "core/interval_builder.h"
 #include "core/probe_targets.h"
+#include "core/proc_stat.h"
+#include "core/speedup_prediction.h"
 #include "core/symbolizer.h"
 #include "export/metrics_server.h"
 
@@ -58,6 +60,7 @@ struct Pipeline {
   std::unique_ptr<KallsymsSymbolizer> symbolizer;
   std::unique_ptr<IntervalBuilder> builder;
   std::unique_ptr<Aggregator> aggregator;
+  std::unique_ptr<SpeedupPrediction> prediction;
   hucprof::v1::Snapshot status;  // probes, build, hardened: fixed after start-up
 };
 
@@ -70,6 +73,8 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
   p.aggregator->apply(p.builder->build(raw, *p.symbolizer));
   hucprof::v1::Snapshot snapshot = p.status;
   p.aggregator->fill(snapshot);
+  snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
+  p.prediction->update(std::chrono::duration<double>(started.time_since_epoch()).count(), snapshot);
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
@@ -195,6 +200,8 @@ int run_command(const RunOptions& options) {
       std::move(kernel.kallsyms), [kallsyms_path] { return load_kallsyms(kallsyms_path); });
   p.builder = std::make_unique<IntervalBuilder>(CallsiteFolder(rules));
   p.aggregator = std::make_unique<Aggregator>(options.top_k);
+  p.prediction = std::make_unique<SpeedupPrediction>(
+      options.prediction_window, p.sampler != nullptr, p.probes != nullptr && options.latency);
 
   collectable->update(drain_once(p));
   spdlog::info("serving metrics on {} (port {}), draining every {} ms", options.listen_address,

@@ -25,6 +25,8 @@ struct RunOptions {
   std::optional<std::string> config_path;               // --config FILE
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
+  // --prediction.window: the span usercopy_checks_off_speedup_ratio and its kin cover.
+  std::chrono::milliseconds prediction_window{300'000};
 };
 
 enum class CommandKind { Run, Doctor, Version };

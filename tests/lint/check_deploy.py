@@ -32,7 +32,7 @@ RULES_TEST = os.path.join(HERE, "hucprof.rules.test.yml")
 CONFIG = os.path.join(DEPLOY, "hucprof.yaml")
 # Keys `hucprof run --config` accepts (daemon/cli/options.h); anything else is exit code 2.
 CONFIG_KEYS = {"mode", "web.listen-address", "web", "sample-frequency", "interval", "top-k",
-               "latency", "log.level"}
+               "latency", "prediction.window", "log.level"}
 CAPS = {"CAP_BPF", "CAP_PERFMON", "CAP_SYSLOG"}
 MAX_EXPOSURE = 3.0
 PACKAGE_DASHBOARD_DIR = "/usr/share/hucprof/dashboards"
