@@ -454,11 +454,12 @@ def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -
 def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
                  extra_cmdline: str = "", env: dict[str, str] | None = None,
                  timeout_s: float = 420, cpus: int = 2, mem_mib: int = 1536,
-                 echo_console: bool = False) -> RunResult:
+                 echo_console: bool = False, qemu_args: list[str] | None = None) -> RunResult:
     """Boot `k`, run `script` (an absolute host path, executed in the guest chroot), return.
 
     Raises VmFailure for boot failures, missing rc, or timeout; the console log is included.
-    A non-zero guest rc is *returned* (callers decide), not raised.
+    A non-zero guest rc is *returned* (callers decide), not raised. `qemu_args` are appended to
+    QEMU's command line (e.g. `-icount shift=1,sleep=off` for instruction-counted timing).
     """
     qemu = shutil.which("qemu-system-x86_64")
     if qemu is None:
@@ -492,9 +493,10 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
                        "multidevs=remap",
             "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
-                       "multidevs=remap"]
+                       "multidevs=remap", *(qemu_args or [])]
     log(f"boot {k.label} ({k.release}, {accel}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
-        + (f" [{extra_cmdline}]" if extra_cmdline else ""))
+        + (f" [{extra_cmdline}]" if extra_cmdline else "")
+        + (f" {' '.join(qemu_args)}" if qemu_args else ""))
     console_path = results_dir.parent / (results_dir.name + ".console.log")
     t0 = time.monotonic()
     timed_out = False
