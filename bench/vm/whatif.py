@@ -31,9 +31,11 @@ consequences, both handled here:
 
   bench/vm/whatif.py BUILD_DIR [--kernel 6.1] [--kernel 6.12] [--pairs 5] [--reps 3]
                      [--frequencies 3] [--seed 11] [--scale 1.0] [--markdown FILE] [-v]
+                     [--resume | --report-only]
 
 BUILD_DIR as for the VM tier (daemon/hucprof built; kernel packages cached in
-BUILD_DIR/vm-cache). Not part of ctest: ~6 min per pair per kernel on 2 loaded cores.
+BUILD_DIR/vm-cache). Not part of ctest: ~3 min per pair per kernel on an idle 2-core machine,
+10-12 min when it is shared with other builds (the guest's clock does not care; the host's does).
 The guest side of this file runs when HUCVM_WHATIF_PLAN is set (it is the guest script).
 """
 
@@ -254,6 +256,7 @@ def host_main() -> int:
     rng = random.Random(a.seed)
     out_dir = build / "vm-runs" / "whatif"
     t0 = time.monotonic()
+    reused = 0
     boots: dict[str, list] = {}
     for k, initrd in kernels:
         boots[k.label] = []
@@ -279,6 +282,7 @@ def host_main() -> int:
                         and done.exists() and kept.exists() \
                         and json.loads(kept.read_text()) == json.loads(json.dumps(plan)):
                     vmlib.log(f"{name}: kept from an earlier run (--resume)")
+                    reused += 1
                     boots[k.label].append(ws.Boot(k.label, pair, role,
                                                   json.loads(done.read_text())))
                     continue
@@ -296,7 +300,10 @@ def host_main() -> int:
                 res.file("plan.json").write_text(json.dumps(plan))
                 vmlib.log(f"{name}: done, {time.monotonic() - t0:.0f} s so far")
 
-    lines = report(boots, a, {k.label: k.release for k, _ in kernels}, time.monotonic() - t0)
+    # A run that kept boots, or booted none, did not take the whole bench's time: say nothing.
+    whole = not a.report_only and not reused
+    lines = report(boots, a, {k.label: k.release for k, _ in kernels},
+                   time.monotonic() - t0 if whole else None)
     print("\n".join(lines))
     (out_dir / "summary.json").write_text(json.dumps(
         {label: [b.__dict__ for b in bs] for label, bs in boots.items()}, indent=1))
@@ -305,13 +312,14 @@ def host_main() -> int:
     return 0
 
 
-def report(boots: dict, a, releases: dict, wall_s: float) -> list[str]:
+def report(boots: dict, a, releases: dict, wall_s: float | None) -> list[str]:
     import whatif_stats as ws
 
     cmd = "bench/vm/whatif.py BUILD_DIR " + " ".join(
         f"--kernel {k}" for k in boots) + f" --pairs {a.pairs} --reps {a.reps} " \
         f"--frequencies {a.frequencies} --seed {a.seed}" + (f" --scale {a.scale}" if a.scale != 1 else "")
-    out = [f"`{cmd}` ({wall_s / 60:.0f} min, QEMU TCG -icount shift=1,sleep=off, 1 vCPU; "
+    took = f"{wall_s / 60:.0f} min, " if wall_s is not None else ""
+    out = [f"`{cmd}` ({took}QEMU TCG -icount shift=1,sleep=off, 1 vCPU; "
            + ", ".join(f"{k} = {r}" for k, r in releases.items()) + ")", "",
            "| kernel | workload | measured speed-up, median (pairs) | noise band | "
            "CPU-time speed-up | predicted, sampling (per boot) | error | predicted, "
@@ -337,13 +345,25 @@ def report(boots: dict, a, releases: dict, wall_s: float) -> list[str]:
                       if r["kind"] == "latency" and r["workload"] == name)
             on = [ws.per_op(b.records, name, "wall_ns") for b in bs if b.role == "on"]
             off = [ws.per_op(b.records, name, "wall_ns") for b in bs if b.role == "off"]
+            lat_wall = sum(r["wall_ns"] for b in bs for r in b.records
+                           if r["kind"] == "latency" and r["workload"] == name)
+            boot_errors = [ws.gain_error(x, m.median) for x in s.per_boot]
+            boot_errors = [e for e in boot_errors if e is not None]
             if checks and ops and on and off:
-                true_ns = (sum(on) / len(on) - sum(off) / len(off)) / (checks / ops)
+                on_ns = sum(on) / len(on)
+                true_ns = (on_ns - sum(off) / len(off)) / (checks / ops)
+                # The probes also slow what the denominator counts: busy time grows with them.
                 notes.append(f"{label} {name}: {checks / ops:.2f} checks per operation; a check "
                              f"costs {true_ns:.0f} ns of guest time (on - off, per check), "
-                             f"hucprof --latency timed {1e9 * lat.in_checks / checks:.0f} ns; "
+                             f"hucprof --latency timed {1e9 * lat.in_checks / checks:.0f} ns, and "
+                             f"with its probes attached an operation took "
+                             f"{lat_wall / ops / on_ns:.2f}x as long; "
                              f"sampling: {s.in_checks:.0f} of {s.busy:.0f} busy samples in the "
-                             f"checks over {s.sessions} sessions; daemon gauge vs counters: "
+                             f"checks over {s.sessions} sessions (counting error "
+                             f"±{100 / max(s.in_checks, 1) ** 0.5:.0f} %, 1/sqrt(n)), one boot's "
+                             f"answer alone off by {ws.fmt_pct(min(boot_errors, default=None))} "
+                             f"to {ws.fmt_pct(max(boot_errors, default=None))}; "
+                             "daemon gauge vs counters: "
                              f"largest gap {ws.fmt_x(s.gauge_gap, 5)} (sampling), "
                              f"{ws.fmt_x(lat.gauge_gap, 5)} (latency)")
         for b in bs:
