@@ -20,6 +20,8 @@
 #include "core/callsite_folder.h"
 #include "core/file_text.h"
 #include "core/interval_builder.h"
+#include "core/proc_stat.h"
+#include "core/speedup_prediction.h"
 #include "core/symbolizer.h"
 #include "export/metrics_server.h"
 
@@ -41,6 +43,7 @@ struct Pipeline {
   std::unique_ptr<KallsymsSymbolizer> symbolizer;
   std::unique_ptr<IntervalBuilder> builder;
   std::unique_ptr<Aggregator> aggregator;
+  std::unique_ptr<SpeedupPrediction> prediction;
   hucprof::v1::Snapshot status;  // probes, build, hardened: fixed after start-up
 };
 
@@ -69,6 +72,8 @@ hucprof::v1::Snapshot drain_once(Pipeline& p) {
     map->set_bytes(m.bytes);
   }
   snapshot.set_kallsyms_reloads(p.symbolizer->reloads());
+  snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
+  p.prediction->update(std::chrono::duration<double>(started.time_since_epoch()).count(), snapshot);
   snapshot.set_timestamp_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
@@ -148,6 +153,8 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
       [] { return read_file_text(kModulesPath); });
   p.builder = std::make_unique<IntervalBuilder>(CallsiteFolder(rules));
   p.aggregator = std::make_unique<Aggregator>(options.top_k);
+  p.prediction = std::make_unique<SpeedupPrediction>(
+      options.prediction_window, p.sampler != nullptr, p.probes != nullptr && options.latency);
 
   // Everything is attached: give up what draining and serving do not need, while hucprof is
   // still single-threaded (capabilities are per thread, so the web server's threads start after

@@ -34,6 +34,9 @@ struct RunOptions {
   // --bpf.max-keys, --bpf.max-stacks: what each BPF counter / stack map holds per drain interval.
   uint32_t bpf_max_keys = 16384;
   uint32_t bpf_max_stacks = 8192;
+
+  // --prediction.window: the span usercopy_checks_off_speedup_ratio and its kin cover.
+  std::chrono::milliseconds prediction_window{300'000};
 };
 
 enum class CommandKind { Run, Doctor, Version };

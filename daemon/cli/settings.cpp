@@ -87,6 +87,20 @@ std::string apply_interval(std::string_view value, RunOptions& options) {
   return "";
 }
 
+// A window shorter than a drain interval still covers one interval; a day bounds the history.
+std::string apply_prediction_window(std::string_view value, RunOptions& options) {
+  constexpr std::chrono::milliseconds kMin{1'000}, kMax{86'400'000};
+  auto parsed = parse_duration(value);
+  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+  const auto window = std::get<std::chrono::milliseconds>(parsed);
+  if (window < kMin || window > kMax) {
+    return quoted(value) + " is out of range " + format_duration(kMin) + ".." +
+           format_duration(kMax);
+  }
+  options.prediction_window = window;
+  return "";
+}
+
 std::string apply_top_k(std::string_view value, RunOptions& options) {
   return apply_bounded(value, 1, 1000, options.top_k);
 }
@@ -166,7 +180,7 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return "";
 }
 
-const std::array<Setting, 13> kSettings{{
+const std::array<Setting, 14> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, OnReload::Restart, apply_mode,
@@ -191,6 +205,11 @@ const std::array<Setting, 13> kSettings{{
     {"latency", "", "also time each check (fexit/kretprobe): usercopy_check_duration_seconds",
      false, OnReload::Restart, apply_latency,
      [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
+    {"prediction.window", "DURATION",
+     "span of the predicted speed-up with the checks off (usercopy_checks_off_speedup_ratio), "
+     "1s..24h",
+     false, OnReload::Restart, apply_prediction_window,
+     [](const RunOptions& o) { return format_duration(o.prediction_window); }},
     {"probe.attach", "HOW",
      "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
      OnReload::Restart, apply_probe_attach,

@@ -10,6 +10,7 @@
 #include "core/raw_drain.h"
 #include "export/family_builder.h"
 #include "export/latency_buckets.h"
+#include "export/prediction_families.h"
 #include "export/prometheus_exporter.h"
 
 namespace hucprof {
@@ -128,6 +129,8 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
     sampled.add({series.context()}, as_double(series.samples()));
   }
   out.push_back(std::move(sampled).build());
+
+  add_prediction_families(snapshot, out);
 
   FamilyBuilder enabled(
       "usercopy_hardened_enabled",

@@ -320,7 +320,27 @@ def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records
     if share:
         print("info usercopy share of kernel CPU per instance: " +
               ", ".join(f"{s['metric'].get('instance')}={float(s['value'][1]):.2%}" for s in share))
+    check_prediction_against_prometheus(prom, rep, len(daemons))
     print(f"queries done after {time.monotonic() - t0:.0f} s", flush=True)
+
+
+def check_prediction_against_prometheus(prom: lib.PrometheusServer, rep: lib.Checklist,
+                                        instances: int) -> None:
+    """The daemon's own speed-up prediction against Prometheus computing it from the scraped
+    counters (the recording rule): the same samples, two windowing implementations. Windows do
+    not start at the same instant, so the gains (speed-up - 1) may differ by 40 % + 0.002."""
+    daemon = {s["metric"].get("instance"): float(s["value"][1]) for s in
+              prom.query('usercopy_checks_off_speedup_ratio{estimator="sampling"}')}
+    rule = {s["metric"].get("instance"): float(s["value"][1]) for s in
+            prom.query("hucprof_instance:usercopy_checks_off_speedup:ratio_rate5m")}
+    rep.check(len(daemon) == instances and daemon.keys() == rule.keys(),
+              "usercopy_checks_off_speedup_ratio and its recording rule exist for every instance",
+              f"daemon {sorted(daemon)}, rule {sorted(rule)}")
+    for instance in sorted(daemon.keys() & rule.keys()):
+        gain_d, gain_r = daemon[instance] - 1, rule[instance] - 1
+        rep.check(abs(gain_d - gain_r) <= 0.4 * gain_r + 0.002,
+                  f"{instance}: daemon's predicted speed-up agrees with Prometheus' from the counters",
+                  f"daemon {daemon[instance]:.4f}, recording rule {rule[instance]:.4f}", detail_on_ok=True)
 
 
 def finish(rep: lib.Checklist, workdir: str, keep: bool, daemons, flood, prom) -> int:

@@ -33,6 +33,7 @@ CONFIG = os.path.join(DEPLOY, "hucprof.yaml")
 # Keys `hucprof run --config` accepts (daemon/cli/options.h); anything else is exit code 2.
 CONFIG_KEYS = {"mode", "web.listen-address", "web", "sample-frequency", "interval", "top-k",
                "latency", "log.level", "web.config.file", "bpf.max-keys", "bpf.max-stacks",
+               "prediction.window",
                "log.format", "capabilities.keep"}
 # Keys documented in a comment only: as shipped the file must change nothing.
 COMMENTED_KEYS = {"web.config.file"}

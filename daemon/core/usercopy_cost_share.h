@@ -1,0 +1,63 @@
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace hucprof {
+
+// One estimator's cumulative counters at one drain, in one unit (CPU samples, or nanoseconds):
+// the cost counted inside the hardened-usercopy checks per call site, and the busy CPU (kernel +
+// user, idle excluded) over all CPUs in the same unit.
+struct CostCounters {
+  std::map<std::string, uint64_t> in_checks;  // by call site
+  uint64_t busy = 0;
+};
+
+// The share of busy CPU spent inside the checks over one window, and what switching them off
+// would give back to CPU-bound work.
+struct CostShare {
+  double window_seconds = 0;  // the span covered: shorter than asked while history is shorter
+  uint64_t busy = 0;          // increase of the denominator in the window
+  std::map<std::string, double> by_callsite;  // in_checks increase / busy increase
+  double share = 0;                           // sum over call sites
+  // 1 / (1 - share): the predicted speed-up of CPU-bound work with the checks off. Absent when
+  // share >= 1 (an estimator that counts more than all busy time has no finite answer).
+  std::optional<double> speedup;
+};
+
+// What removing work that takes `share` of busy CPU gives CPU-bound work: 1 / (1 - share).
+// nullopt when share >= 1 (no finite answer) or negative.
+std::optional<double> speedup_without(double share);
+
+// Windowed share over cumulative counters, the way Prometheus' increase() sees them: a counter
+// that went down was reset and counts from zero; a call site seen for the first time started at
+// zero. Keeps at most kMaxHistory snapshots, evenly thinned over the window, so memory does not
+// grow with window / drain interval and the window start is exact to window / kMaxHistory.
+class UsercopyCostShare {
+ public:
+  static constexpr size_t kMaxHistory = 240;
+
+  explicit UsercopyCostShare(std::chrono::duration<double> window);
+
+  // Cumulative counters at monotonic time `at` (seconds). Times must not go backwards.
+  void observe(double at, const CostCounters& counters);
+  // Over the last `window` (or all history when shorter). nullopt when the window is empty:
+  // fewer than two observations, or no busy CPU counted between them.
+  std::optional<CostShare> estimate() const;
+
+ private:
+  struct Point {
+    double at = 0;
+    CostCounters total;  // reset-corrected: only ever grows
+  };
+
+  double window_;
+  std::optional<Point> latest_;
+  CostCounters last_raw_;  // as observed, to detect resets
+  std::deque<Point> history_;
+};
+
+}  // namespace hucprof

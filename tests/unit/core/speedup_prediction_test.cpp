@@ -1,0 +1,146 @@
+#include "core/speedup_prediction.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace hucprof {
+namespace {
+
+using std::chrono::seconds;
+
+struct Counters {
+  std::map<std::pair<std::string, std::string>, uint64_t> cpu_samples;  // (callsite, check)
+  uint64_t kernel = 0, user = 0, idle = 0;
+  std::map<std::string, uint64_t> latency_sum_ns;  // by callsite
+  uint64_t busy_cpu_ns = 0;
+};
+
+v1::Snapshot snapshot_of(const Counters& c) {
+  v1::Snapshot s;
+  for (const auto& [key, n] : c.cpu_samples) {
+    auto* series = s.add_cpu_samples();
+    series->set_callsite(key.first);
+    series->set_syscall("recvfrom");
+    series->set_check(key.second);
+    series->set_samples(n);
+  }
+  for (const auto& [context, n] :
+       std::map<std::string, uint64_t>{{"kernel", c.kernel}, {"user", c.user}, {"idle", c.idle}}) {
+    auto* series = s.add_sampled();
+    series->set_context(context);
+    series->set_samples(n);
+  }
+  for (const auto& [callsite, ns] : c.latency_sum_ns) {
+    auto* series = s.add_latency();
+    series->set_callsite(callsite);
+    series->set_sum_ns(ns);
+  }
+  s.set_busy_cpu_ns(c.busy_cpu_ns);
+  return s;
+}
+
+const v1::CostSharePrediction* find(const v1::Snapshot& s, const std::string& estimator) {
+  for (const auto& p : s.predictions()) {
+    if (p.estimator() == estimator) return &p;
+  }
+  return nullptr;
+}
+
+std::map<std::string, double> by_callsite(const v1::CostSharePrediction& p) {
+  std::map<std::string, double> out;
+  for (const auto& c : p.callsites()) out[c.callsite()] = c.share();
+  return out;
+}
+
+TEST(SpeedupPrediction, SamplingSharesOfKernelPlusUserSamples) {
+  SpeedupPrediction prediction(seconds(300), /*sampling=*/true, /*latency=*/false);
+  v1::Snapshot first = snapshot_of({{}, 10, 10, 100, {}, 0});
+  prediction.update(0, first);
+  EXPECT_EQ(first.predictions_size(), 0) << "one drain is not a window yet";
+
+  // +700 kernel, +300 user, +9000 idle; in the checks: udp_recvmsg 30 (two check kinds, one
+  // call site), other 10. Idle samples must not count: 40 of 1000, not 40 of 10000.
+  v1::Snapshot second = snapshot_of(
+      {{{{"udp_recvmsg", "object"}, 20}, {{"udp_recvmsg", "slab"}, 10}, {{"other", "page"}, 10}},
+       710,
+       310,
+       9100,
+       {},
+       0});
+  prediction.update(10, second);
+  const auto* p = find(second, "sampling");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(find(second, "latency"), nullptr) << "latency is off";
+  EXPECT_DOUBLE_EQ(p->window_seconds(), 10);
+  EXPECT_DOUBLE_EQ(p->share(), 0.04);
+  ASSERT_TRUE(p->has_speedup());
+  EXPECT_DOUBLE_EQ(p->speedup(), 1 / 0.96);
+  EXPECT_EQ(by_callsite(*p),
+            (std::map<std::string, double>{{"other", 0.01}, {"udp_recvmsg", 0.03}}));
+}
+
+TEST(SpeedupPrediction, LatencyIsCheckTimeOverBusyCpuTime) {
+  SpeedupPrediction prediction(seconds(300), /*sampling=*/false, /*latency=*/true);
+  v1::Snapshot first = snapshot_of({{}, 0, 0, 0, {{"udp_recvmsg", 1'000}}, 5'000'000'000});
+  prediction.update(0, first);
+  // 2 s of busy CPU, 50 ms of it in udp_recvmsg's checks and 30 ms in udp_sendmsg's.
+  v1::Snapshot second = snapshot_of(
+      {{}, 0, 0, 0, {{"udp_recvmsg", 50'001'000}, {"udp_sendmsg", 30'000'000}}, 7'000'000'000});
+  prediction.update(10, second);
+  const auto* p = find(second, "latency");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(find(second, "sampling"), nullptr);
+  EXPECT_DOUBLE_EQ(p->share(), 0.04);
+  EXPECT_DOUBLE_EQ(by_callsite(*p).at("udp_sendmsg"), 0.015);
+  EXPECT_DOUBLE_EQ(p->speedup(), 1 / 0.96);
+}
+
+TEST(SpeedupPrediction, IdleOnlyWindowExportsNothing) {
+  SpeedupPrediction prediction(seconds(30), true, true);
+  Counters c{{{{"udp_recvmsg", "object"}, 5}}, 100, 100, 100, {{"udp_recvmsg", 10}}, 1'000};
+  v1::Snapshot s = snapshot_of(c);
+  prediction.update(0, s);
+  c.idle += 3000;  // a quiet node: only the idle counter moves
+  s = snapshot_of(c);
+  prediction.update(10, s);
+  EXPECT_EQ(s.predictions_size(), 0);
+}
+
+TEST(SpeedupPrediction, LatencyWaitsForABusyCpuReading) {
+  SpeedupPrediction prediction(seconds(30), false, true);
+  v1::Snapshot s = snapshot_of({{}, 0, 0, 0, {{"a", 10}}, 0});  // /proc/stat unreadable
+  prediction.update(0, s);
+  s = snapshot_of({{}, 0, 0, 0, {{"a", 20}}, 0});
+  prediction.update(10, s);
+  EXPECT_EQ(s.predictions_size(), 0);
+}
+
+TEST(SpeedupPrediction, MoreCheckTimeThanBusyTimeHasNoSpeedup) {
+  // The latency estimator can overshoot (probe time counted inside the check, coarse /proc/stat
+  // ticks): the share is exported as measured, the speed-up left unset rather than negative.
+  SpeedupPrediction prediction(seconds(30), false, true);
+  v1::Snapshot s = snapshot_of({{}, 0, 0, 0, {{"a", 0}}, 1'000'000});
+  prediction.update(0, s);
+  s = snapshot_of({{}, 0, 0, 0, {{"a", 30'000'000}}, 21'000'000});
+  prediction.update(10, s);
+  const auto* p = find(s, "latency");
+  ASSERT_NE(p, nullptr);
+  EXPECT_DOUBLE_EQ(p->share(), 1.5);
+  EXPECT_FALSE(p->has_speedup());
+}
+
+TEST(SpeedupPrediction, EachUpdateReplacesThePredictions) {
+  SpeedupPrediction prediction(seconds(30), true, false);
+  v1::Snapshot s = snapshot_of({{}, 0, 0, 0, {}, 0});
+  prediction.update(0, s);
+  s = snapshot_of({{{{"a", "object"}, 1}}, 100, 0, 0, {}, 0});
+  prediction.update(10, s);
+  prediction.update(10.5, s);  // the same snapshot fed again must not add a second entry
+  EXPECT_EQ(s.predictions_size(), 1);
+}
+
+}  // namespace
+}  // namespace hucprof

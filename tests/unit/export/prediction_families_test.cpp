@@ -1,0 +1,85 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "export/prometheus_exporter.h"
+#include "text_lines.h"
+
+namespace hucprof {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+std::vector<std::string> rendered(const v1::Snapshot& snapshot) {
+  return text_lines(render_text(snapshot_to_families(snapshot)));
+}
+
+std::vector<std::string> series_of(const std::vector<std::string>& lines,
+                                   const std::string& family) {
+  std::vector<std::string> out;
+  for (const auto& line : lines) {
+    if (line.rfind(family + "{", 0) == 0 || line.rfind(family + " ", 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+v1::Snapshot with_predictions() {
+  v1::Snapshot s;
+  s.set_busy_cpu_ns(12'500'000'000);
+  auto* p = s.add_predictions();
+  p->set_estimator("sampling");
+  p->set_window_seconds(300);
+  p->set_share(0.25);
+  p->set_speedup(4.0 / 3);
+  auto* site = p->add_callsites();
+  site->set_callsite("udp_recvmsg");
+  site->set_share(0.2);
+  site->set_speedup(1.25);
+  site = p->add_callsites();
+  site->set_callsite("udp_sendmsg");
+  site->set_share(0.05);
+  site->set_speedup(1 / 0.95);
+  auto* latency = s.add_predictions();
+  latency->set_estimator("latency");
+  latency->set_window_seconds(120);
+  latency->set_share(1.5);  // an overshooting estimate: no speed-up series
+  return s;
+}
+
+TEST(PredictionFamilies, SharesSpeedupsAndWindowPerEstimator) {
+  const auto lines = rendered(with_predictions());
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_checks_busy_cpu_ratio gauge"));
+  EXPECT_THAT(lines, Contains("usercopy_checks_busy_cpu_ratio{estimator=\"sampling\"} 0.25"));
+  EXPECT_THAT(lines, Contains("usercopy_checks_busy_cpu_ratio{estimator=\"latency\"} 1.5"));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_checks_off_speedup_ratio gauge"));
+  EXPECT_THAT(series_of(lines, "usercopy_checks_off_speedup_ratio"),
+              ::testing::ElementsAre(HasSubstr("{estimator=\"sampling\"} 1.333333333333333")));
+  EXPECT_THAT(lines, Contains("usercopy_callsite_busy_cpu_ratio{estimator=\"sampling\","
+                              "callsite=\"udp_recvmsg\"} 0.2"));
+  EXPECT_THAT(lines, Contains("usercopy_callsite_off_speedup_ratio{estimator=\"sampling\","
+                              "callsite=\"udp_recvmsg\"} 1.25"));
+  EXPECT_THAT(lines, Contains("usercopy_prediction_window_seconds{estimator=\"latency\"} 120"));
+  EXPECT_THAT(lines, Contains("usercopy_busy_cpu_seconds_total 12.5"));
+}
+
+TEST(PredictionFamilies, NoPredictionMeansNoSeriesButEveryFamilyDescribed) {
+  const auto lines = rendered(v1::Snapshot());
+  for (const char* family :
+       {"usercopy_busy_cpu_seconds_total counter", "usercopy_checks_busy_cpu_ratio gauge",
+        "usercopy_checks_off_speedup_ratio gauge", "usercopy_callsite_busy_cpu_ratio gauge",
+        "usercopy_callsite_off_speedup_ratio gauge", "usercopy_prediction_window_seconds gauge"}) {
+    EXPECT_THAT(lines, Contains(std::string("# TYPE ") + family)) << family;
+  }
+  for (const char* family : {"usercopy_busy_cpu_seconds_total", "usercopy_checks_busy_cpu_ratio",
+                             "usercopy_checks_off_speedup_ratio"}) {
+    EXPECT_THAT(series_of(lines, family), IsEmpty()) << family << ": no NaN, no made-up 0";
+  }
+  for (const auto& line : lines) EXPECT_THAT(line, Not(HasSubstr("NaN"))) << line;
+}
+
+}  // namespace
+}  // namespace hucprof
