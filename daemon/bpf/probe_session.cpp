@@ -41,9 +41,12 @@ std::string attach_name_for(const KallsymsIndex& kallsyms, std::string_view symb
 
 std::string policy_name(AttachPolicy p) {
   switch (p) {
-    case AttachPolicy::Fentry: return "fentry";
-    case AttachPolicy::Kprobe: return "kprobe";
-    case AttachPolicy::Auto: break;
+    case AttachPolicy::Fentry:
+      return "fentry";
+    case AttachPolicy::Kprobe:
+      return "kprobe";
+    case AttachPolicy::Auto:
+      break;
   }
   return "auto";
 }
@@ -93,8 +96,7 @@ ProbeSession::~ProbeSession() {
   probe_bpf__destroy(skel_);
 }
 
-ProbeSession::Started ProbeSession::start(const ProbeConfig& config,
-                                          const KallsymsIndex& kallsyms,
+ProbeSession::Started ProbeSession::start(const ProbeConfig& config, const KallsymsIndex& kallsyms,
                                           const KernelFacts& facts) {
   Started out;
   std::unique_ptr<ProbeSession> self(new ProbeSession());
@@ -165,9 +167,10 @@ ProbeSession::Started ProbeSession::start(const ProbeConfig& config,
   auto helpers = build_address_ranges(kallsyms, config.helper_symbols);
   auto dispatchers = build_address_ranges(kallsyms, dispatcher_symbols());
   if (helpers.overflow) {
-    spdlog::warn("{} copy-helper ranges did not fit into BPF's {}; their callers fold as "
-                 "[truncated]",
-                 helpers.overflow, HUC_MAX_RANGES);
+    spdlog::warn(
+        "{} copy-helper ranges did not fit into BPF's {}; their callers fold as "
+        "[truncated]",
+        helpers.overflow, HUC_MAX_RANGES);
   }
   auto* rodata = self->skel_->rodata;
   set_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, helpers);
@@ -188,8 +191,7 @@ ProbeSession::Started ProbeSession::start(const ProbeConfig& config,
     if (plan.mode.empty() || !plan.reason.empty()) return;
     bpf_link* link = plan.mode == "fentry"
                          ? bpf_program__attach(plan.fentry)
-                         : bpf_program__attach_kprobe(plan.kprobe,
-                                                      plan.target == &kReturnTarget,
+                         : bpf_program__attach_kprobe(plan.kprobe, plan.target == &kReturnTarget,
                                                       plan.attach_name.c_str());
     if (!link) {
       // kprobes attach through perf_event_open(2): the paranoid sysctl applies to them too.
@@ -221,6 +223,15 @@ void ProbeSession::drain(RawDrain& out) {
     auto frames = read_stack(bpf_map__fd(skel_->maps.short_stacks), id, HUC_SHORT_STACK_DEPTH);
     if (!frames.empty()) short_stack_cache_.emplace(id, std::move(frames));
   };
+  // For profiles: each full stack is handed on once, in the drain that first reads it (the
+  // profile keeps it symbolized); not copied into every drain like the short stacks.
+  auto read_full_stack = [&](int32_t id) {
+    if (id < 0 || full_stacks_read_.contains(id)) return;
+    auto frames = read_stack(bpf_map__fd(skel_->maps.full_stacks), id, HUC_FULL_STACK_DEPTH);
+    if (frames.empty()) return;
+    full_stacks_read_.insert(id);
+    out.full_stacks.emplace(id, std::move(frames));
+  };
   for_each_percpu_entry<huc_site_key, huc_site_value>(
       bpf_map__fd(skel_->maps.sites), cpus, [&](const huc_site_key& key, const auto& values) {
         RawSiteCount c;
@@ -228,9 +239,14 @@ void ProbeSession::drain(RawDrain& out) {
         for (const auto& v : values) {
           c.calls += v.calls;
           c.bytes += v.bytes;
+          // Set on the CPU that created the key only.
+          if (c.full_stack_id < 0 && v.full_stack_ref != 0) {
+            c.full_stack_id = static_cast<int32_t>(v.full_stack_ref - 1);
+          }
         }
         out.sites.push_back(c);
         cache_short_stack(key.short_stack_id);
+        read_full_stack(c.full_stack_id);
       });
   read_percpu_counts(bpf_map__fd(skel_->maps.subchecks), cpus, out.subchecks);
   read_percpu_counts(bpf_map__fd(skel_->maps.latency), cpus, out.latency);

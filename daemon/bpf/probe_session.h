@@ -1,6 +1,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,9 @@ struct ProbeConfig {
 class ProbeSession {
  public:
   struct Started {
-    std::unique_ptr<ProbeSession> session;  // null when nothing could attach
+    std::unique_ptr<ProbeSession> session;           // null when nothing could attach
     std::vector<hucprof::v1::ProbeStatus> statuses;  // one per target, attached or why not
-    std::string error;  // set when the object could not load at all
+    std::string error;                               // set when the object could not load at all
   };
   static Started start(const ProbeConfig& config, const KallsymsIndex& kallsyms,
                        const KernelFacts& facts);
@@ -48,6 +49,7 @@ class ProbeSession {
   std::vector<BpfLinkPtr> links_;
   int possible_cpus_ = 1;
   std::map<int32_t, StackFrames> short_stack_cache_;
+  std::set<int32_t> full_stacks_read_;
 };
 
 }  // namespace hucprof

@@ -1,12 +1,19 @@
 #include "core/interval_builder.h"
 
+#include "core/latency_slots.h"
+
 namespace hucprof {
 
 namespace {
 constexpr const char* kUnknownCallsite = "[unknown]";
-}
 
-IntervalBuilder::IntervalBuilder(CallsiteFolder folder) : folder_(std::move(folder)) {}
+const char* direction_name(uint8_t direction) {
+  return direction == HUC_DIR_TO_USER ? "to_user" : "from_user";
+}
+}  // namespace
+
+IntervalBuilder::IntervalBuilder(CallsiteFolder folder)
+    : folder_(std::move(folder)), stacks_(folder_.rules()) {}
 
 void IntervalBuilder::invalidate_folds() {
   site_folds_.clear();
@@ -44,9 +51,8 @@ IntervalBuilder::Fold IntervalBuilder::fold_frames(const std::vector<uint64_t>& 
   return out;
 }
 
-IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key,
-                                                        const RawDrain& drain,
-                                                        Symbolizer& symbols) {
+IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const RawDrain& drain,
+                                                 Symbolizer& symbols) {
   auto tuple = tuple_of(key);
   if (auto it = site_folds_.find(tuple); it != site_folds_.end()) return it->second;
   Fold fold;
@@ -67,17 +73,46 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key,
   return site_folds_.emplace(tuple, std::move(fold)).first->second;
 }
 
-IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key,
-                                                          const RawDrain& drain,
-                                                          Symbolizer& symbols) {
+IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, const RawDrain& drain,
+                                                   Symbolizer& symbols) {
   if (auto it = sample_folds_.find(key.stack_id); it != sample_folds_.end()) {
     return it->second;
   }
   auto stack = drain.sample_stacks.find(key.stack_id);
   if (stack == drain.sample_stacks.end()) {
-    return Fold{{kUnknownCallsite, "none", "", false}, kDropStackMissing};
+    return Fold{
+        {kUnknownCallsite, "none", "", false}, kDropStackMissing, stacks_.sampled({}, symbols)};
   }
-  return sample_folds_.emplace(key.stack_id, fold_frames(stack->second, symbols)).first->second;
+  Fold fold = fold_frames(stack->second, symbols);
+  fold.stack = stacks_.sampled(stack->second, symbols);
+  return sample_folds_.emplace(key.stack_id, std::move(fold)).first->second;
+}
+
+StackPtr IntervalBuilder::site_stack(const huc_site_key& key, int32_t full_stack_id,
+                                     const RawDrain& drain, Symbolizer& symbols) {
+  const SiteTuple tuple = tuple_of(key);
+  if (auto it = site_stacks_.find(tuple); it != site_stacks_.end()) return it->second;
+  if (full_stack_id >= 0) {
+    if (auto full = drain.full_stacks.find(full_stack_id); full != drain.full_stacks.end()) {
+      return site_stacks_.emplace(tuple, stacks_.probed(full->second, symbols)).first->second;
+    }
+  }
+  // Not kept: the full stack may come with a later drain.
+  if (key.short_stack_id >= 0) {
+    if (auto frames = drain.short_stacks.find(key.short_stack_id);
+        frames != drain.short_stacks.end()) {
+      return stacks_.probed(frames->second, symbols);
+    }
+  }
+  return stacks_.probed(key.caller ? StackFrames{key.caller} : StackFrames{}, symbols);
+}
+
+void IntervalBuilder::add_stack(IntervalDeltas& out, StackPtr stack, ProfileLabels labels,
+                                ProfileValue value, uint64_t n) {
+  if (stacks_.is_overflow(stack)) out.drops[kDropProfileStackLimit] += n;
+  ProfileSample sample{std::move(stack), std::move(labels), {}};
+  sample.values[value] = n;
+  out.stacks.push_back(std::move(sample));
 }
 
 std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& folded) const {
@@ -98,9 +133,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     if (calls == 0 && bytes == 0) continue;
     Fold fold = fold_site(site.key, drain, symbols);
     count_drop(fold.drop, calls);
-    out.checks.push_back({fold.site.callsite, fold.site.syscall,
-                          site.key.direction == HUC_DIR_TO_USER ? "to_user" : "from_user", calls,
-                          bytes});
+    const char* direction = direction_name(site.key.direction);
+    out.checks.push_back({fold.site.callsite, fold.site.syscall, direction, calls, bytes});
+    StackPtr stack = site_stack(site.key, site.full_stack_id, drain, symbols);
+    ProfileLabels labels{fold.site.callsite, fold.site.syscall, "", direction};
+    add_stack(out, stack, labels, kCalls, calls);
+    out.stacks.back().values[kBytes] = bytes;
   }
   for (const auto& sub : drain.subchecks) {
     uint64_t n = subchecks_.update({tuple_of(sub.key.site), sub.key.kind}, sub.count);
@@ -108,6 +146,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     Fold fold = fold_site(sub.key.site, drain, symbols);
     count_drop(fold.drop, n);
     out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), n});
+    StackPtr stack =
+        stacks_.with_subcheck(site_stack(sub.key.site, -1, drain, symbols), sub.key.kind);
+    add_stack(out, stack,
+              {fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
+               direction_name(sub.key.site.direction)},
+              kSubchecks, n);
   }
   std::map<std::string, std::vector<uint64_t>> latency_by_site;
   for (const auto& lat : drain.latency) {
@@ -118,6 +162,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     auto& buckets = latency_by_site[fold.site.callsite];
     buckets.resize(HUC_LATENCY_SLOTS);
     buckets[lat.key.slot] += n;
+    // Not counted twice as a drop: the calls of this key were.
+    out.stacks.push_back(
+        {site_stack(lat.key.site, -1, drain, symbols),
+         {fold.site.callsite, fold.site.syscall, "", direction_name(lat.key.site.direction)},
+         {}});
+    out.stacks.back().values[kLatencyNs] = n * latency_slot_midpoint_ns(lat.key.slot);
   }
   for (auto& [callsite, buckets] : latency_by_site) {
     out.latency.push_back({callsite, std::move(buckets)});
@@ -127,8 +177,10 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     if (n == 0) continue;
     Fold fold = fold_sample(sample.key, drain, symbols);
     count_drop(fold.drop, n);
-    out.samples.push_back({fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
-                           fold.site.check.empty() ? "object" : fold.site.check, n});
+    SampleDelta delta{fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
+                      fold.site.check.empty() ? "object" : fold.site.check, n};
+    add_stack(out, fold.stack, {delta.callsite, delta.syscall, delta.check, ""}, kSamples, n);
+    out.samples.push_back(std::move(delta));
   }
   if (drain.sampling) {
     for (uint32_t c = 0; c < HUC_CTX_COUNT; ++c) {
@@ -144,7 +196,8 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     }
   }
   // Every user-space reason exists from the first interval on, so rate() has a zero to start.
-  for (const char* reason : {kDropSymbolUnresolved, kDropStackTruncated, kDropStackMissing}) {
+  for (const char* reason :
+       {kDropSymbolUnresolved, kDropStackTruncated, kDropStackMissing, kDropProfileStackLimit}) {
     out.drops[reason] += 0;
   }
   return out;

@@ -9,6 +9,7 @@
 #include "core/callsite_folder.h"
 #include "core/delta_tracker.h"
 #include "core/raw_drain.h"
+#include "core/stack_symbolizer.h"
 #include "core/symbolizer.h"
 
 namespace hucprof {
@@ -17,7 +18,8 @@ namespace hucprof {
 // hands it a RawDrain, the aggregator takes what it returns.
 //
 // Folds are cached per raw key (an immediate caller or a stack id never changes meaning while
-// kallsyms is unchanged), so steady-state drains cost map reads, not symbol lookups.
+// kallsyms is unchanged), so steady-state drains cost map reads, not symbol lookups. Every delta
+// also goes out by full stack (IntervalDeltas::stacks) for profiles, symbolized once per key.
 class IntervalBuilder {
  public:
   explicit IntervalBuilder(CallsiteFolder folder);
@@ -31,6 +33,7 @@ class IntervalBuilder {
   struct Fold {
     FoldedCallsite site;
     const char* drop = nullptr;  // a user-space drop reason that applies to every event here
+    StackPtr stack;              // sampling: the sample's symbolized stack
   };
 
   static SiteTuple tuple_of(const huc_site_key& key);
@@ -38,10 +41,18 @@ class IntervalBuilder {
   Fold fold_sample(const huc_sample_key& key, const RawDrain& drain, Symbolizer& symbols);
   Fold fold_frames(const std::vector<uint64_t>& addrs, Symbolizer& symbols) const;
   std::string syscall_label(int32_t nr, const FoldedCallsite& folded) const;
+  // A probe key's stack: its full stack once read, until then what the key itself holds.
+  StackPtr site_stack(const huc_site_key& key, int32_t full_stack_id, const RawDrain& drain,
+                      Symbolizer& symbols);
+  void add_stack(IntervalDeltas& out, StackPtr stack, ProfileLabels labels, ProfileValue value,
+                 uint64_t n);
 
   CallsiteFolder folder_;
+  StackSymbolizer stacks_;
   std::map<SiteTuple, Fold> site_folds_;
   std::map<int32_t, Fold> sample_folds_;
+  // Probe keys' full stacks: a key keeps the first stack it was seen with for good.
+  std::map<SiteTuple, StackPtr> site_stacks_;
 
   DeltaTracker<SiteTuple> site_calls_, site_bytes_;
   DeltaTracker<std::pair<SiteTuple, uint32_t>> subchecks_;

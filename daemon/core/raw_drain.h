@@ -15,6 +15,7 @@ struct RawSiteCount {
   huc_site_key key{};
   uint64_t calls = 0;
   uint64_t bytes = 0;
+  int32_t full_stack_id = -1;  // the key's first full stack in full_stacks, -1: none captured
 };
 // A per-CPU u64 counter summed over CPUs.
 template <typename Key>
@@ -38,6 +39,9 @@ struct RawDrain {
   // Stacks referenced above, by id; a missing id means the kernel no longer had it.
   std::map<int32_t, StackFrames> short_stacks;
   std::map<int32_t, StackFrames> sample_stacks;
+  // Probe mode: full stacks of sites (for profiles) by RawSiteCount::full_stack_id, each only in
+  // the drain that first read it.
+  std::map<int32_t, StackFrames> full_stacks;
   std::array<uint64_t, HUC_CTX_COUNT> contexts{};
   // Drops by enum huc_drop_reason, summed over the probe and sampler objects.
   std::array<uint64_t, HUC_DROP_REASONS> drops{};
@@ -55,5 +59,7 @@ const char* helper_walk_name(uint32_t walk);
 inline constexpr const char* kDropSymbolUnresolved = "symbol_unresolved";
 inline constexpr const char* kDropStackTruncated = "stack_truncated";
 inline constexpr const char* kDropStackMissing = "stack_missing";
+// Events counted in full whose stack went to the profiles' overflow stack (StackInterner limit).
+inline constexpr const char* kDropProfileStackLimit = "profile_stack_limit";
 
 }  // namespace hucprof

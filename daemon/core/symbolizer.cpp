@@ -5,16 +5,27 @@ namespace hucprof {
 KallsymsSymbolizer::KallsymsSymbolizer(KallsymsIndex index, Loader loader)
     : index_(std::move(index)), loader_(std::move(loader)) {}
 
+std::optional<ResolvedFrame> Symbolizer::frame(uint64_t addr) {
+  auto found = name(addr);
+  if (!found) return std::nullopt;
+  return ResolvedFrame{std::move(*found), "", 0, 0};
+}
+
 std::optional<std::string> KallsymsSymbolizer::name(uint64_t addr) {
-  auto frame = index_.resolve(addr);
-  if (!frame && reload_allowed_ && loader_) {
+  auto found = frame(addr);
+  if (!found) return std::nullopt;
+  return std::move(found->name);
+}
+
+std::optional<ResolvedFrame> KallsymsSymbolizer::frame(uint64_t addr) {
+  auto found = index_.resolve(addr);
+  if (!found && reload_allowed_ && loader_) {
     reload_allowed_ = false;
     index_ = loader_();
     reloaded_ = true;
-    frame = index_.resolve(addr);
+    found = index_.resolve(addr);
   }
-  if (!frame) return std::nullopt;
-  return std::move(frame->name);
+  return found;
 }
 
 bool KallsymsSymbolizer::begin_interval() {

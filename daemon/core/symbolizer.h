@@ -14,6 +14,9 @@ class Symbolizer {
  public:
   virtual ~Symbolizer() = default;
   virtual std::optional<std::string> name(uint64_t addr) = 0;
+  // The symbol with the offsets profiles keep (from the symbol, from _stext). Name-only
+  // symbolizers (tests) get offsets of 0.
+  virtual std::optional<ResolvedFrame> frame(uint64_t addr);
 };
 
 // Symbolizes from a KallsymsIndex and reloads it (at most once per interval) when an address
@@ -24,6 +27,7 @@ class KallsymsSymbolizer : public Symbolizer {
   KallsymsSymbolizer(KallsymsIndex index, Loader loader);
 
   std::optional<std::string> name(uint64_t addr) override;
+  std::optional<ResolvedFrame> frame(uint64_t addr) override;
   // Allows one more reload; returns true if the index was reloaded during the last interval
   // (cached folds must then be dropped).
   bool begin_interval();

@@ -1,6 +1,7 @@
 // raw kernel counters → folded deltas: the step between the kernel edge and the aggregator.
 #include "core/interval_builder.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -94,8 +95,8 @@ TEST(IntervalBuilder, HelperCallerFoldsThroughItsShortStack) {
   key.syscall_nr = 47;  // recvmsg
   key.direction = HUC_DIR_TO_USER;
   drain.sites.push_back({key, 4, 4 * 65536});
-  drain.short_stacks[7] = {kCheck, kSimpleCopy, kSkbDatagramIter, kSkbCopyDatagram,
-                           kNetlinkRecvmsg, kSysRecvmsg};
+  drain.short_stacks[7] = {kCheck,           kSimpleCopy,     kSkbDatagramIter,
+                           kSkbCopyDatagram, kNetlinkRecvmsg, kSysRecvmsg};
   huc_subcheck_key sub{};
   sub.site = key;
   sub.kind = HUC_CHECK_VMALLOC;
@@ -154,8 +155,8 @@ TEST(IntervalBuilder, SampleStackGivesCallsiteCheckAndSyscall) {
   RawDrain drain;
   drain.sampling = true;
   drain.samples.push_back({{3, 47}, 6});
-  drain.sample_stacks[3] = {kFindVmap, kCheck, kSimpleCopy, kSkbDatagramIter, kSkbCopyDatagram,
-                            kNetlinkRecvmsg, kSysRecvmsg};
+  drain.sample_stacks[3] = {kFindVmap,        kCheck,          kSimpleCopy, kSkbDatagramIter,
+                            kSkbCopyDatagram, kNetlinkRecvmsg, kSysRecvmsg};
   drain.contexts = {100, 50, 25};
   auto deltas = b.build(drain, syms);
   ASSERT_EQ(deltas.samples.size(), 1u);
@@ -218,6 +219,94 @@ TEST(IntervalBuilder, LatencySlotsAreGroupedPerCallsite) {
   ASSERT_EQ(deltas.latency[0].bucket_counts.size(), static_cast<size_t>(HUC_LATENCY_SLOTS));
   EXPECT_EQ(deltas.latency[0].bucket_counts[7], 4u);
   EXPECT_EQ(deltas.latency[0].bucket_counts[9], 1u);
+}
+
+std::vector<std::string> names(const ProfileSample& sample) {
+  std::vector<std::string> out;
+  for (const auto& f : *sample.stack) out.push_back(f->function);
+  return out;
+}
+
+using ::testing::ElementsAre;
+
+TEST(IntervalBuilder, ProbeCountsGoOutByTheKeysFullStack) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.probes = true;
+  RawSiteCount site{direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER), 10, 1000, 7};
+  drain.sites.push_back(site);
+  drain.full_stacks[7] = {kCheck,           kSimpleCopy,     kSkbDatagramIter,
+                          kSkbCopyDatagram, kNetlinkRecvmsg, kSysRecvmsg};
+  huc_subcheck_key sub{};
+  sub.site = site.key;
+  sub.kind = HUC_CHECK_VMALLOC;
+  drain.subchecks.push_back({sub, 4});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 2u);
+  const ProfileSample& calls = deltas.stacks[0];
+  EXPECT_THAT(names(calls),
+              ElementsAre("__check_object_size", "simple_copy_to_iter", "__skb_datagram_iter",
+                          "skb_copy_datagram_iter", "netlink_recvmsg", "__sys_recvmsg"));
+  EXPECT_EQ(calls.labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "", "to_user"}));
+  EXPECT_EQ(calls.values[kCalls], 10u);
+  EXPECT_EQ(calls.values[kBytes], 1000u);
+  EXPECT_EQ(calls.values[kSamples], 0u);
+  const ProfileSample& vmalloc = deltas.stacks[1];
+  EXPECT_EQ(names(vmalloc).front(), "find_vmap_area");
+  EXPECT_EQ(vmalloc.stack->size(), calls.stack->size() + 1);
+  EXPECT_EQ(vmalloc.labels.check, "vmalloc");
+  EXPECT_EQ(vmalloc.values[kSubchecks], 4u);
+  EXPECT_EQ(vmalloc.values[kCalls], 0u);
+
+  // The full stack is read once; later drains keep using it.
+  drain.full_stacks.clear();
+  drain.sites[0].calls = 15;
+  drain.subchecks.clear();
+  auto later = b.build(drain, syms);
+  ASSERT_EQ(later.stacks.size(), 1u);
+  EXPECT_EQ(later.stacks[0].stack, calls.stack);
+  EXPECT_EQ(later.stacks[0].values[kCalls], 5u);
+}
+
+TEST(IntervalBuilder, KeyWithoutFullStackGoesOutAsCheckAndCaller) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 3, 30});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 1u);
+  EXPECT_THAT(names(deltas.stacks[0]), ElementsAre("__check_object_size", "udp_recvmsg"));
+}
+
+TEST(IntervalBuilder, SamplesGoOutByTheirStackWithTheLabelsOfTheMetrics) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sampling = true;
+  drain.samples.push_back({{3, 47}, 6});
+  drain.sample_stacks[3] = {kFindVmap, kCheck, kSimpleCopy, kNetlinkRecvmsg, kSysRecvmsg};
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 1u);
+  EXPECT_THAT(names(deltas.stacks[0]),
+              ElementsAre("find_vmap_area", "__check_object_size", "simple_copy_to_iter",
+                          "netlink_recvmsg", "__sys_recvmsg"));
+  EXPECT_EQ(deltas.stacks[0].labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "vmalloc", ""}));
+  EXPECT_EQ(deltas.stacks[0].values[kSamples], 6u);
+}
+
+TEST(IntervalBuilder, LatencyGoesOutAsSlotMidpointsOnTheSitesStack) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  huc_latency_key k{};
+  k.site = direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER);
+  k.slot = 7;  // 128..255 ns: counted as 192
+  drain.latency.push_back({k, 4});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 1u);
+  EXPECT_EQ(deltas.stacks[0].values[kLatencyNs], 4u * 192u);
+  EXPECT_EQ(deltas.stacks[0].labels.direction, "to_user");
 }
 
 }  // namespace
