@@ -14,6 +14,8 @@ packages=(
   curl python3 python3-yaml iproute2 procps strace dpkg-dev
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod
   prometheus
+  # tests with real readers: Google's pprof (built from source offline), headless Chromium
+  golang-go golang-github-google-pprof-dev chromium
 )
 
 missing=()

@@ -44,22 +44,4 @@ StackProfile difference(const StackProfile& later, const StackProfile& earlier) 
   return out;
 }
 
-std::string_view profile_value_name(ProfileValue value) {
-  switch (value) {
-    case kSamples:
-      return "samples";
-    case kCalls:
-      return "calls";
-    case kBytes:
-      return "bytes";
-    case kLatencyNs:
-      return "latency";
-    case kSubchecks:
-      return "subchecks";
-    case kProfileValueCount:
-      break;
-  }
-  return "unknown";
-}
-
 }  // namespace hucprof

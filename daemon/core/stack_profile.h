@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace hucprof {
@@ -73,8 +72,5 @@ struct StackProfile {
 // later - earlier, sample by sample (same stack and labels) and for the denominator, for two
 // cumulative profiles of the same store; the window runs from earlier's end to later's end.
 StackProfile difference(const StackProfile& later, const StackProfile& earlier);
-
-// Names of the sample types in pprof ("samples", "calls", ...).
-std::string_view profile_value_name(ProfileValue value);
 
 }  // namespace hucprof
