@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "app/doctor_command.h"
+#include "app/record_command.h"
+#include "app/report_command.h"
 #include "app/run_command.h"
 #include "cli/options.h"
 
@@ -69,6 +71,10 @@ int main(int argc, char** argv) {
       return hucprof::doctor_command(command.run);
     case hucprof::CommandKind::Run:
       return hucprof::run_command(command.run);
+    case hucprof::CommandKind::Record:
+      return hucprof::record_command(command.run, command.record);
+    case hucprof::CommandKind::Report:
+      return hucprof::report_command(command.report);
   }
   return 2;
 }

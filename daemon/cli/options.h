@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hucprof {
 
@@ -16,22 +17,38 @@ inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
 struct RunOptions {
   Mode mode = Mode::Auto;
   std::string listen_address = kDefaultListenAddress;  // --web.listen-address
-  uint32_t sample_frequency = 99;                       // --sample-frequency, Hz per CPU (1..1000)
-  std::chrono::milliseconds interval{10000};            // --interval (e.g. "10s", "500ms", "1m")
-  uint32_t top_k = 20;                                  // --top-k (1..1000)
-  bool latency = false;                                 // --latency: fexit/kretprobe timing
-  ProbeAttach probe_attach = ProbeAttach::Auto;         // --probe.attach auto|fentry|kprobe
-  std::string log_level = "info";                       // --log.level: debug|info|warn|error
-  std::optional<std::string> config_path;               // --config FILE
+  uint32_t sample_frequency = 99;                      // --sample-frequency, Hz per CPU (1..1000)
+  std::chrono::milliseconds interval{10000};           // --interval (e.g. "10s", "500ms", "1m")
+  uint32_t top_k = 20;                                 // --top-k (1..1000)
+  bool latency = false;                                // --latency: fexit/kretprobe timing
+  ProbeAttach probe_attach = ProbeAttach::Auto;        // --probe.attach auto|fentry|kprobe
+  std::string log_level = "info";                      // --log.level: debug|info|warn|error
+  std::optional<std::string> config_path;              // --config FILE
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
 };
 
-enum class CommandKind { Run, Doctor, Version };
+// `hucprof record`: the run pipeline without the HTTP server, into one pprof file.
+struct RecordOptions {
+  // --duration; unset: 30 s, or as long as COMMAND runs when one is given.
+  std::optional<std::chrono::milliseconds> duration;
+  std::string output = "usercopy.pb.gz";  // -o / --output
+  std::vector<std::string> command;       // after "--": run it and record while it runs
+};
+
+// `hucprof report FILE`: the table and verdict of a recorded profile.
+struct ReportOptions {
+  std::string input;
+  std::optional<std::string> flamegraph;  // --flamegraph out.svg
+};
+
+enum class CommandKind { Run, Doctor, Version, Record, Report };
 
 struct Command {
   CommandKind kind = CommandKind::Run;
-  RunOptions run;  // doctor uses mode/kallsyms_path too
+  RunOptions run;  // doctor and record use it too
+  RecordOptions record;
+  ReportOptions report;
 };
 
 // Result of parsing argv (+ the YAML config it names). When `command` is empty, print
@@ -42,8 +59,8 @@ struct ParseOutcome {
   std::string message;
 };
 
-// `hucprof run|doctor|version [flags]`. Flags win over the config file; unknown flags or config
-// keys, bad values and unreadable files are errors naming the flag, or the file and line.
+// `hucprof run|doctor|record|report|version [flags]`. Flags win over the config file; unknown flags
+// or config keys, bad values and unreadable files are errors naming the flag, or the file and line.
 ParseOutcome parse_command_line(int argc, const char* const* argv);
 
 const char* mode_name(Mode mode);

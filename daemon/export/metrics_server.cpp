@@ -6,7 +6,7 @@
 
 #include <prometheus/exposer.h>
 
-#include "export/landing_page.h"
+#include "export/civet_routes.h"
 #include "export/listen_address.h"
 
 namespace hucprof {
@@ -30,8 +30,9 @@ std::variant<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   try {
     server->exposer_ = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", spec, "num_threads", "2"},
-        landing_page_callbacks());
+        // 4 threads: a ?seconds=N profile request holds one for N seconds.
+        std::vector<std::string>{"listening_ports", spec, "num_threads", "4"},
+        civet_route_callbacks());
   } catch (const std::exception&) {
     // CivetServer throws "null context ... Possible problem binding to port" whatever went
     // wrong; find out the real cause ourselves.
@@ -44,6 +45,10 @@ std::variant<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
 }
 
 MetricsServer::~MetricsServer() = default;
+
+void MetricsServer::add_route(std::string path, HttpHandler handler) {
+  add_civet_route(std::move(path), std::move(handler));
+}
 
 int MetricsServer::port() const {
   const auto ports = exposer_->GetListeningPorts();

@@ -3,6 +3,7 @@
 #include <string>
 #include <variant>
 
+#include "export/http_types.h"
 #include "export/prometheus_exporter.h"
 
 namespace prometheus {
@@ -24,6 +25,9 @@ class MetricsServer {
 
   // The port actually bound (useful with port 0).
   int port() const;
+
+  // Serves GET and HEAD of exactly `path` (not /metrics) with `handler`.
+  void add_route(std::string path, HttpHandler handler);
 
  private:
   MetricsServer() = default;
