@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "export/http_types.h"
 #include "export/landing_page.h"
 #include "export/metrics_server.h"
 
@@ -121,6 +122,22 @@ TEST_F(LiveServer, PortTakenIsAnErrorNamingTheFlag) {
   EXPECT_THAT(error, HasSubstr("address already in use"));
   // The running server is unaffected.
   EXPECT_THAT(http_get(server_->port(), "/metrics"), ContainsRegex(kOk));
+}
+
+TEST_F(LiveServer, RoutesServeTheirHandlerWithDecodedQuery) {
+  server_->add_route("/test/echo", [](const HttpRequest& r) {
+    HttpResponse out;
+    out.status = 400;
+    out.body = r.method + " " + r.path + " a=" + r.query.find("a")->second;
+    out.headers = {{"X-Test", "yes"}};
+    return out;
+  });
+  const std::string response = http_get(server_->port(), "/test/echo?a=x%20y&b=1");
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 400"));
+  EXPECT_THAT(response, HasSubstr("X-Test: yes\r\n"));
+  EXPECT_THAT(response, HasSubstr("GET /test/echo a=x y"));
+  EXPECT_THAT(http_get(server_->port(), "/metrics"), HasSubstr("usercopy_checks_total"));
+  EXPECT_THAT(http_get(server_->port(), "/test/echo/more"), ContainsRegex(kNotFound));
 }
 
 TEST(MetricsServer, BadAddressIsAnErrorNamingTheFlag) {
