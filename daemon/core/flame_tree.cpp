@@ -52,7 +52,8 @@ FlameNode build_flame_tree(const StackProfile& profile, ProfileValue value,
       auto child = at->children.find(function);
       if (child == at->children.end()) {
         auto fresh = std::make_unique<Building>();
-        fresh->kind = kind_of(function, rules);
+        // What a check calls (spinlocks, lookups) is the check's cost too.
+        fresh->kind = at->kind == FrameKind::Check ? FrameKind::Check : kind_of(function, rules);
         child = at->children.emplace(function, std::move(fresh)).first;
       }
       at = child->second.get();

@@ -8,7 +8,8 @@
 
 namespace hucprof {
 
-// What a frame is, for a flame graph's colours: the usercopy machinery stands out.
+// What a frame is, for a flame graph's colours: the usercopy machinery stands out. Frames a
+// check calls count as the check.
 enum class FrameKind { Check, CopyHelper, Kernel, Root };
 
 // A flame graph's data: stacks merged from the root (outermost frame) up, by function name per

@@ -56,7 +56,7 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
           : "sampling off";
   bool any_probe = false;
   for (const auto& p : s.probes()) any_probe |= p.attached() && p.mode() != "perf_event";
-  std::string out = "<table class=\"facts\">\n";
+  std::string out = "<table class=\"facts\" id=\"facts\">\n";
   out += fact("kernel", "<code>" + e(s.build().kernel()) + "</code>");
   out += fact("hardened usercopy",
               std::string(s.hardened_usercopy_enabled() ? "<span class=\"yes\">on</span>"

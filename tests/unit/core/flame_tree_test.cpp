@@ -43,6 +43,7 @@ TEST_F(FlameTreeTest, MergesFromTheRootByNameWithChildrenInNameOrder) {
   EXPECT_EQ(check.kind, FrameKind::Check);
   EXPECT_EQ(check.value, 5u);
   EXPECT_EQ(check.children.at(0).value, 3u);
+  EXPECT_EQ(check.children.at(0).kind, FrameKind::Check) << "what a check calls is the check";
   EXPECT_EQ(sys.children[0].children.at(0).kind, FrameKind::Check) << "suffixed name";
   EXPECT_EQ(flame_depth(root), 5u);
 }
