@@ -63,6 +63,7 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
       fold.site = {kUnknownCallsite, "none", "", false};
       fold.drop = kDropStackMissing;
       fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
+      fold.labels = site_labels(key, fold.site);
       return fold;
     }
     fold = fold_frames(stack->second, symbols);
@@ -70,6 +71,7 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
     fold = fold_frames({key.caller}, symbols);
   }
   fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
+  fold.labels = site_labels(key, fold.site);
   return site_folds_.emplace(tuple, std::move(fold)).first->second;
 }
 
@@ -80,34 +82,53 @@ IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, co
   }
   auto stack = drain.sample_stacks.find(key.stack_id);
   if (stack == drain.sample_stacks.end()) {
-    return Fold{
-        {kUnknownCallsite, "none", "", false}, kDropStackMissing, stacks_.sampled({}, symbols)};
+    Fold fold;
+    fold.site = {kUnknownCallsite, "none", "", false};
+    fold.drop = kDropStackMissing;
+    fold.stack = stacks_.sampled({}, symbols);
+    fold.labels = sample_labels(key, fold.site);
+    return fold;
   }
   Fold fold = fold_frames(stack->second, symbols);
   fold.stack = stacks_.sampled(stack->second, symbols);
+  fold.labels = sample_labels(key, fold.site);
   return sample_folds_.emplace(key.stack_id, std::move(fold)).first->second;
 }
 
-StackPtr IntervalBuilder::site_stack(const huc_site_key& key, int32_t full_stack_id,
+LabelsPtr IntervalBuilder::site_labels(const huc_site_key& key, const FoldedCallsite& site) {
+  return stacks_.labels(site.callsite, site.syscall, "", direction_name(key.direction));
+}
+
+LabelsPtr IntervalBuilder::sample_labels(const huc_sample_key& key, const FoldedCallsite& site) {
+  return stacks_.labels(site.callsite, syscall_label(key.syscall_nr, site),
+                        site.check.empty() ? "object" : site.check, "");
+}
+
+StackPtr IntervalBuilder::site_stack(const huc_site_key& key, std::optional<int32_t> full_stack_id,
                                      const RawDrain& drain, Symbolizer& symbols) {
   const SiteTuple tuple = tuple_of(key);
   if (auto it = site_stacks_.find(tuple); it != site_stacks_.end()) return it->second;
-  if (full_stack_id >= 0) {
-    if (auto full = drain.full_stacks.find(full_stack_id); full != drain.full_stacks.end()) {
+  if (full_stack_id && *full_stack_id >= 0) {
+    if (auto full = drain.full_stacks.find(*full_stack_id); full != drain.full_stacks.end()) {
       return site_stacks_.emplace(tuple, stacks_.probed(full->second, symbols)).first->second;
     }
   }
-  // Not kept: the full stack may come with a later drain.
+  StackPtr stack;
   if (key.short_stack_id >= 0) {
     if (auto frames = drain.short_stacks.find(key.short_stack_id);
         frames != drain.short_stacks.end()) {
-      return stacks_.probed(frames->second, symbols);
+      stack = stacks_.probed(frames->second, symbols);
     }
   }
-  return stacks_.probed(key.caller ? StackFrames{key.caller} : StackFrames{}, symbols);
+  if (!stack) stack = stacks_.probed(key.caller ? StackFrames{key.caller} : StackFrames{}, symbols);
+  // A key without a full stack never gets one (it is captured when the key is created): keep
+  // what it has. A full stack not read yet, or a key not seen in this drain's sites, may still
+  // come.
+  if (full_stack_id == -1) site_stacks_.emplace(tuple, stack);
+  return stack;
 }
 
-void IntervalBuilder::add_stack(IntervalDeltas& out, StackPtr stack, ProfileLabels labels,
+void IntervalBuilder::add_stack(IntervalDeltas& out, StackPtr stack, LabelsPtr labels,
                                 ProfileValue value, uint64_t n) {
   if (stacks_.is_overflow(stack)) out.drops[kDropProfileStackLimit] += n;
   ProfileSample sample{std::move(stack), std::move(labels), {}};
@@ -122,6 +143,7 @@ std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& fol
 
 IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols) {
   IntervalDeltas out;
+  out.stacks.reserve(drain.sites.size() + drain.subchecks.size() + drain.samples.size());
   auto count_drop = [&](const char* reason, uint64_t n) {
     if (reason) out.drops[reason] += n;
   };
@@ -135,9 +157,8 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     count_drop(fold.drop, calls);
     const char* direction = direction_name(site.key.direction);
     out.checks.push_back({fold.site.callsite, fold.site.syscall, direction, calls, bytes});
-    StackPtr stack = site_stack(site.key, site.full_stack_id, drain, symbols);
-    ProfileLabels labels{fold.site.callsite, fold.site.syscall, "", direction};
-    add_stack(out, stack, labels, kCalls, calls);
+    add_stack(out, site_stack(site.key, site.full_stack_id, drain, symbols), fold.labels, kCalls,
+              calls);
     out.stacks.back().values[kBytes] = bytes;
   }
   for (const auto& sub : drain.subchecks) {
@@ -147,10 +168,10 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     count_drop(fold.drop, n);
     out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), n});
     StackPtr stack =
-        stacks_.with_subcheck(site_stack(sub.key.site, -1, drain, symbols), sub.key.kind);
+        stacks_.with_subcheck(site_stack(sub.key.site, std::nullopt, drain, symbols), sub.key.kind);
     add_stack(out, stack,
-              {fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
-               direction_name(sub.key.site.direction)},
+              stacks_.labels(fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
+                             direction_name(sub.key.site.direction)),
               kSubchecks, n);
   }
   std::map<std::string, std::vector<uint64_t>> latency_by_site;
@@ -163,10 +184,7 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     buckets.resize(HUC_LATENCY_SLOTS);
     buckets[lat.key.slot] += n;
     // Not counted twice as a drop: the calls of this key were.
-    out.stacks.push_back(
-        {site_stack(lat.key.site, -1, drain, symbols),
-         {fold.site.callsite, fold.site.syscall, "", direction_name(lat.key.site.direction)},
-         {}});
+    out.stacks.push_back({site_stack(lat.key.site, std::nullopt, drain, symbols), fold.labels, {}});
     out.stacks.back().values[kLatencyNs] = n * latency_slot_midpoint_ns(lat.key.slot);
   }
   for (auto& [callsite, buckets] : latency_by_site) {
@@ -179,7 +197,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     count_drop(fold.drop, n);
     SampleDelta delta{fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
                       fold.site.check.empty() ? "object" : fold.site.check, n};
-    add_stack(out, fold.stack, {delta.callsite, delta.syscall, delta.check, ""}, kSamples, n);
+    // The fold's labels name the syscall of the first key with this stack; another syscall
+    // through the same stack (rare) gets its own.
+    LabelsPtr labels = fold.labels->syscall == delta.syscall
+                           ? fold.labels
+                           : stacks_.labels(delta.callsite, delta.syscall, delta.check, "");
+    add_stack(out, fold.stack, std::move(labels), kSamples, n);
     out.samples.push_back(std::move(delta));
   }
   if (drain.sampling) {

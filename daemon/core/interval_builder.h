@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -34,6 +35,7 @@ class IntervalBuilder {
     FoldedCallsite site;
     const char* drop = nullptr;  // a user-space drop reason that applies to every event here
     StackPtr stack;              // sampling: the sample's symbolized stack
+    LabelsPtr labels;            // the profile labels of the key it was folded for
   };
 
   static SiteTuple tuple_of(const huc_site_key& key);
@@ -42,9 +44,12 @@ class IntervalBuilder {
   Fold fold_frames(const std::vector<uint64_t>& addrs, Symbolizer& symbols) const;
   std::string syscall_label(int32_t nr, const FoldedCallsite& folded) const;
   // A probe key's stack: its full stack once read, until then what the key itself holds.
-  StackPtr site_stack(const huc_site_key& key, int32_t full_stack_id, const RawDrain& drain,
-                      Symbolizer& symbols);
-  void add_stack(IntervalDeltas& out, StackPtr stack, ProfileLabels labels, ProfileValue value,
+  // full_stack_id: RawSiteCount's (-1: none was captured), nullopt when not known here.
+  StackPtr site_stack(const huc_site_key& key, std::optional<int32_t> full_stack_id,
+                      const RawDrain& drain, Symbolizer& symbols);
+  LabelsPtr site_labels(const huc_site_key& key, const FoldedCallsite& site);
+  LabelsPtr sample_labels(const huc_sample_key& key, const FoldedCallsite& site);
+  void add_stack(IntervalDeltas& out, StackPtr stack, LabelsPtr labels, ProfileValue value,
                  uint64_t n);
 
   CallsiteFolder folder_;

@@ -24,8 +24,9 @@ ProfileStore::ProfileStore(StackProfile header)
 void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns) {
   std::lock_guard lock(mutex_);
   for (const ProfileSample& delta : deltas.stacks) {
-    if (!delta.stack || !any(delta.values)) continue;
-    auto [it, inserted] = index_.try_emplace(Key{delta.stack.get(), delta.labels}, totals_.size());
+    if (!delta.stack || !delta.labels || !any(delta.values)) continue;
+    auto [it, inserted] =
+        index_.try_emplace(Key{delta.stack.get(), delta.labels.get()}, totals_.size());
     if (inserted) {
       totals_.push_back({delta.stack, delta.labels, {}});
       open_.push_back({});

@@ -30,7 +30,7 @@ class ProfileStore {
   StackProfile last_interval() const;  // between the last two close_interval()s
 
  private:
-  using Key = std::pair<const ProfileStack*, ProfileLabels>;
+  using Key = std::pair<const ProfileStack*, const ProfileLabels*>;  // both interned
 
   mutable std::mutex mutex_;
   StackProfile header_;

@@ -28,4 +28,22 @@ StackPtr StackInterner::stack(const ProfileStack& frames) {
   return shared;
 }
 
+size_t StackInterner::LabelsKeyHash::operator()(const LabelsKey& key) const {
+  size_t h = 0;
+  for (std::string_view part : key) h = h * 31 + std::hash<std::string_view>{}(part);
+  return h;
+}
+
+LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view syscall,
+                                std::string_view check, std::string_view direction) {
+  if (auto it = labels_.find(LabelsKey{callsite, syscall, check, direction}); it != labels_.end()) {
+    return it->second;
+  }
+  auto shared = make_labels(
+      {std::string(callsite), std::string(syscall), std::string(check), std::string(direction)});
+  labels_.emplace(LabelsKey{shared->callsite, shared->syscall, shared->check, shared->direction},
+                  shared);
+  return shared;
+}
+
 }  // namespace hucprof

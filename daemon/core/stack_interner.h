@@ -1,6 +1,9 @@
 #pragma once
+#include <array>
 #include <cstddef>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/stack_profile.h"
@@ -20,6 +23,9 @@ class StackInterner {
 
   FramePtr frame(ProfileFrame frame);
   StackPtr stack(const ProfileStack& frames);  // frames must come from frame()
+  // Found without building a string: this runs for every delta of every drain.
+  LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
+                   std::string_view direction);
   bool is_overflow(const StackPtr& stack) const { return stack == overflow_; }
   size_t stacks() const { return stacks_.size(); }
 
@@ -27,6 +33,11 @@ class StackInterner {
   size_t max_stacks_;
   std::map<ProfileFrame, FramePtr> frames_;
   std::map<std::vector<const ProfileFrame*>, StackPtr> stacks_;
+  using LabelsKey = std::array<std::string_view, 4>;  // views into the interned labels
+  struct LabelsKeyHash {
+    size_t operator()(const LabelsKey& key) const;
+  };
+  std::unordered_map<LabelsKey, LabelsPtr, LabelsKeyHash> labels_;
   StackPtr overflow_;
 };
 

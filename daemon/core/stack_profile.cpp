@@ -1,7 +1,6 @@
 #include "core/stack_profile.h"
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
 
 namespace hucprof {
@@ -13,20 +12,18 @@ uint64_t minus(uint64_t later, uint64_t earlier) { return later > earlier ? late
 }  // namespace
 
 StackProfile difference(const StackProfile& later, const StackProfile& earlier) {
+  // Both profiles come from one store: equal stacks and labels are equal pointers.
   using Key = std::pair<const ProfileStack*, const ProfileLabels*>;
-  auto less = [](const Key& a, const Key& b) {
-    return std::tie(a.first, *a.second) < std::tie(b.first, *b.second);
-  };
-  std::map<Key, const ProfileValues*, decltype(less)> before(less);
+  std::map<Key, const ProfileValues*> before;
   for (const ProfileSample& s : earlier.samples) {
-    before.emplace(Key{s.stack.get(), &s.labels}, &s.values);
+    before.emplace(Key{s.stack.get(), s.labels.get()}, &s.values);
   }
 
   StackProfile out = later;
   out.samples.clear();
   for (const ProfileSample& s : later.samples) {
     ProfileSample d = s;
-    if (auto it = before.find(Key{s.stack.get(), &s.labels}); it != before.end()) {
+    if (auto it = before.find(Key{s.stack.get(), s.labels.get()}); it != before.end()) {
       for (size_t v = 0; v < kProfileValueCount; ++v)
         d.values[v] = minus(s.values[v], (*it->second)[v]);
     }

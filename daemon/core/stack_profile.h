@@ -34,6 +34,11 @@ struct ProfileLabels {
 
   auto operator<=>(const ProfileLabels&) const = default;
 };
+// Interned like stacks (StackInterner::labels): samples of a store compare labels by pointer.
+using LabelsPtr = std::shared_ptr<const ProfileLabels>;
+inline LabelsPtr make_labels(ProfileLabels labels) {
+  return std::make_shared<const ProfileLabels>(std::move(labels));
+}
 
 // What a sample counts; one pprof sample type each (CPU nanoseconds are samples x period).
 enum ProfileValue : size_t {
@@ -48,7 +53,7 @@ using ProfileValues = std::array<uint64_t, kProfileValueCount>;
 
 struct ProfileSample {
   StackPtr stack;
-  ProfileLabels labels;
+  LabelsPtr labels;  // never null
   ProfileValues values{};
 };
 
@@ -69,8 +74,9 @@ struct StackProfile {
   std::string hardened_usercopy;  // "on" / "off" and why, in words
 };
 
-// later - earlier, sample by sample (same stack and labels) and for the denominator, for two
-// cumulative profiles of the same store; the window runs from earlier's end to later's end.
+// later - earlier, sample by sample (same stack and labels, compared as pointers) and for the
+// denominator, for two cumulative profiles of the same store; the window runs from earlier's
+// end to later's end.
 StackProfile difference(const StackProfile& later, const StackProfile& earlier);
 
 }  // namespace hucprof

@@ -30,6 +30,10 @@ class StackSymbolizer {
   StackPtr with_subcheck(const StackPtr& stack, uint32_t kind);
 
   bool is_overflow(const StackPtr& stack) const { return interner_.is_overflow(stack); }
+  LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
+                   std::string_view direction) {
+    return interner_.labels(callsite, syscall, check, direction);
+  }
 
  private:
   FramePtr frame(uint64_t addr, Symbolizer& symbols);

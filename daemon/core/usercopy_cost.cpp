@@ -54,18 +54,18 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
 
   std::map<std::pair<std::string, std::string>, RowBuilder> rows;
   for (const ProfileSample& s : profile.samples) {
-    RowBuilder& r = rows[{s.labels.callsite, s.labels.syscall}];
+    RowBuilder& r = rows[{s.labels->callsite, s.labels->syscall}];
     r.row.samples += s.values[kSamples];
     r.row.calls += s.values[kCalls];
     r.row.bytes += s.values[kBytes];
     r.row.latency_ns += s.values[kLatencyNs];
-    if (profile.sampling && s.values[kSamples] && !s.labels.check.empty()) {
-      r.checks[s.labels.check] += s.values[kSamples];
+    if (profile.sampling && s.values[kSamples] && !s.labels->check.empty()) {
+      r.checks[s.labels->check] += s.values[kSamples];
     }
-    if (!profile.sampling && s.values[kSubchecks] && !s.labels.check.empty()) {
-      r.checks[s.labels.check] += s.values[kSubchecks];
+    if (!profile.sampling && s.values[kSubchecks] && !s.labels->check.empty()) {
+      r.checks[s.labels->check] += s.values[kSubchecks];
     }
-    if (s.values[rank_by] && s.stack) {
+    if (top_stacks > 0 && s.values[rank_by] && s.stack) {
       std::vector<std::string_view> names;
       names.reserve(s.stack->size());
       for (const FramePtr& f : *s.stack) names.push_back(f->function);

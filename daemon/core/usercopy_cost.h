@@ -15,7 +15,7 @@ namespace hucprof {
 // which stacks. Rendering (report table, web page, verdict sentence) only formats these.
 
 struct StackCost {
-  StackPtr stack;  // one of the stacks with these function names (offsets may differ)
+  StackPtr stack;      // one of the stacks with these function names (offsets may differ)
   uint64_t value = 0;  // in the summary's ranking unit (samples or calls)
 };
 
@@ -51,7 +51,7 @@ struct UsercopyCost {
   std::optional<double> cores() const;
 };
 
-// top_stacks: how many stacks to keep per call site row.
+// top_stacks: how many stacks to keep per call site row (0: none, and no time spent on them).
 UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks = 3);
 
 }  // namespace hucprof

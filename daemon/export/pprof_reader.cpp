@@ -184,15 +184,17 @@ class Reader {
         if (out_.sample_period_ns == 0) out_.sample_period_ns = 1;
         sample.values[kSamples] = ns / out_.sample_period_ns;
       }
+      ProfileLabels labels;
       for (const auto& label : s.label()) {
         const std::string& key = str(label.key(), "a label key");
         if (label.str() == 0) continue;  // numeric labels are not ours
         const std::string& value = str(label.str(), "a label value");
-        if (key == kLabelCallsite) sample.labels.callsite = value;
-        if (key == kLabelSyscall) sample.labels.syscall = value;
-        if (key == kLabelCheck) sample.labels.check = value;
-        if (key == kLabelDirection) sample.labels.direction = value;
+        if (key == kLabelCallsite) labels.callsite = value;
+        if (key == kLabelSyscall) labels.syscall = value;
+        if (key == kLabelCheck) labels.check = value;
+        if (key == kLabelDirection) labels.direction = value;
       }
+      sample.labels = make_labels(std::move(labels));
       out_.samples.push_back(std::move(sample));
     }
   }

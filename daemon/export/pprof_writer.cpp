@@ -8,6 +8,7 @@
 
 #include "export/gzip_codec.h"
 #include "export/pprof_format.h"
+#include "google/protobuf/arena.h"
 
 namespace hucprof {
 
@@ -127,8 +128,19 @@ void add_comment(pprof::Profile& out, StringTable& strings, std::string_view key
 
 }  // namespace
 
+namespace {
+void fill_pprof(const StackProfile& profile, pprof::Profile& out);
+}  // namespace
+
 pprof::Profile to_pprof(const StackProfile& profile) {
   pprof::Profile out;
+  fill_pprof(profile, out);
+  return out;
+}
+
+namespace {
+
+void fill_pprof(const StackProfile& profile, pprof::Profile& out) {
   StringTable strings(out);
   const std::vector<ProfileValue> values = carried_values(profile);
   for (ProfileValue v : values) {
@@ -140,7 +152,7 @@ pprof::Profile to_pprof(const StackProfile& profile) {
   for (const ProfileSample& s : profile.samples) {
     const bool carried =
         std::any_of(values.begin(), values.end(), [&](ProfileValue v) { return s.values[v] != 0; });
-    if (!carried || !s.stack) continue;
+    if (!carried || !s.stack || !s.labels) continue;
     auto* sample = out.add_sample();
     for (const FramePtr& frame : *s.stack) sample->add_location_id(locations.location(frame.get()));
     for (ProfileValue v : values) {
@@ -149,10 +161,10 @@ pprof::Profile to_pprof(const StackProfile& profile) {
         sample->add_value(static_cast<int64_t>(s.values[v] * profile.sample_period_ns));
       }
     }
-    add_label(*sample, strings, kLabelCallsite, s.labels.callsite);
-    add_label(*sample, strings, kLabelSyscall, s.labels.syscall);
-    add_label(*sample, strings, kLabelCheck, s.labels.check);
-    add_label(*sample, strings, kLabelDirection, s.labels.direction);
+    add_label(*sample, strings, kLabelCallsite, s.labels->callsite);
+    add_label(*sample, strings, kLabelSyscall, s.labels->syscall);
+    add_label(*sample, strings, kLabelCheck, s.labels->check);
+    add_label(*sample, strings, kLabelDirection, s.labels->direction);
   }
   locations.finish();
 
@@ -180,11 +192,16 @@ pprof::Profile to_pprof(const StackProfile& profile) {
       add_comment(out, strings, std::string(kCommentSampledPrefix) + context, std::to_string(n));
     }
   }
-  return out;
 }
 
+}  // namespace
+
 std::string encode_pprof_gzip(const StackProfile& profile) {
-  return gzip_compress(to_pprof(profile).SerializeAsString());
+  // An arena: tens of thousands of small messages, allocated and freed at once.
+  google::protobuf::Arena arena;
+  auto* message = google::protobuf::Arena::CreateMessage<pprof::Profile>(&arena);
+  fill_pprof(profile, *message);
+  return gzip_compress(message->SerializeAsString());
 }
 
 }  // namespace hucprof

@@ -135,7 +135,7 @@ std::string flame_graph(const StackProfile& profile) {
 }  // namespace
 
 std::string render_web_view(const WebViewInput& in) {
-  const UsercopyCost cost = summarize_cost(in.last_interval);
+  const UsercopyCost cost = summarize_cost(in.last_interval, 0);  // the flame graph has stacks
   const int64_t refresh = std::max<int64_t>(in.interval.count() / 1000, 1);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh) + "\">\n";

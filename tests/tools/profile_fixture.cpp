@@ -41,22 +41,23 @@ int main(int argc, char** argv) {
   p.hucprof_version = "fixture";
 
   ProfileSample sampled{stack({check, {"nft_do_chain", "nf_tables", 0x40, 0}, udp}),
-                        {"udp_recvmsg", "recvfrom", "object", ""},
+                        make_labels({"udp_recvmsg", "recvfrom", "object", ""}),
                         {}};
   sampled.values[kSamples] = 7;
-  ProfileSample calls{stack({check, udp}), {"udp_recvmsg", "recvfrom", "", "to_user"}, {}};
+  ProfileSample calls{
+      stack({check, udp}), make_labels({"udp_recvmsg", "recvfrom", "", "to_user"}), {}};
   calls.values[kCalls] = 1000;
   calls.values[kBytes] = 64000;
   calls.values[kLatencyNs] = 192000;
   ProfileSample sub{stack({{"find_vmap_area", "", 0, 0}, check, udp}),
-                    {"udp_recvmsg", "recvfrom", "vmalloc", "to_user"},
+                    make_labels({"udp_recvmsg", "recvfrom", "vmalloc", "to_user"}),
                     {}};
   sub.values[kSubchecks] = 3;
   ProfileSample netlink{stack({{"_raw_spin_lock", "", 0x12, 0x1000012},
                                {"find_vmap_area", "", 0x88, 0x300088},
                                {"__check_object_size.cold", "", 0x3, 0x216ba3},
                                {"netlink_recvmsg", "", 0x2f0, 0xa002f0}}),
-                        {"netlink_recvmsg", "recvmsg", "vmalloc", ""},
+                        make_labels({"netlink_recvmsg", "recvmsg", "vmalloc", ""}),
                         {}};
   netlink.values[kSamples] = 2;
   p.samples = {sampled, calls, sub, netlink};

@@ -13,7 +13,7 @@ class FlameTreeTest : public testing::Test {
   ProfileSample sample(std::initializer_list<const char*> leaf_first, uint64_t n) {
     ProfileStack s;
     for (const char* f : leaf_first) s.push_back(interner_.frame({f, "", 0, 0}));
-    ProfileSample out{interner_.stack(s), {}, {}};
+    ProfileSample out{interner_.stack(s), make_labels({}), {}};
     out.values[kSamples] = n;
     return out;
   }
@@ -65,7 +65,7 @@ TEST_F(FlameTreeTest, AbsurdlyDeepStacksAreCut) {
   ProfileStack deep;
   for (int i = 0; i < 10000; ++i)
     deep.push_back(interner_.frame({"f" + std::to_string(i), "", 0, 0}));
-  ProfileSample s{interner_.stack(deep), {}, {}};
+  ProfileSample s{interner_.stack(deep), make_labels({}), {}};
   s.values[kSamples] = 1;
   p.samples = {s};
   EXPECT_EQ(flame_depth(build_flame_tree(p, kSamples, FoldingRules::defaults(), "all")),

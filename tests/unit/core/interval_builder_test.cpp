@@ -248,14 +248,14 @@ TEST(IntervalBuilder, ProbeCountsGoOutByTheKeysFullStack) {
   EXPECT_THAT(names(calls),
               ElementsAre("__check_object_size", "simple_copy_to_iter", "__skb_datagram_iter",
                           "skb_copy_datagram_iter", "netlink_recvmsg", "__sys_recvmsg"));
-  EXPECT_EQ(calls.labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "", "to_user"}));
+  EXPECT_EQ(*calls.labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "", "to_user"}));
   EXPECT_EQ(calls.values[kCalls], 10u);
   EXPECT_EQ(calls.values[kBytes], 1000u);
   EXPECT_EQ(calls.values[kSamples], 0u);
   const ProfileSample& vmalloc = deltas.stacks[1];
   EXPECT_EQ(names(vmalloc).front(), "find_vmap_area");
   EXPECT_EQ(vmalloc.stack->size(), calls.stack->size() + 1);
-  EXPECT_EQ(vmalloc.labels.check, "vmalloc");
+  EXPECT_EQ(vmalloc.labels->check, "vmalloc");
   EXPECT_EQ(vmalloc.values[kSubchecks], 4u);
   EXPECT_EQ(vmalloc.values[kCalls], 0u);
 
@@ -291,7 +291,7 @@ TEST(IntervalBuilder, SamplesGoOutByTheirStackWithTheLabelsOfTheMetrics) {
   EXPECT_THAT(names(deltas.stacks[0]),
               ElementsAre("find_vmap_area", "__check_object_size", "simple_copy_to_iter",
                           "netlink_recvmsg", "__sys_recvmsg"));
-  EXPECT_EQ(deltas.stacks[0].labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "vmalloc", ""}));
+  EXPECT_EQ(*deltas.stacks[0].labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "vmalloc", ""}));
   EXPECT_EQ(deltas.stacks[0].values[kSamples], 6u);
 }
 
@@ -306,7 +306,7 @@ TEST(IntervalBuilder, LatencyGoesOutAsSlotMidpointsOnTheSitesStack) {
   auto deltas = b.build(drain, syms);
   ASSERT_EQ(deltas.stacks.size(), 1u);
   EXPECT_EQ(deltas.stacks[0].values[kLatencyNs], 4u * 192u);
-  EXPECT_EQ(deltas.stacks[0].labels.direction, "to_user");
+  EXPECT_EQ(deltas.stacks[0].labels->direction, "to_user");
 }
 
 }  // namespace

@@ -17,8 +17,12 @@ class ProfileStoreTest : public testing::Test {
     for (const char* f : functions) frames.push_back(interner_.frame({f, "", 0, 0}));
     return interner_.stack(frames);
   }
-  static ProfileSample sample(StackPtr s, const char* callsite, uint64_t samples) {
-    ProfileSample out{std::move(s), {callsite, "recvfrom", "object", ""}, {}};
+  // Interned, as the builder hands them over: the store compares labels by pointer.
+  LabelsPtr labels(const char* callsite, const char* syscall) {
+    return interner_.labels(callsite, syscall, "object", "");
+  }
+  ProfileSample sample(StackPtr s, const char* callsite, uint64_t samples) {
+    ProfileSample out{std::move(s), labels(callsite, "recvfrom"), {}};
     out.values[kSamples] = samples;
     return out;
   }
@@ -52,17 +56,17 @@ TEST_F(ProfileStoreTest, SumsDrainsByStackAndLabels) {
   IntervalDeltas second;
   second.stacks = {sample(udp_, "udp_recvmsg", 4)};
   second.stacks.push_back(sample(udp_, "udp_recvmsg", 1));
-  second.stacks.back().labels.syscall = "recvmsg";  // same stack, other labels: its own sample
+  second.stacks.back().labels = labels("udp_recvmsg", "recvmsg");  // same stack, its own sample
   second.sampled_by_context = {{"kernel", 60}};
   store.add(second, 120 * kSecond);
 
   StackProfile all = store.cumulative();
   ASSERT_EQ(all.samples.size(), 3u);
   EXPECT_EQ(all.samples[0].values[kSamples], 9u);
-  EXPECT_EQ(all.samples[0].labels.syscall, "recvfrom");
+  EXPECT_EQ(all.samples[0].labels->syscall, "recvfrom");
   EXPECT_EQ(all.samples[1].values[kSamples], 1u);
   EXPECT_EQ(all.samples[2].values[kSamples], 1u);
-  EXPECT_EQ(all.samples[2].labels.syscall, "recvmsg");
+  EXPECT_EQ(all.samples[2].labels->syscall, "recvmsg");
   EXPECT_EQ(all.sampled_by_context.at("kernel"), 160u);
   EXPECT_EQ(all.sampled_by_context.at("idle"), 50u);
   EXPECT_EQ(all.time_unix_ns, 100 * kSecond);

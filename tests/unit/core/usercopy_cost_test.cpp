@@ -21,7 +21,7 @@ class UsercopyCostTest : public testing::Test {
   }
   ProfileSample sampled(StackPtr s, const char* callsite, const char* syscall, const char* check,
                         uint64_t n) {
-    ProfileSample out{std::move(s), {callsite, syscall, check, ""}, {}};
+    ProfileSample out{std::move(s), make_labels({callsite, syscall, check, ""}), {}};
     out.values[kSamples] = n;
     return out;
   }
@@ -88,15 +88,15 @@ TEST_F(UsercopyCostTest, ProbeProfileRanksByCallsAndSplitsSubchecksPerRow) {
   p.duration_ns = 5'000'000'000;
   auto udp = stack({{"__check_object_size", 0}, {"udp_recvmsg", 0}});
   auto sendmsg = stack({{"__check_object_size", 0}, {"udp_sendmsg", 0}});
-  ProfileSample a{udp, {"udp_recvmsg", "recvfrom", "", "to_user"}, {}};
+  ProfileSample a{udp, make_labels({"udp_recvmsg", "recvfrom", "", "to_user"}), {}};
   a.values[kCalls] = 1000;
   a.values[kBytes] = 64000;
-  ProfileSample b{sendmsg, {"udp_sendmsg", "sendto", "", "from_user"}, {}};
+  ProfileSample b{sendmsg, make_labels({"udp_sendmsg", "sendto", "", "from_user"}), {}};
   b.values[kCalls] = 3000;
   b.values[kBytes] = 192000;
   ProfileSample slab{
       stack({{"__check_heap_object", 0}, {"__check_object_size", 0}, {"udp_recvmsg", 0}}),
-      {"udp_recvmsg", "recvfrom", "slab", "to_user"},
+      make_labels({"udp_recvmsg", "recvfrom", "slab", "to_user"}),
       {}};
   slab.values[kSubchecks] = 900;
   p.samples = {a, b, slab};

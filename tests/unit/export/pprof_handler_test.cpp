@@ -33,7 +33,7 @@ class FakeSource {
     p.sample_period_ns = 1000;
     p.time_unix_ns = 0;
     p.duration_ns = drains_ * 1'000'000'000LL;
-    ProfileSample s{stack_, {"udp_recvmsg", "recvfrom", "object", ""}, {}};
+    ProfileSample s{stack_, labels_, {}};
     s.values[kSamples] = 10 * drains_;
     p.samples = {s};
     p.sampled_by_context = {{"kernel", 100 * static_cast<uint64_t>(drains_)}};
@@ -44,6 +44,7 @@ class FakeSource {
  private:
   StackInterner interner_;
   StackPtr stack_;
+  LabelsPtr labels_ = make_labels({"udp_recvmsg", "recvfrom", "object", ""});
 };
 
 HttpRequest get(std::multimap<std::string, std::string> query = {}) {

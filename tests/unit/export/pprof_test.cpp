@@ -40,14 +40,16 @@ class PprofTest : public testing::Test {
     const ProfileFrame check{"__check_object_size", "", 0x25, 0x6c9275};
     const ProfileFrame udp{"udp_recvmsg", "", 0x1a4, 0xb1d3a4};
     const ProfileFrame nft{"nft_do_chain", "nf_tables", 0x40, 0};
-    ProfileSample sampled{stack({check, nft, udp}), {"udp_recvmsg", "recvfrom", "object", ""}, {}};
+    ProfileSample sampled{
+        stack({check, nft, udp}), make_labels({"udp_recvmsg", "recvfrom", "object", ""}), {}};
     sampled.values[kSamples] = 7;
-    ProfileSample calls{stack({check, udp}), {"udp_recvmsg", "recvfrom", "", "to_user"}, {}};
+    ProfileSample calls{
+        stack({check, udp}), make_labels({"udp_recvmsg", "recvfrom", "", "to_user"}), {}};
     calls.values[kCalls] = 1000;
     calls.values[kBytes] = 64000;
     calls.values[kLatencyNs] = 192000;
     ProfileSample sub{stack({{"find_vmap_area", "", 0, 0}, check, udp}),
-                      {"udp_recvmsg", "recvfrom", "vmalloc", "to_user"},
+                      make_labels({"udp_recvmsg", "recvfrom", "vmalloc", "to_user"}),
                       {}};
     sub.values[kSubchecks] = 3;
     p.samples = {sampled, calls, sub};
@@ -140,7 +142,7 @@ TEST_F(PprofTest, ReadsBackWhatItWrote) {
   for (size_t i = 0; i < 3; ++i) {
     const ProfileSample& a = original.samples[i];
     const ProfileSample& b = back.samples[i];
-    EXPECT_EQ(a.labels, b.labels) << i;
+    EXPECT_EQ(*a.labels, *b.labels) << i;
     EXPECT_EQ(a.values, b.values) << i;
     ASSERT_EQ(a.stack->size(), b.stack->size()) << i;
     for (size_t f = 0; f < a.stack->size(); ++f) {

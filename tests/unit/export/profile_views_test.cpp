@@ -26,7 +26,7 @@ class ProfileViewsTest : public testing::Test {
                        const char* check, uint64_t n) {
     ProfileStack s;
     for (const char* f : leaf_first) s.push_back(interner_.frame({f, "", 0, 0}));
-    ProfileSample out{interner_.stack(s), {callsite, "recvfrom", check, ""}, {}};
+    ProfileSample out{interner_.stack(s), make_labels({callsite, "recvfrom", check, ""}), {}};
     out.values[kSamples] = n;
     return out;
   }

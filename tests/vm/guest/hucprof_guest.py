@@ -13,6 +13,8 @@ Files, for session S and workload T (all in $HUCVM_RESULTS):
   kallsyms-usercopy.txt ref-stackkey.txt ref-missing.txt cmdline.txt uname.txt
   S-doctor.txt S-doctor.rc S-daemon.log S-daemon.rc S-error.txt S-ready.txt
   S-T-before.txt S-T-after.txt S-T-workload.log S-T-workload.rc
+  S-profile.pb.gz S-profile-metrics.txt (sessions with "profile": the cumulative pprof profile
+  and a scrape from the same drain)
   hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
   guest-steps.json (guest uptime per step)
 """
@@ -107,9 +109,32 @@ def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
             alive = False
             with open(results / f"{name}-error.txt", "a") as f:
                 f.write(f"workload {w['tag']}:\n{traceback.format_exc()}\n")
+    if alive and session.get("profile"):
+        try:
+            save_profile(run, results, name)
+        except Exception:
+            with open(results / f"{name}-error.txt", "a") as f:
+                f.write(f"profile:\n{traceback.format_exc()}\n")
     rc = run.stop()
     (results / f"{name}-daemon.rc").write_text(f"{rc}\n")
     step(f"{name}: hucprof exit {rc}")
+
+
+def save_profile(run, results: Path, name: str) -> None:
+    """S-profile.pb.gz (/debug/pprof/usercopy, cumulative) and S-profile-metrics.txt from the
+    same drain: both are taken again until no drain came between them, so the host can compare
+    the profile's calls with the counters exactly."""
+    import urllib.request
+    for _ in range(20):
+        before = run.drains()
+        with urllib.request.urlopen(run.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
+            profile = r.read()
+        text, samples = run.metrics()
+        if guestlib.tl.total(samples, "hucprof_drains_total") == before:
+            (results / f"{name}-profile.pb.gz").write_bytes(profile)
+            (results / f"{name}-profile-metrics.txt").write_text(text)
+            return
+    raise RuntimeError("a drain came between the profile and the scrape 20 times in a row")
 
 
 if __name__ == "__main__":
