@@ -236,16 +236,12 @@ def main():
     p.add_argument("--pprof", default="")
     p.add_argument("--workdir", default=tempfile.gettempdir())
     ARGS, rest = p.parse_known_args()
-    if not t.is_root():
-        print("SKIP host profiles: needs root (BPF and perf_event_open)")
-        return t.SKIP
-    if not ARGS.pprof or not os.access(ARGS.pprof, os.X_OK):
-        print("SKIP host profiles: Google's pprof was not built (golang-go and "
-              "golang-github-google-pprof-dev: scripts/install-deps.sh)")
-        return t.SKIP
-    os.makedirs(ARGS.workdir, exist_ok=True)
-    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if prog.result.wasSuccessful() else 1
+    return t.run_unittests(rest, ARGS.workdir, [
+        (t.is_root(), "host profiles: needs root (BPF and perf_event_open)"),
+        (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
+         "host profiles: Google's pprof was not built (golang-go and "
+         "golang-github-google-pprof-dev: scripts/install-deps.sh)"),
+    ])
 
 
 if __name__ == "__main__":

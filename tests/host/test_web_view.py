@@ -100,15 +100,10 @@ def main():
     p.add_argument("--flood", required=True)
     p.add_argument("--workdir", default=tempfile.gettempdir())
     ARGS, rest = p.parse_known_args()
-    if not t.is_root():
-        print("SKIP web view: needs root (the daemon attaches BPF programs)")
-        return t.SKIP
-    if not chromium.find():
-        print("SKIP web view: Debian's chromium is not installed (scripts/install-deps.sh)")
-        return t.SKIP
-    os.makedirs(ARGS.workdir, exist_ok=True)
-    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if prog.result.wasSuccessful() else 1
+    return t.run_unittests(rest, ARGS.workdir, [
+        (t.is_root(), "web view: needs root (the daemon attaches BPF programs)"),
+        (chromium.find(), "web view: Debian's chromium is not installed (scripts/install-deps.sh)"),
+    ])
 
 
 if __name__ == "__main__":

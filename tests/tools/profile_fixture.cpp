@@ -1,68 +1,19 @@
-// Writes a small usercopy profile with known content through hucprof's pprof writer, for
-// tests/tools/test_pprof_reads_profiles.py to read with Google's pprof:
+// Writes tests/lib/fixture_profile.h's profile through hucprof's pprof writer, for
+// test_pprof_reads_profiles.py (Google's pprof) and test_flame_graph_browser.py (Chromium):
 //   huc_profile_fixture OUT.pb.gz
-// Content (sampling and probes, --latency, 99 Hz: 10101010 ns per sample):
-//   7 samples  __check_object_size+0x25 <- nft_do_chain [nf_tables] <- udp_recvmsg+0x1a4
-//              {callsite=udp_recvmsg, syscall=recvfrom, check=object}
-//   1000 calls, 64000 bytes, 192000 ns  __check_object_size <- udp_recvmsg
-//              {callsite=udp_recvmsg, syscall=recvfrom, direction=to_user}
-//   3 subchecks  find_vmap_area <- __check_object_size <- udp_recvmsg  {..., check=vmalloc}
-//   2 samples  _raw_spin_lock <- find_vmap_area <- __check_object_size.cold <- netlink_recvmsg
-//              {callsite=netlink_recvmsg, syscall=recvmsg, check=vmalloc}
 #include <cstdio>
 #include <fstream>
 
-#include "core/stack_interner.h"
 #include "export/pprof_writer.h"
-
-using namespace hucprof;
+#include "fixture_profile.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s OUT.pb.gz\n", argv[0]);
     return 2;
   }
-  StackInterner interner;
-  auto stack = [&](std::initializer_list<ProfileFrame> frames) {
-    ProfileStack s;
-    for (const auto& f : frames) s.push_back(interner.frame(f));
-    return interner.stack(s);
-  };
-  const ProfileFrame check{"__check_object_size", "", 0x25, 0x6c9275};
-  const ProfileFrame udp{"udp_recvmsg", "", 0x1a4, 0xb1d3a4};
-
-  StackProfile p;
-  p.sampling = p.probes = p.latency = true;
-  p.sample_period_ns = 10101010;
-  p.sampled_by_context = {{"kernel", 1000}, {"user", 400}, {"idle", 8000}};
-  p.time_unix_ns = 1700000000000000000;
-  p.duration_ns = 30000000000;
-  p.kernel = "6.1.0-18-amd64";
-  p.hucprof_version = "fixture";
-
-  ProfileSample sampled{stack({check, {"nft_do_chain", "nf_tables", 0x40, 0}, udp}),
-                        make_labels({"udp_recvmsg", "recvfrom", "object", ""}),
-                        {}};
-  sampled.values[kSamples] = 7;
-  ProfileSample calls{
-      stack({check, udp}), make_labels({"udp_recvmsg", "recvfrom", "", "to_user"}), {}};
-  calls.values[kCalls] = 1000;
-  calls.values[kBytes] = 64000;
-  calls.values[kLatencyNs] = 192000;
-  ProfileSample sub{stack({{"find_vmap_area", "", 0, 0}, check, udp}),
-                    make_labels({"udp_recvmsg", "recvfrom", "vmalloc", "to_user"}),
-                    {}};
-  sub.values[kSubchecks] = 3;
-  ProfileSample netlink{stack({{"_raw_spin_lock", "", 0x12, 0x1000012},
-                               {"find_vmap_area", "", 0x88, 0x300088},
-                               {"__check_object_size.cold", "", 0x3, 0x216ba3},
-                               {"netlink_recvmsg", "", 0x2f0, 0xa002f0}}),
-                        make_labels({"netlink_recvmsg", "recvmsg", "vmalloc", ""}),
-                        {}};
-  netlink.values[kSamples] = 2;
-  p.samples = {sampled, calls, sub, netlink};
-
+  hucprof::StackInterner interner;
   std::ofstream out(argv[1], std::ios::binary);
-  out << encode_pprof_gzip(p);
+  out << hucprof::encode_pprof_gzip(hucprof::fixture_profile(interner));
   return out.good() ? 0 : 1;
 }

@@ -14,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import headless_chromium as chromium  # noqa: E402
+import hucprof_testlib as t  # noqa: E402
 
 ARGS = None
 
@@ -58,12 +59,8 @@ def main():
     p.add_argument("--fixture", required=True)
     p.add_argument("--workdir", default=tempfile.gettempdir())
     ARGS, rest = p.parse_known_args()
-    if not chromium.find():
-        print("SKIP: Debian's chromium is not installed (scripts/install-deps.sh)")
-        return 77
-    os.makedirs(ARGS.workdir, exist_ok=True)
-    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if prog.result.wasSuccessful() else 1
+    return t.run_unittests(rest, ARGS.workdir, [
+        (chromium.find(), "Debian's chromium is not installed (scripts/install-deps.sh)")])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Google's pprof reads what hucprof's pprof writer writes (no root, no kernel).
 
-huc_profile_fixture writes a profile whose content is spelled out in profile_fixture.cpp; pprof
+huc_profile_fixture writes the profile spelled out in tests/lib/fixture_profile.h; pprof
 (built from Debian's golang-github-google-pprof-dev) must show exactly that: the stacks leaf
 first, the labels, the values per sample type, CPU time = samples x 10101010 ns, and no kernel
 address. The daemon's real profiles are read by pprof in the host and VM tiers."""
@@ -13,6 +13,9 @@ import subprocess
 import sys
 import tempfile
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import hucprof_testlib as t  # noqa: E402
 
 ARGS = None
 RAW_ADDRESS = re.compile(r"0x[fF]{4}[0-9a-fA-F]{12}")
@@ -89,12 +92,10 @@ def main():
     p.add_argument("--pprof", default="")
     p.add_argument("--fixture", required=True)
     ARGS, rest = p.parse_known_args()
-    if not ARGS.pprof or not os.access(ARGS.pprof, os.X_OK):
-        print("SKIP: Google's pprof was not built (needs golang-go and "
-              "golang-github-google-pprof-dev: scripts/install-deps.sh)")
-        return 77
-    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if prog.result.wasSuccessful() else 1
+    return t.run_unittests(rest, requirements=[
+        (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
+         "Google's pprof was not built (needs golang-go and golang-github-google-pprof-dev: "
+         "scripts/install-deps.sh)")])
 
 
 if __name__ == "__main__":

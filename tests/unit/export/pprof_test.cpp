@@ -11,6 +11,7 @@
 #include "export/gzip_codec.h"
 #include "export/pprof_reader.h"
 #include "export/pprof_writer.h"
+#include "fixture_profile.h"
 
 namespace hucprof {
 namespace {
@@ -25,36 +26,9 @@ class PprofTest : public testing::Test {
     return interner_.stack(s);
   }
 
-  // A sampling + probe profile: one sampled stack through a module, one probed call site with a
+  // fixture_profile.h: two sampled stacks (one through a module), one probed call site with a
   // sub-check on top.
-  StackProfile both_modes() {
-    StackProfile p;
-    p.sampling = p.probes = p.latency = true;
-    p.sample_period_ns = 10101010;
-    p.sampled_by_context = {{"kernel", 1000}, {"user", 400}, {"idle", 8000}};
-    p.time_unix_ns = 1700000000000000000;
-    p.duration_ns = 30000000000;
-    p.kernel = "6.1.0-18-amd64";
-    p.hucprof_version = "0.1.0";
-    p.hardened_usercopy = "on (default)";
-    const ProfileFrame check{"__check_object_size", "", 0x25, 0x6c9275};
-    const ProfileFrame udp{"udp_recvmsg", "", 0x1a4, 0xb1d3a4};
-    const ProfileFrame nft{"nft_do_chain", "nf_tables", 0x40, 0};
-    ProfileSample sampled{
-        stack({check, nft, udp}), make_labels({"udp_recvmsg", "recvfrom", "object", ""}), {}};
-    sampled.values[kSamples] = 7;
-    ProfileSample calls{
-        stack({check, udp}), make_labels({"udp_recvmsg", "recvfrom", "", "to_user"}), {}};
-    calls.values[kCalls] = 1000;
-    calls.values[kBytes] = 64000;
-    calls.values[kLatencyNs] = 192000;
-    ProfileSample sub{stack({{"find_vmap_area", "", 0, 0}, check, udp}),
-                      make_labels({"udp_recvmsg", "recvfrom", "vmalloc", "to_user"}),
-                      {}};
-    sub.values[kSubchecks] = 3;
-    p.samples = {sampled, calls, sub};
-    return p;
-  }
+  StackProfile both_modes() { return fixture_profile(interner_); }
 
   StackInterner interner_;
 };
@@ -78,7 +52,7 @@ TEST_F(PprofTest, SampleTypesFollowTheModes) {
               testing::ElementsAre("samples/count", "cpu/nanoseconds"));
   EXPECT_EQ(sampling.string_table(sampling.default_sample_type()), "cpu");
   EXPECT_EQ(sampling.period(), 10101010);
-  EXPECT_EQ(sampling.sample_size(), 1) << "probe samples are not carried without probes";
+  EXPECT_EQ(sampling.sample_size(), 2) << "probe samples are not carried without probes";
   EXPECT_EQ(sampling.sample(0).value(1), 7 * 10101010) << "cpu = samples x period";
   p.sampling = false;
   p.probes = true;
@@ -121,7 +95,8 @@ TEST_F(PprofTest, NoKernelAddressOnlyOffsetsFromStext) {
   for (const auto& l : p.location()) addresses.insert(l.address());
   // __check_object_size+0x25 and udp_recvmsg+0x1a4 by their _stext offsets; the module frame
   // and the sub-check (known by name only) at 0.
-  EXPECT_EQ(addresses, (std::set<uint64_t>{0, 0x6c9275, 0xb1d3a4}));
+  EXPECT_EQ(addresses,
+            (std::set<uint64_t>{0, 0x6c9275, 0xb1d3a4, 0x1000012, 0x300088, 0x216ba3, 0xa002f0}));
   for (const auto& s : p.string_table()) EXPECT_THAT(s, testing::Not(HasSubstr("ffffffff")));
 }
 
@@ -134,12 +109,12 @@ TEST_F(PprofTest, ReadsBackWhatItWrote) {
   EXPECT_EQ(back.sample_period_ns, 10101010u);
   EXPECT_EQ(back.sampled_by_context, original.sampled_by_context);
   EXPECT_EQ(back.kernel, "6.1.0-18-amd64");
-  EXPECT_EQ(back.hucprof_version, "0.1.0");
+  EXPECT_EQ(back.hucprof_version, "fixture");
   EXPECT_EQ(back.hardened_usercopy, "on (default)");
   EXPECT_EQ(back.time_unix_ns, original.time_unix_ns);
   EXPECT_EQ(back.duration_ns, original.duration_ns);
-  ASSERT_EQ(back.samples.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
+  ASSERT_EQ(back.samples.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
     const ProfileSample& a = original.samples[i];
     const ProfileSample& b = back.samples[i];
     EXPECT_EQ(*a.labels, *b.labels) << i;
