@@ -10,6 +10,7 @@
 
 #include "core/aggregator.h"
 #include "core/callsite_folder.h"
+#include "core/drain_gate.h"
 #include "core/interval_builder.h"
 #include "core/profile_store.h"
 #include "core/symbolizer.h"
@@ -39,6 +40,7 @@ struct Pipeline {
   }
 
   void drain(const RawDrain& raw, int64_t now_ns) {
+    DrainGate::Draining draining(gate);
     const IntervalDeltas deltas = builder.build(raw, symbols);
     aggregator.apply(deltas);
     hucprof::v1::Snapshot snapshot;
@@ -53,6 +55,7 @@ struct Pipeline {
   IntervalBuilder builder;
   Aggregator aggregator;
   ProfileStore store;
+  DrainGate gate;
   uint64_t round = 0;
   int64_t now_ns = 0;
 
@@ -70,7 +73,7 @@ void BM_ProfileRequest(benchmark::State& state) {
   Pipeline p(static_cast<int>(state.range(0)));
   p.next_drain();
   p.next_drain();
-  const HttpHandler handler = make_pprof_handler({[&] { return p.store.cumulative(); }, [] {}});
+  const HttpHandler handler = make_pprof_handler({[&] { return p.store.cumulative(); }, [] {}, {}});
   size_t bytes = 0;
   for (auto _ : state) bytes = handler(profile_request()).body.size();
   state.counters["stacks"] = static_cast<double>(p.store.cumulative().samples.size());
@@ -90,12 +93,15 @@ void BM_WebView(benchmark::State& state) {
 }
 BENCHMARK(BM_WebView)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// One steady-state drain of N keys (fold cached), alone (arg 0) or while another thread serves
-// profile requests back to back from the same store (arg 1). Wall time: what the drain loop sees.
+// One steady-state drain of N keys (fold cached), alone (second arg 0) or while another thread
+// serves profile requests back to back from the same store, stepping aside during drains as the
+// daemon's do (1), or not (2). Wall time: what the drain loop sees.
 void BM_DrainWithProfileInFlight(benchmark::State& state) {
   Pipeline p(static_cast<int>(state.range(0)));
   p.next_drain();
-  const HttpHandler handler = make_pprof_handler({[&] { return p.store.cumulative(); }, [] {}});
+  ProfileSource source{[&] { return p.store.cumulative(); }, [] {}, {}};
+  if (state.range(1) == 1) source.pause = [&] { p.gate.wait_while_draining(); };
+  const HttpHandler handler = make_pprof_handler(source);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> served{0};
   std::thread requests;
@@ -120,6 +126,7 @@ void BM_DrainWithProfileInFlight(benchmark::State& state) {
 BENCHMARK(BM_DrainWithProfileInFlight)
     ->Args({10000, 0})
     ->Args({10000, 1})
+    ->Args({10000, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -170,6 +170,7 @@ void ProfilingPipeline::publish_to(std::function<void(const hucprof::v1::Snapsho
 }
 
 void ProfilingPipeline::drain(bool end_interval) {
+  DrainGate::Draining draining(gate_);  // before the lock: a waiting drain already counts
   std::lock_guard lock(mutex_);
   auto started = Clock::now();
   RawDrain raw;

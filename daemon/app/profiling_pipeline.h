@@ -6,6 +6,7 @@
 
 #include "app/kernel_view.h"
 #include "cli/options.h"
+#include "core/drain_gate.h"
 #include "core/profile_store.h"
 #include "hucprof.pb.h"
 
@@ -39,6 +40,8 @@ class ProfilingPipeline {
   hucprof::v1::Snapshot latest() const;
 
   ProfileStore& profiles() { return *profiles_; }
+  // For work beside the drain loop (profile requests, the web view): returns once no drain runs.
+  void wait_while_draining() { gate_.wait_while_draining(); }
   bool probes_on() const { return probes_ != nullptr; }
   bool sampling_on() const { return sampler_ != nullptr; }
 
@@ -46,6 +49,7 @@ class ProfilingPipeline {
   ProfilingPipeline() = default;
 
   mutable std::mutex mutex_;  // one drain at a time; guards latest_
+  DrainGate gate_;
   std::unique_ptr<ProbeSession> probes_;
   std::unique_ptr<SamplingSession> sampler_;
   std::unique_ptr<KallsymsSymbolizer> symbolizer_;

@@ -33,11 +33,13 @@ void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline,
   ProfileSource source;
   source.cumulative = [&pipeline] { return pipeline.profiles().cumulative(); };
   source.drain_now = [&pipeline] { pipeline.drain(false); };
+  source.pause = [&pipeline] { pipeline.wait_while_draining(); };
   server.add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));
   const std::string mode = mode_name(options.mode);
   const auto interval = options.interval;
   server.add_route(
       "/", make_web_view_handler([&pipeline, mode, interval] {
+        pipeline.wait_while_draining();  // rendering steps aside for a drain, as profiles do
         return WebViewInput{pipeline.latest(), pipeline.profiles().last_interval(), mode, interval};
       }));
 }

@@ -23,7 +23,7 @@ bool looks_gzipped(std::string_view data) {
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-std::string gzip_compress(std::string_view data) {
+std::string gzip_compress(std::string_view data, const std::function<void()>& pause) {
   z_stream z{};
   // Fastest level, as Go's runtime/pprof writes its profiles: a profile is written per request,
   // and level 6 took as long as building it for half a smaller file.
@@ -37,7 +37,8 @@ std::string gzip_compress(std::string_view data) {
   size_t written = 0;
   int rc = Z_OK;
   while (rc != Z_STREAM_END) {
-    z.avail_in = chunk_of(in_left);
+    if (pause) pause();
+    z.avail_in = static_cast<uInt>(std::min(in_left, kChunk));
     const uInt fed = z.avail_in;
     if (written == out.size()) out.resize(out.size() * 2 + kChunk);
     z.next_out = reinterpret_cast<Bytef*>(out.data() + written);

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -7,7 +8,8 @@ namespace hucprof {
 
 // gzip (RFC 1952) as pprof files use it: the whole payload compressed, not an HTTP
 // Content-Encoding.
-std::string gzip_compress(std::string_view data);
+// `pause`, if given, is called between 64 KiB chunks (see DrainGate).
+std::string gzip_compress(std::string_view data, const std::function<void()>& pause = {});
 
 struct Inflated {
   std::string bytes;

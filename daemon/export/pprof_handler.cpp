@@ -18,10 +18,10 @@ HttpResponse text(int status, std::string body) {
   return r;
 }
 
-HttpResponse profile_response(const StackProfile& profile) {
+HttpResponse profile_response(const StackProfile& profile, const std::function<void()>& pause) {
   HttpResponse r;
   r.content_type = "application/octet-stream";
-  r.body = encode_pprof_gzip(profile);
+  r.body = encode_pprof_gzip(profile, pause);
   r.headers = {{"Content-Disposition", "attachment; filename=\"usercopy.pb.gz\""},
                {"X-Content-Type-Options", "nosniff"},
                {"Cache-Control", "no-store"}};
@@ -59,7 +59,7 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
     const std::string range =
         "a whole number of seconds from 1 to " + std::to_string(limits.max_seconds);
     const auto given = request.query.equal_range("seconds");
-    if (given.first == given.second) return profile_response(source.cumulative());
+    if (given.first == given.second) return profile_response(source.cumulative(), source.pause);
     if (std::next(given.first) != given.second) return text(400, "seconds: given twice");
     const std::string& value = given.first->second;
     int seconds = 0;
@@ -85,7 +85,7 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
     }
     if (request.cancelled()) return text(503, "profile request cancelled");
     source.drain_now();
-    return profile_response(difference(source.cumulative(), before));
+    return profile_response(difference(source.cumulative(), before), source.pause);
   };
 }
 

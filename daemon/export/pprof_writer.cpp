@@ -129,7 +129,8 @@ void add_comment(pprof::Profile& out, StringTable& strings, std::string_view key
 }  // namespace
 
 namespace {
-void fill_pprof(const StackProfile& profile, pprof::Profile& out);
+void fill_pprof(const StackProfile& profile, pprof::Profile& out,
+                const std::function<void()>& pause = {});
 }  // namespace
 
 pprof::Profile to_pprof(const StackProfile& profile) {
@@ -140,7 +141,10 @@ pprof::Profile to_pprof(const StackProfile& profile) {
 
 namespace {
 
-void fill_pprof(const StackProfile& profile, pprof::Profile& out) {
+constexpr size_t kSamplesBetweenPauses = 256;
+
+void fill_pprof(const StackProfile& profile, pprof::Profile& out,
+                const std::function<void()>& pause) {
   StringTable strings(out);
   const std::vector<ProfileValue> values = carried_values(profile);
   for (ProfileValue v : values) {
@@ -149,7 +153,9 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out) {
   }
 
   LocationTable locations(out, strings);
+  size_t done = 0;
   for (const ProfileSample& s : profile.samples) {
+    if (pause && ++done % kSamplesBetweenPauses == 0) pause();
     const bool carried =
         std::any_of(values.begin(), values.end(), [&](ProfileValue v) { return s.values[v] != 0; });
     if (!carried || !s.stack || !s.labels) continue;
@@ -196,12 +202,14 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out) {
 
 }  // namespace
 
-std::string encode_pprof_gzip(const StackProfile& profile) {
+std::string encode_pprof_gzip(const StackProfile& profile, const std::function<void()>& pause) {
   // An arena: tens of thousands of small messages, allocated and freed at once.
   google::protobuf::Arena arena;
   auto* message = google::protobuf::Arena::CreateMessage<pprof::Profile>(&arena);
-  fill_pprof(profile, *message);
-  return gzip_compress(message->SerializeAsString());
+  fill_pprof(profile, *message, pause);
+  if (pause) pause();
+  const std::string bytes = message->SerializeAsString();
+  return gzip_compress(bytes, pause);
 }
 
 }  // namespace hucprof

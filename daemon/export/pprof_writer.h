@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <string>
 
 #include "core/stack_profile.h"
@@ -14,6 +15,8 @@ pprof::Profile to_pprof(const StackProfile& profile);
 
 // What `GET /debug/pprof/usercopy` serves and `hucprof record` writes: the serialized profile,
 // gzipped, as `go tool pprof` expects it.
-std::string encode_pprof_gzip(const StackProfile& profile);
+// `pause`, if given, is called every few hundred samples and between gzip chunks, so the caller
+// can step aside for a drain (DrainGate).
+std::string encode_pprof_gzip(const StackProfile& profile, const std::function<void()>& pause = {});
 
 }  // namespace hucprof

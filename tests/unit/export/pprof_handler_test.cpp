@@ -25,7 +25,7 @@ class FakeSource {
     stack_ = interner_.stack(s);
   }
   ProfileSource source() {
-    return {[this] { return cumulative(); }, [this] { ++drains_; }};
+    return {[this] { return cumulative(); }, [this] { ++drains_; }, {}};
   }
   StackProfile cumulative() const {
     StackProfile p;

@@ -183,6 +183,16 @@ TEST_F(PprofTest, ForeignProfileWithoutOurSampleTypesIsNamedAsSuch) {
   EXPECT_THAT(error_of(p.SerializeAsString()), HasSubstr("no sample type hucprof knows"));
 }
 
+TEST_F(PprofTest, EncodingStepsAsideWhereAsked) {
+  StackProfile p = both_modes();
+  const ProfileSample one = p.samples[0];
+  p.samples.assign(1000, one);
+  int pauses = 0;
+  const std::string paused = encode_pprof_gzip(p, [&pauses] { ++pauses; });
+  EXPECT_GE(pauses, 1000 / 256 + 2) << "every 256 samples, before serializing, per gzip chunk";
+  EXPECT_EQ(paused, encode_pprof_gzip(p)) << "pausing changes nothing in the output";
+}
+
 TEST(GzipCodec, RoundTripAndLimits) {
   const std::string text(100000, 'x');
   const std::string packed = gzip_compress(text);
