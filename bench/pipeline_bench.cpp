@@ -11,32 +11,12 @@
 #include "core/interval_builder.h"
 #include "core/kallsyms_index.h"
 #include "export/prometheus_exporter.h"
+#include "fake_kernel.h"
 
 namespace hucprof {
 namespace {
 
-// A synthetic kernel: N call-site functions, N copy helpers, the check functions.
-struct FakeKernel {
-  std::string kallsyms;
-  std::vector<uint64_t> callers;
-  uint64_t check = 0x0;
-
-  explicit FakeKernel(int n) {
-    std::ostringstream out;
-    uint64_t addr = 0xffffffff81000000ull;
-    out << std::hex;
-    check = addr;
-    out << addr << " T __check_object_size\n";
-    addr += 0x400;
-    for (int i = 0; i < n; ++i) {
-      callers.push_back(addr + 0x20);
-      out << addr << " t callsite_fn_" << std::dec << i << std::hex << "\n";
-      addr += 0x300;
-    }
-    out << addr << " T _etext\n";
-    kallsyms = out.str();
-  }
-};
+using bench::FakeKernel;
 
 KallsymsIndex parse(const std::string& text) {
   std::istringstream in(text);
@@ -58,18 +38,7 @@ void BM_ParseRealKallsyms(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseRealKallsyms)->Unit(benchmark::kMillisecond);
 
-RawDrain make_drain(const FakeKernel& k, uint64_t round) {
-  RawDrain d;
-  d.probes = true;
-  for (size_t i = 0; i < k.callers.size(); ++i) {
-    huc_site_key key{};
-    key.caller = k.callers[i];
-    key.syscall_nr = static_cast<int32_t>(i % 50);
-    key.direction = static_cast<uint8_t>(i % 2);
-    d.sites.push_back({key, 1000 + round % 7, 64000 + i, 0});  // per-interval counts
-  }
-  return d;
-}
+RawDrain make_drain(const FakeKernel& k, uint64_t round) { return k.probe_drain(round); }
 
 // Steady state: the same keys every interval (the kernel hands over each interval's counts).
 void BM_DrainSteadyState(benchmark::State& state) {

@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "app/doctor_command.h"
+#include "app/record_command.h"
+#include "app/report_command.h"
 #include "app/run_command.h"
 #include "cli/options.h"
 #include "log/logging.h"
@@ -48,6 +50,10 @@ int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& sou
       return hucprof::doctor_command(command.run);
     case hucprof::CommandKind::Run:
       return hucprof::run_command(command.run, source);
+    case hucprof::CommandKind::Record:
+      return hucprof::record_command(command.run, command.record);
+    case hucprof::CommandKind::Report:
+      return hucprof::report_command(command.report);
   }
   return 2;
 }

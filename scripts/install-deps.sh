@@ -22,6 +22,9 @@ packages=(
   openssl apache2-utils
   # bench/http_front.py: the 16-client load generator
   wrk
+  # tests with real readers: Google's pprof (built from source offline, with golang-go above),
+  # headless Chromium
+  golang-github-google-pprof-dev chromium
 )
 
 missing=()

@@ -12,6 +12,7 @@
 
 #include "cli/config_file.h"
 #include "cli/message_text.h"
+#include "cli/profile_command_flags.h"
 #include "cli/settings.h"
 
 namespace hucprof {
@@ -19,7 +20,8 @@ namespace {
 
 constexpr int kUsageError = 2;
 constexpr const char* kHiddenKallsymsFlag = "--kallsyms";
-constexpr const char* kUsage = "usage: hucprof run|doctor|version [flags] (see hucprof --help)";
+constexpr const char* kUsage =
+    "usage: hucprof run|doctor|record|report|version [flags] (see hucprof --help)";
 
 ParseOutcome usage_error(const std::string& message) {
   return {std::nullopt, kUsageError, on_one_line(message)};
@@ -43,10 +45,21 @@ struct SubcommandFlags {
   std::string kallsyms_path;
 };
 
-void add_flags(SubcommandFlags& flags, bool doctor) {
+bool takes(CommandKind kind, const Setting& setting) {
+  switch (kind) {
+    case CommandKind::Doctor:
+      return setting.doctor;
+    case CommandKind::Record:
+      return setting.record;
+    default:
+      return true;
+  }
+}
+
+void add_flags(SubcommandFlags& flags, CommandKind kind) {
   const RunOptions defaults;
   for (const Setting& setting : settings()) {
-    if (doctor && !setting.doctor) continue;
+    if (!takes(kind, setting)) continue;
     const std::string name = "--" + std::string(setting.key);
     const std::string help = std::string(setting.help);
     CLI::Option* option = nullptr;
@@ -146,17 +159,35 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
   app.allow_extras();
   auto* version_flag = app.add_flag("--version")->description("print the version and exit");
 
-  SubcommandFlags run, doctor;
+  SubcommandFlags run, doctor, record;
+  RecordFlags record_flags;
+  ReportFlags report_flags;
   run.app = app.add_subcommand("run", "profile continuously and serve Prometheus metrics");
   doctor.app = app.add_subcommand(
       "doctor", "check what this kernel allows (probes, sampling, symbols) and say why not");
+  record.app = app.add_subcommand(
+      "record", "profile for a while (or while COMMAND runs) into a pprof file, no HTTP server");
+  CLI::App* report =
+      app.add_subcommand("report", "print a recorded profile's cost table, top stacks and verdict");
   CLI::App* version = app.add_subcommand("version", "print the version and exit");
-  for (CLI::App* sub : {run.app, doctor.app, version}) sub->allow_extras();
-  add_flags(run, false);
-  add_flags(doctor, true);
+  for (CLI::App* sub : {run.app, doctor.app, record.app, report, version}) sub->allow_extras();
+  add_flags(run, CommandKind::Run);
+  add_flags(doctor, CommandKind::Doctor);
+  add_flags(record, CommandKind::Record);
+  add_record_flags(record.app, record_flags);
+  add_report_flags(report, report_flags);
 
+  // Everything after "--" is `hucprof record`'s COMMAND, untouched by flag parsing.
+  int parsed_argc = argc;
+  std::vector<std::string> after_dashes;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) != "--") continue;
+    parsed_argc = i;
+    after_dashes.assign(argv + i + 1, argv + argc);
+    break;
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(parsed_argc, argv);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, without_final_newline(app.help())};  // the subcommand's, if given
   } catch (const CLI::CallForAllHelp&) {
@@ -170,13 +201,32 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
   if (const auto top_extras = app.remaining(); !top_extras.empty()) {
     return usage_error(describe_extra(top_extras.front(), true));
   }
-  for (CLI::App* sub : {run.app, doctor.app, version}) {
+  for (CLI::App* sub : {run.app, doctor.app, record.app, report, version}) {
     if (const auto extras = sub->remaining(); !extras.empty()) {
       return usage_error(describe_extra(extras.front(), false));
     }
   }
+  if (parsed_argc != argc && !record.app->parsed()) {
+    return usage_error("unexpected \"--\": only `hucprof record -- COMMAND` takes a command");
+  }
   if (run.app->parsed()) return finish(CommandKind::Run, run);
   if (doctor.app->parsed()) return finish(CommandKind::Doctor, doctor);
+  if (record.app->parsed()) {
+    record_flags.command.insert(record_flags.command.end(), after_dashes.begin(),
+                                after_dashes.end());
+    ParseOutcome outcome = finish(CommandKind::Record, record);
+    if (!outcome.command) return outcome;
+    if (auto error = apply_record_flags(record_flags, outcome.command->record)) {
+      return usage_error(*error);
+    }
+    return outcome;
+  }
+  if (report->parsed()) {
+    Command command;
+    command.kind = CommandKind::Report;
+    if (auto error = apply_report_flags(report_flags, command.report)) return usage_error(*error);
+    return {command, 0, ""};
+  }
   if (version->parsed() || version_flag->count() > 0) {
     Command command;
     command.kind = CommandKind::Version;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/privilege_plan.h"
 #include "core/run_mode.h"
@@ -39,11 +40,27 @@ struct RunOptions {
   std::chrono::milliseconds prediction_window{300'000};
 };
 
-enum class CommandKind { Run, Doctor, Version };
+// `hucprof record`: the run pipeline without the HTTP server, into one pprof file.
+struct RecordOptions {
+  // --duration; unset: 30 s, or as long as COMMAND runs when one is given.
+  std::optional<std::chrono::milliseconds> duration;
+  std::string output = "usercopy.pb.gz";  // -o / --output
+  std::vector<std::string> command;       // after "--": run it and record while it runs
+};
+
+// `hucprof report FILE`: the table and verdict of a recorded profile.
+struct ReportOptions {
+  std::string input;
+  std::optional<std::string> flamegraph;  // --flamegraph out.svg
+};
+
+enum class CommandKind { Run, Doctor, Version, Record, Report };
 
 struct Command {
   CommandKind kind = CommandKind::Run;
-  RunOptions run;  // doctor uses mode/kallsyms_path too
+  RunOptions run;  // doctor and record use it too
+  RecordOptions record;
+  ReportOptions report;
 };
 
 // Result of parsing argv (+ the YAML config it names). When `command` is empty, print
@@ -54,8 +71,8 @@ struct ParseOutcome {
   std::string message;
 };
 
-// `hucprof run|doctor|version [flags]`. Flags win over the config file; unknown flags or config
-// keys, bad values and unreadable files are errors naming the flag, or the file and line.
+// `hucprof run|doctor|record|report|version [flags]`. Flags win over the config file; unknown flags
+// or config keys, bad values and unreadable files are errors naming the flag, or the file and line.
 ParseOutcome parse_command_line(int argc, const char* const* argv);
 
 const char* mode_name(Mode mode);

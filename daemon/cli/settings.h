@@ -22,6 +22,7 @@ struct Setting {
   std::string_view value_name;  // "HZ" in --help; empty: a switch that takes no value
   std::string_view help;
   bool doctor;  // `hucprof doctor` takes it too
+  bool record;  // `hucprof record` takes it too (it serves nothing and exports no series)
   OnReload on_reload;
   // Validates a textual value and stores it; returns what is wrong in words, "" when fine.
   std::string (*apply)(std::string_view value, RunOptions& options);

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/latency_slots.h"
 #include "core/top_k_ranking.h"
 
 namespace hucprof {
@@ -18,14 +19,11 @@ using CheckKey = std::tuple<std::string, std::string, std::string>;   // callsit
 using SubcheckKey = std::pair<std::string, std::string>;              // callsite, check
 using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, check
 
-// The histogram keeps only log2 buckets; approximate each call by its bucket's midpoint
-// (1.5 * 2^i ns) so that _sum stays monotonic and roughly right.
+// The histogram keeps only log2 buckets; approximate each call by its bucket's midpoint so
+// that _sum stays monotonic and roughly right.
 uint64_t approximate_sum_ns(const std::vector<uint64_t>& buckets) {
-  constexpr size_t kMaxShift = 62;  // beyond this a midpoint does not fit in 64 bits
   uint64_t sum = 0;
-  for (size_t i = 0; i < buckets.size() && i < kMaxShift; ++i) {
-    sum += buckets[i] * ((uint64_t{3} << i) / 2);
-  }
+  for (size_t i = 0; i < buckets.size(); ++i) sum += buckets[i] * latency_slot_midpoint_ns(i);
   return sum;
 }
 

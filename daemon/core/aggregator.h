@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stack_profile.h"
 #include "hucprof.pb.h"
 
 namespace hucprof {
@@ -34,6 +35,8 @@ struct IntervalDeltas {
   std::map<std::string, uint64_t> sampled_by_context;  // "kernel" | "user" | "idle"
   std::map<std::string, uint64_t> drops;               // reason → count
   std::map<std::string, uint64_t> helper_walks;        // huc_helper_walk name → count (probes)
+  // The same events by full stack, for profiles (the aggregator leaves them to the ProfileStore).
+  std::vector<ProfileSample> stacks;
 };
 
 // Accumulates interval deltas into cumulative, cardinality-bounded series.

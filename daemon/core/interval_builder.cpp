@@ -1,16 +1,25 @@
 #include "core/interval_builder.h"
 
+#include "core/latency_slots.h"
+
 namespace hucprof {
 
 namespace {
 constexpr const char* kUnknownCallsite = "[unknown]";
-}
 
-IntervalBuilder::IntervalBuilder(CallsiteFolder folder) : folder_(std::move(folder)) {}
+const char* direction_name(uint8_t direction) {
+  return direction == HUC_DIR_TO_USER ? "to_user" : "from_user";
+}
+}  // namespace
+
+IntervalBuilder::IntervalBuilder(CallsiteFolder folder)
+    : folder_(std::move(folder)), stacks_(folder_.rules()) {}
 
 void IntervalBuilder::invalidate_folds() {
   site_folds_.clear();
   sample_folds_.clear();
+  full_stacks_.clear();
+  site_stacks_.clear();
 }
 
 IntervalBuilder::SiteTuple IntervalBuilder::tuple_of(const huc_site_key& key) {
@@ -58,6 +67,7 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
       fold.site = {kUnknownCallsite, "none", "", false};
       fold.drop = kDropStackMissing;
       fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
+      fold.labels = site_labels(key, fold.site);
       return fold;  // not cached: a later drain may have the stack
     }
     fold = fold_frames(stack->second, symbols);
@@ -65,6 +75,7 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
     fold = fold_frames({key.caller}, symbols);
   }
   fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
+  fold.labels = site_labels(key, fold.site);
   return site_folds_.put(tuple, std::move(fold), drain_);
 }
 
@@ -73,9 +84,75 @@ IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, co
   if (const Fold* cached = sample_folds_.find(key.stack_id, drain_)) return *cached;
   auto stack = drain.sample_stacks.find(key.stack_id);
   if (stack == drain.sample_stacks.end()) {
-    return Fold{{kUnknownCallsite, "none", "", false}, kDropStackMissing};
+    Fold fold;
+    fold.site = {kUnknownCallsite, "none", "", false};
+    fold.drop = kDropStackMissing;
+    fold.stack = stacks_.sampled({}, symbols);
+    fold.labels = sample_labels(key, fold.site);
+    return fold;
   }
-  return sample_folds_.put(key.stack_id, fold_frames(stack->second, symbols), drain_);
+  Fold fold = fold_frames(stack->second, symbols);
+  fold.stack = stacks_.sampled(stack->second, symbols);
+  fold.labels = sample_labels(key, fold.site);
+  return sample_folds_.put(key.stack_id, std::move(fold), drain_);
+}
+
+StackPtr IntervalBuilder::own_stack(const huc_site_key& key, const RawDrain& drain,
+                                    Symbolizer& symbols, bool& complete) {
+  complete = true;
+  if (key.short_stack_id == 0) {
+    return stacks_.probed(key.caller ? StackFrames{key.caller} : StackFrames{}, symbols);
+  }
+  auto frames = drain.short_stacks.find(key.short_stack_id);
+  complete = frames != drain.short_stacks.end();
+  return stacks_.probed(complete ? frames->second : StackFrames{}, symbols);
+}
+
+StackPtr IntervalBuilder::site_stack(const RawSiteCount& site, const RawDrain& drain,
+                                     Symbolizer& symbols) {
+  const SiteTuple tuple = tuple_of(site.key);
+  StackPtr stack;
+  if (site.full_stack_id != 0) {
+    if (const StackPtr* cached = full_stacks_.find(site.full_stack_id, drain_)) {
+      stack = *cached;
+    } else if (auto full = drain.full_stacks.find(site.full_stack_id);
+               full != drain.full_stacks.end()) {
+      stack = full_stacks_.put(site.full_stack_id, stacks_.probed(full->second, symbols), drain_);
+    }
+  }
+  if (!stack) {
+    // No full stack this time (the stack map was full): the call site's recent one is a better
+    // guess than the key's short stack, which stops at the call site.
+    if (const StackPtr* seen = site_stacks_.find(tuple, drain_)) return *seen;
+    bool complete = false;
+    stack = own_stack(site.key, drain, symbols, complete);
+    if (!complete) return stack;  // not kept: a later drain may have the short stack
+  }
+  return site_stacks_.put(tuple, std::move(stack), drain_);
+}
+
+StackPtr IntervalBuilder::key_stack(const huc_site_key& key, const RawDrain& drain,
+                                    Symbolizer& symbols) {
+  if (const StackPtr* seen = site_stacks_.find(tuple_of(key), drain_)) return *seen;
+  bool complete = false;
+  return own_stack(key, drain, symbols, complete);
+}
+
+LabelsPtr IntervalBuilder::site_labels(const huc_site_key& key, const FoldedCallsite& site) {
+  return stacks_.labels(site.callsite, site.syscall, "", direction_name(key.direction));
+}
+
+LabelsPtr IntervalBuilder::sample_labels(const huc_sample_key& key, const FoldedCallsite& site) {
+  return stacks_.labels(site.callsite, syscall_label(key.syscall_nr, site),
+                        site.check.empty() ? "object" : site.check, "");
+}
+
+void IntervalBuilder::add_stack(IntervalDeltas& out, StackPtr stack, LabelsPtr labels,
+                                ProfileValue value, uint64_t n) {
+  if (stacks_.is_overflow(stack)) out.drops[kDropProfileStackLimit] += n;
+  ProfileSample sample{std::move(stack), std::move(labels), {}};
+  sample.values[value] = n;
+  out.stacks.push_back(std::move(sample));
 }
 
 std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& folded) const {
@@ -83,27 +160,44 @@ std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& fol
   return folded.syscall.empty() ? "none" : folded.syscall;
 }
 
+void IntervalBuilder::forget_unused() {
+  if (drain_ < kFoldKeepDrains) return;
+  const uint64_t oldest_kept = drain_ - kFoldKeepDrains + 1;  // what the last drains used
+  site_folds_.forget_unused_since(oldest_kept);
+  sample_folds_.forget_unused_since(oldest_kept);
+  full_stacks_.forget_unused_since(oldest_kept);
+  site_stacks_.forget_unused_since(oldest_kept);
+}
+
 IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols) {
   ++drain_;
   IntervalDeltas out;
+  out.stacks.reserve(drain.sites.size() + drain.subchecks.size() + drain.latency.size() +
+                     drain.samples.size());
   auto count_drop = [&](const char* reason, uint64_t n) {
     if (reason) out.drops[reason] += n;
   };
 
-  // Sites first: their folds serve the sub-check and timing keys of the same call sites.
+  // Sites first: their folds and stacks serve the sub-check and timing keys of the same call
+  // sites.
   for (const auto& site : drain.sites) {
     if (site.calls == 0 && site.bytes == 0) continue;
     Fold fold = fold_site(site.key, drain, symbols);
     count_drop(fold.drop, site.calls);
-    out.checks.push_back({fold.site.callsite, fold.site.syscall,
-                          site.key.direction == HUC_DIR_TO_USER ? "to_user" : "from_user",
+    out.checks.push_back({fold.site.callsite, fold.site.syscall, direction_name(site.key.direction),
                           site.calls, site.bytes});
+    add_stack(out, site_stack(site, drain, symbols), fold.labels, kCalls, site.calls);
+    out.stacks.back().values[kBytes] = site.bytes;
   }
   for (const auto& sub : drain.subchecks) {
     if (sub.count == 0) continue;
     Fold fold = fold_site(sub.key.site, drain, symbols);
     count_drop(fold.drop, sub.count);
     out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), sub.count});
+    add_stack(out, stacks_.with_subcheck(key_stack(sub.key.site, drain, symbols), sub.key.kind),
+              stacks_.labels(fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
+                             direction_name(sub.key.site.direction)),
+              kSubchecks, sub.count);
   }
   std::map<std::string, std::vector<uint64_t>> latency_by_site;
   for (const auto& lat : drain.latency) {
@@ -113,6 +207,9 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     auto& buckets = latency_by_site[fold.site.callsite];
     buckets.resize(HUC_LATENCY_SLOTS);
     buckets[lat.key.slot] += lat.count;
+    // Not counted twice as a drop: the calls of this key were.
+    out.stacks.push_back({key_stack(lat.key.site, drain, symbols), fold.labels, {}});
+    out.stacks.back().values[kLatencyNs] = lat.count * latency_slot_midpoint_ns(lat.key.slot);
   }
   for (auto& [callsite, buckets] : latency_by_site) {
     out.latency.push_back({callsite, std::move(buckets)});
@@ -121,8 +218,15 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     if (sample.count == 0) continue;
     Fold fold = fold_sample(sample.key, drain, symbols);
     count_drop(fold.drop, sample.count);
-    out.samples.push_back({fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
-                           fold.site.check.empty() ? "object" : fold.site.check, sample.count});
+    SampleDelta delta{fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
+                      fold.site.check.empty() ? "object" : fold.site.check, sample.count};
+    // The fold's labels name the syscall of the first key with this stack; another syscall
+    // through the same stack (rare) gets its own.
+    LabelsPtr labels = fold.labels->syscall == delta.syscall
+                           ? fold.labels
+                           : stacks_.labels(delta.callsite, delta.syscall, delta.check, "");
+    add_stack(out, fold.stack, std::move(labels), kSamples, sample.count);
+    out.samples.push_back(std::move(delta));
   }
   if (drain.sampling) {
     for (uint32_t c = 0; c < HUC_CTX_COUNT; ++c) {
@@ -138,13 +242,11 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     }
   }
   // Every user-space reason exists from the first interval on, so rate() has a zero to start.
-  for (const char* reason : {kDropSymbolUnresolved, kDropStackTruncated, kDropStackMissing}) {
+  for (const char* reason :
+       {kDropSymbolUnresolved, kDropStackTruncated, kDropStackMissing, kDropProfileStackLimit}) {
     out.drops[reason] += 0;
   }
-  if (drain_ >= kFoldKeepDrains) {  // keep what the last kFoldKeepDrains drains used
-    site_folds_.forget_unused_since(drain_ - kFoldKeepDrains + 1);
-    sample_folds_.forget_unused_since(drain_ - kFoldKeepDrains + 1);
-  }
+  forget_unused();
   return out;
 }
 

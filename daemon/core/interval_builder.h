@@ -9,6 +9,7 @@
 #include "core/callsite_folder.h"
 #include "core/delta_tracker.h"
 #include "core/raw_drain.h"
+#include "core/stack_symbolizer.h"
 #include "core/symbolizer.h"
 
 namespace hucprof {
@@ -20,12 +21,16 @@ namespace hucprof {
 // kallsyms is unchanged), so steady-state drains cost map reads, not symbol lookups. A fold
 // unused for kFoldKeepDrains drains is forgotten: the cache holds what recent drains saw, not
 // every key of a months-long run (a busy machine brings thousands of new stacks a minute).
+//
+// Every delta also goes out by full stack (IntervalDeltas::stacks) for profiles. Stack ids are
+// content hashes, so a symbolized stack is cached by its id like a fold, and forgotten the same
+// way; the profile store keeps its own (interned) copy of every stack it was given.
 class IntervalBuilder {
  public:
   explicit IntervalBuilder(CallsiteFolder folder);
 
   IntervalDeltas build(const RawDrain& drain, Symbolizer& symbols);
-  // kallsyms changed: fold everything again.
+  // kallsyms changed: fold (and symbolize stacks) everything again.
   void invalidate_folds();
   size_t cached_folds() const { return site_folds_.size() + sample_folds_.size(); }
 
@@ -38,18 +43,21 @@ class IntervalBuilder {
   struct Fold {
     FoldedCallsite site;
     const char* drop = nullptr;  // a user-space drop reason that applies to every event here
+    StackPtr stack;              // sampling: the sample's symbolized stack
+    LabelsPtr labels;            // the profile labels of the key it was folded for
   };
-  template <typename Key>
-  class FoldCache {
+  // Entries by key, each forgotten once no drain used it for a while.
+  template <typename Key, typename Value>
+  class RecentCache {
    public:
-    const Fold* find(const Key& key, uint64_t now) {
+    const Value* find(const Key& key, uint64_t now) {
       auto it = entries_.find(key);
       if (it == entries_.end()) return nullptr;
       it->second.used = now;
-      return &it->second.fold;
+      return &it->second.value;
     }
-    const Fold& put(const Key& key, Fold fold, uint64_t now) {
-      return entries_.insert_or_assign(key, Entry{std::move(fold), now}).first->second.fold;
+    const Value& put(const Key& key, Value value, uint64_t now) {
+      return entries_.insert_or_assign(key, Entry{std::move(value), now}).first->second.value;
     }
     void forget_unused_since(uint64_t drain) {
       std::erase_if(entries_, [&](const auto& e) { return e.second.used < drain; });
@@ -59,7 +67,7 @@ class IntervalBuilder {
 
    private:
     struct Entry {
-      Fold fold;
+      Value value;
       uint64_t used = 0;
     };
     std::map<Key, Entry> entries_;
@@ -70,11 +78,30 @@ class IntervalBuilder {
   Fold fold_sample(const huc_sample_key& key, const RawDrain& drain, Symbolizer& symbols);
   Fold fold_frames(const std::vector<uint64_t>& addrs, Symbolizer& symbols) const;
   std::string syscall_label(int32_t nr, const FoldedCallsite& folded) const;
+  // The stack a site's counts go out with: the full stack the kernel captured for its key in
+  // this generation; without one (stack map full), the call site's from a recent drain, else
+  // what the key itself holds (own_stack).
+  StackPtr site_stack(const RawSiteCount& site, const RawDrain& drain, Symbolizer& symbols);
+  // The stack of a sub-check or timing key: that of the check key of the same call site in this
+  // drain or, for one that came a drain late, the drain before; else own_stack.
+  StackPtr key_stack(const huc_site_key& key, const RawDrain& drain, Symbolizer& symbols);
+  // The check, then the key's short stack or its immediate caller. complete: false when the
+  // short stack was missing from the drain (then the check alone).
+  StackPtr own_stack(const huc_site_key& key, const RawDrain& drain, Symbolizer& symbols,
+                     bool& complete);
+  LabelsPtr site_labels(const huc_site_key& key, const FoldedCallsite& site);
+  LabelsPtr sample_labels(const huc_sample_key& key, const FoldedCallsite& site);
+  void add_stack(IntervalDeltas& out, StackPtr stack, LabelsPtr labels, ProfileValue value,
+                 uint64_t n);
+  void forget_unused();
 
   CallsiteFolder folder_;
-  uint64_t drain_ = 0;  // drains built so far: the fold caches' clock
-  FoldCache<SiteTuple> site_folds_;
-  FoldCache<uint64_t> sample_folds_;  // by stack id
+  StackSymbolizer stacks_;
+  uint64_t drain_ = 0;  // drains built so far: the caches' clock
+  RecentCache<SiteTuple, Fold> site_folds_;
+  RecentCache<uint64_t, Fold> sample_folds_;      // by stack id
+  RecentCache<uint64_t, StackPtr> full_stacks_;   // symbolized, by stack id
+  RecentCache<SiteTuple, StackPtr> site_stacks_;  // the stack each call site's counts last had
 
   // The per-CPU arrays stay cumulative in the kernel.
   DeltaTracker<uint32_t> contexts_, drops_, helper_walks_;

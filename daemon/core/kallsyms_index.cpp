@@ -80,6 +80,7 @@ class KallsymsIndex::Builder {
     e.size = (type[0] == 'T' || type[0] == 'W') ? 0 : 1;
     index_.names_.append(name);
     index_.symbols_.push_back(e);
+    if (name == "_stext" && module.empty()) index_.text_start_ = address;
   }
 
   void finish() {
@@ -183,7 +184,9 @@ std::optional<ResolvedFrame> KallsymsIndex::resolve(uint64_t addr) const {
   // Step back to the preferred alias (first of the group).
   while (it != symbols_.begin() && std::prev(it)->address == it->address) --it;
   if (addr - it->address >= it->size) return std::nullopt;
-  return ResolvedFrame{std::string(name_of(*it)), modules_[it->module], addr - it->address};
+  const bool vmlinux_text = it->module == 0 && text_start_ != 0 && addr >= text_start_;
+  return ResolvedFrame{std::string(name_of(*it)), modules_[it->module], addr - it->address,
+                       vmlinux_text ? addr - text_start_ : 0};
 }
 
 std::vector<KernelSymbol> KallsymsIndex::find_normalized(std::string_view normalized) const {

@@ -21,6 +21,9 @@ struct ResolvedFrame {
   std::string name;     // exact symbol name
   std::string module;   // "" for vmlinux
   uint64_t offset = 0;  // address - symbol start
+  // address - _stext for vmlinux text; 0 in modules or without _stext. The same for every boot
+  // of one kernel build whatever KASLR chose, so profiles may carry it.
+  uint64_t text_offset = 0;
 };
 
 // Address → symbol index over /proc/kallsyms text symbols (t/T/w/W), modules included.
@@ -63,6 +66,7 @@ class KallsymsIndex {
   std::vector<Entry> symbols_;  // sorted by address; aliases: preferred name first
   std::string names_;
   std::vector<std::string> modules_{""};
+  uint64_t text_start_ = 0;  // _stext, 0 when absent
   bool addresses_hidden_ = false;
 };
 

@@ -47,7 +47,8 @@ struct RawDrain {
   std::vector<RawLatencyCount> latency;
   std::vector<RawSampleCount> samples;
   // Every stack the counts above reference and the kernel still had. The kernel deletes them
-  // after this drain: whoever needs a stack later (profiles) keeps its own copy.
+  // after this drain: whoever needs a stack later (profiles) keeps its own copy. Full stacks
+  // are probe mode's, by RawSiteCount::full_stack_id, for profiles.
   StackTable short_stacks;
   StackTable full_stacks;
   StackTable sample_stacks;
@@ -71,5 +72,7 @@ const char* helper_walk_name(uint32_t walk);
 inline constexpr const char* kDropSymbolUnresolved = "symbol_unresolved";
 inline constexpr const char* kDropStackTruncated = "stack_truncated";
 inline constexpr const char* kDropStackMissing = "stack_missing";
+// Events counted in full whose stack went to the profiles' overflow stack (StackInterner limit).
+inline constexpr const char* kDropProfileStackLimit = "profile_stack_limit";
 
 }  // namespace hucprof

@@ -12,10 +12,20 @@ KallsymsSymbolizer::KallsymsSymbolizer(KallsymsIndex index,
       loader_(std::move(loader)),
       module_list_(std::move(module_list)) {}
 
+std::optional<ResolvedFrame> Symbolizer::frame(uint64_t addr) {
+  auto found = name(addr);
+  if (!found) return std::nullopt;
+  return ResolvedFrame{std::move(*found), "", 0, 0};
+}
+
 std::optional<std::string> KallsymsSymbolizer::name(uint64_t addr) {
-  auto frame = index_.resolve(addr);
-  if (!frame) return std::nullopt;
-  return std::move(frame->name);
+  auto found = frame(addr);
+  if (!found) return std::nullopt;
+  return std::move(found->name);
+}
+
+std::optional<ResolvedFrame> KallsymsSymbolizer::frame(uint64_t addr) {
+  return index_.resolve(addr);
 }
 
 bool KallsymsSymbolizer::begin_interval() {

@@ -14,6 +14,9 @@ class Symbolizer {
  public:
   virtual ~Symbolizer() = default;
   virtual std::optional<std::string> name(uint64_t addr) = 0;
+  // The symbol with the offsets profiles keep (from the symbol, from _stext). Name-only
+  // symbolizers (tests) get offsets of 0.
+  virtual std::optional<ResolvedFrame> frame(uint64_t addr);
 };
 
 // Symbolizes from a KallsymsIndex, read once. An address that does not resolve stays
@@ -31,6 +34,7 @@ class KallsymsSymbolizer : public Symbolizer {
                      ModuleList module_list);
 
   std::optional<std::string> name(uint64_t addr) override;
+  std::optional<ResolvedFrame> frame(uint64_t addr) override;
   // Once per drain, before symbolizing: reloads kallsyms when the module list changed. True when
   // it did (cached folds must then be dropped).
   bool begin_interval();

@@ -1,9 +1,8 @@
 #include "export/gzip_body.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cctype>
+#include <string>
 
 namespace hucprof {
 namespace {
@@ -57,26 +56,6 @@ bool accepts_gzip(std::string_view accept_encoding) {
     }
   }
   return !gzip_refused && (gzip || star);
-}
-
-std::optional<std::string> gzip_compress(std::string_view data) {
-  z_stream stream{};
-  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
-    return std::nullopt;
-  }
-  std::string out(deflateBound(&stream, static_cast<uLong>(data.size())), '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  stream.avail_in = static_cast<uInt>(data.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&stream, Z_FINISH);
-  const size_t written = stream.total_out;
-  deflateEnd(&stream);
-  if (rc != Z_STREAM_END) return std::nullopt;
-  out.resize(written);
-  return out;
 }
 
 }  // namespace hucprof

@@ -4,6 +4,7 @@
 
 #include "core/listen_address.h"
 #include "export/gzip_body.h"
+#include "export/gzip_codec.h"
 #include "export/http_server.h"
 #include "export/landing_page.h"
 #include "export/web_security.h"
@@ -27,7 +28,7 @@ HttpResponse render_metrics(const SnapshotCollectable& collectable, const HttpRe
   response.headers.emplace_back("Vary", "Accept-Encoding");
   const auto accept = request.headers.find("accept-encoding");
   if (accept != request.headers.end() && accepts_gzip(accept->second)) {
-    if (auto compressed = gzip_compress(response.body)) {
+    if (auto compressed = gzip_compress(response.body, GzipLevel::Default)) {
       response.body = std::move(*compressed);
       response.headers.emplace_back("Content-Encoding", "gzip");
     }

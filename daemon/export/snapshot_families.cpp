@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_time.h"
 #include "core/raw_drain.h"
 #include "export/family_builder.h"
 #include "export/latency_buckets.h"
@@ -63,6 +64,33 @@ void add_probe_families(const hucprof::v1::Snapshot& snapshot,
   }
   out.push_back(std::move(helper_calls).build());
   out.push_back(std::move(mismatches).build());
+}
+
+// The sample counters in Prometheus base units: samples × the cpu-clock period, so
+// sum(rate(usercopy_cpu_seconds_total[5m])) reads as cores spent in the checks.
+void add_cpu_seconds_families(const hucprof::v1::Snapshot& snapshot,
+                              std::vector<prometheus::MetricFamily>& out) {
+  const uint64_t hz = snapshot.sample_frequency_hz();
+  FamilyBuilder cpu_seconds(
+      "usercopy_cpu_seconds_total",
+      "CPU time spent inside hardened-usercopy check functions (samples x sampling period, "
+      "summed over CPUs), by kernel call site, syscall and innermost check function.",
+      MetricType::Counter, {"callsite", "syscall", "check"});
+  for (const auto& series : snapshot.cpu_samples()) {
+    cpu_seconds.add({series.callsite(), series.syscall(), series.check()},
+                    cpu_clock_seconds(series.samples(), hz));
+  }
+  out.push_back(std::move(cpu_seconds).build());
+
+  FamilyBuilder sampled_seconds(
+      "usercopy_sampled_cpu_seconds_total",
+      "All sampled CPU time (samples x sampling period, summed over CPUs), by context (kernel, "
+      "user, idle): the denominator of usercopy_cpu_seconds_total.",
+      MetricType::Counter, {"context"});
+  for (const auto& series : snapshot.sampled()) {
+    sampled_seconds.add({series.context()}, cpu_clock_seconds(series.samples(), hz));
+  }
+  out.push_back(std::move(sampled_seconds).build());
 }
 
 }  // namespace
@@ -131,6 +159,7 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   out.push_back(std::move(sampled).build());
 
   add_prediction_families(snapshot, out);
+  add_cpu_seconds_families(snapshot, out);
 
   FamilyBuilder enabled(
       "usercopy_hardened_enabled",

@@ -124,3 +124,20 @@ def running_daemon(binary, args, log_path, port=None):
 
 def is_root():
     return os.geteuid() == 0
+
+
+def run_unittests(argv_rest, workdir=None, requirements=()):
+    """main() of a script-driven test: the first unmet (ok, reason) requirement skips the whole
+    script (exit 77, the reason printed); else this module's unittest cases run verbosely.
+    Exit 0 when all passed, 1 otherwise."""
+    import sys
+    import unittest
+    for ok, reason in requirements:
+        if not ok:
+            print("SKIP: " + reason)
+            return SKIP
+    if workdir:
+        os.makedirs(workdir, exist_ok=True)
+    prog = unittest.main(module="__main__", argv=[sys.argv[0]] + list(argv_rest), exit=False,
+                         verbosity=2)
+    return 0 if prog.result.wasSuccessful() else 1

@@ -148,6 +148,7 @@ class Session:
     workloads: list[Workload]
     doctor: list[str] | None = None
     maps: bool = False  # record bpftool's map list and the daemon's map ids before stopping
+    profile: bool = False  # save /debug/pprof/usercopy at the end (profile_rows)
 
 
 @dataclasses.dataclass
@@ -168,6 +169,7 @@ class Tools:
     fold: Path
     udp_pairs: Path
     netlink_self: Path
+    pprof: Path  # Google's pprof, built by tests/tools
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,6 +544,50 @@ def flood(tools: Tools) -> Workload:
                               str(FLOOD_PAYLOAD), "--senders", str(FLOOD_SENDERS)])
 
 
+def pprof_raw_calls(pprof: Path, profile: Path) -> dict[str, int]:
+    """Calls per callsite label of a profile, as Google's pprof reads it (`pprof -raw`)."""
+    r = subprocess.run([str(pprof), "-raw", str(profile)], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        raise ValueError(f"pprof -raw {profile.name}: {r.stderr.strip()}")
+    lines = r.stdout.split("Samples:\n", 1)[1].split("\nLocations", 1)[0].splitlines()
+    types = [t.replace("[dflt]", "").split("/")[0] for t in lines[0].split()]
+    calls: dict[str, int] = {}
+    values = None
+    for line in lines[1:]:
+        m = re.match(r"^\s*(\d+(?:\s+\d+)*):", line)
+        if m:
+            values = [int(v) for v in m.group(1).split()]
+            continue
+        label = re.search(r"callsite:\[([^\]]*)\]", line)
+        if label and values is not None:
+            n = values[types.index("calls")]
+            calls[label.group(1)] = calls.get(label.group(1), 0) + n
+            values = None
+    return calls
+
+
+def profile_rows(c: RunContext, s: Session) -> list[Row]:
+    """The session's cumulative profile (/debug/pprof/usercopy, read by Google's pprof) holds
+    exactly the calls of usercopy_checks_total, per call site, scraped from the same drain."""
+    tag = f"{s.name}-profile"
+    path, metrics = c.res.file(f"{tag}.pb.gz"), c.metrics(f"{tag}-metrics.txt")
+    if not path.exists() or metrics is None:
+        return [c.row(tag, "profile saved with a scrape of the same drain", 1, 0)]
+    if not c.tools.pprof.exists():
+        return [c.row(tag, "Google's pprof built (tests/tools)", 1, 0, str(c.tools.pprof))]
+    from_profile = pprof_raw_calls(c.tools.pprof, path)
+    from_metrics: dict[str, int] = {}
+    for labels, v in tl.select(metrics, "usercopy_checks_total"):
+        from_metrics[labels["callsite"]] = from_metrics.get(labels["callsite"], 0) + round(v)
+    rows = [c.row(tag, "calls in the profile, all call sites (= usercopy_checks_total)",
+                  sum(from_metrics.values()), sum(from_profile.values()))]
+    for callsite in sorted(set(from_metrics) | set(from_profile)):
+        rows.append(c.row(tag, f"profile calls{{callsite={callsite}}} = /metrics",
+                          from_metrics.get(callsite, 0), from_profile.get(callsite, 0)))
+    return rows
+
+
 def exactness_rows(c: RunContext, s: Session) -> list[Row]:
     rows = []
     for w in s.workloads:
@@ -570,7 +616,7 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
     base = DAEMON_ARGS
     probe = Session("probe", ["--mode", "probe", "--probe.attach", mode] + base,
                     workloads(spec, tools) + ([flood(tools)] if mode == "kprobe" else []),
-                    doctor=["--mode", "probe", "--probe.attach", mode])
+                    doctor=["--mode", "probe", "--probe.attach", mode], profile=True)
     sessions = [probe]
     if mode == "fentry":
         # --latency once per kernel: fexit on top of fentry (the trampoline then also calls the
@@ -585,6 +631,7 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
 
     def check(c: RunContext) -> list[Row]:
         rows = session_rows(c, probe) + attach_rows(c, probe, mode) + exactness_rows(c, probe)
+        rows += profile_rows(c, probe)
         for s in sessions[1:]:
             rows += session_rows(c, s)
         if mode == "fentry":
@@ -745,7 +792,8 @@ def find_tools(build: Path) -> Tools:
               flood=build / "tests" / "tools" / "huc_udp_flood",
               fold=build / "tests" / "vm" / "hucvm_fold",
               udp_pairs=build / "vm-cache" / "bin" / "udp_pairs",
-              netlink_self=build / "vm-cache" / "bin" / "netlink_self")
+              netlink_self=build / "vm-cache" / "bin" / "netlink_self",
+              pprof=build / "tests" / "tools" / "pprof")
     for p in (t.hucprof, t.flood, t.fold):
         if not p.exists():
             # Registered by this build, so missing means "not built": a failure, not a skip.

@@ -114,7 +114,8 @@ TEST(Options, HelpAnywhereExitsZeroWithHelpText) {
 }
 
 TEST(Options, NoCommandIsAUsageError) {
-  EXPECT_THAT(parse_error({}), StartsWith("missing command; usage: hucprof run|doctor|version"));
+  EXPECT_THAT(parse_error({}),
+              StartsWith("missing command; usage: hucprof run|doctor|record|report|version"));
   EXPECT_THAT(parse_error({"frob"}), StartsWith("unknown command \"frob\"; usage: hucprof"));
 }
 

@@ -1,6 +1,7 @@
 // raw kernel counters → folded deltas: the step between the kernel edge and the aggregator.
 #include "core/interval_builder.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -59,6 +60,16 @@ huc_sample_key sample_key(uint64_t stack_id, int32_t syscall_nr) {
 }
 
 IntervalBuilder builder() { return IntervalBuilder(CallsiteFolder(FoldingRules::defaults())); }
+
+std::vector<std::string> names(const ProfileSample& sample) {
+  std::vector<std::string> out;
+  for (const auto& f : *sample.stack) out.push_back(f->function);
+  return out;
+}
+
+using ::testing::ElementsAre;
+
+constexpr uint64_t kFullStackId = 0x5bd1e9955bd1e995;  // a content hash, never 0
 
 TEST(IntervalBuilder, DirectCallerIsTheCallsiteAndSyscallComesFromItsNumber) {
   auto b = builder();
@@ -270,6 +281,12 @@ TEST(IntervalBuilder, LateSubcheckFoldsThroughTheCheckKeysStack) {
   ASSERT_EQ(deltas.subchecks.size(), 1u);
   EXPECT_EQ(deltas.subchecks[0].callsite, "netlink_recvmsg");
   EXPECT_EQ(deltas.drops.at(kDropStackMissing), 0u);
+  // Its profile stack too: the check key's (a short stack here), with the sub-check on top.
+  ASSERT_EQ(deltas.stacks.size(), 1u);
+  EXPECT_THAT(names(deltas.stacks[0]),
+              ElementsAre("find_vmap_area", "__check_object_size", "simple_copy_to_iter",
+                          "__skb_datagram_iter", "skb_copy_datagram_iter", "netlink_recvmsg",
+                          "__sys_recvmsg"));
 }
 
 TEST(IntervalBuilder, FoldsUnusedForAWhileAreForgotten) {
@@ -287,6 +304,120 @@ TEST(IntervalBuilder, FoldsUnusedForAWhileAreForgotten) {
   auto deltas = b.build(drain, syms);  // and comes back folded the same
   ASSERT_EQ(deltas.checks.size(), 2u);
   EXPECT_EQ(deltas.checks[1].callsite, "netlink_recvmsg");
+}
+
+TEST(IntervalBuilder, ProbeCountsGoOutByTheKeysFullStack) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.probes = true;
+  RawSiteCount site{direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER), 10, 1000, kFullStackId};
+  drain.sites.push_back(site);
+  drain.full_stacks[kFullStackId] = {kCheck,           kSimpleCopy,     kSkbDatagramIter,
+                                     kSkbCopyDatagram, kNetlinkRecvmsg, kSysRecvmsg};
+  huc_subcheck_key sub{};
+  sub.site = site.key;
+  sub.kind = HUC_CHECK_VMALLOC;
+  drain.subchecks.push_back({sub, 4});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 2u);
+  const ProfileSample& calls = deltas.stacks[0];
+  EXPECT_THAT(names(calls),
+              ElementsAre("__check_object_size", "simple_copy_to_iter", "__skb_datagram_iter",
+                          "skb_copy_datagram_iter", "netlink_recvmsg", "__sys_recvmsg"));
+  EXPECT_EQ(*calls.labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "", "to_user"}));
+  EXPECT_EQ(calls.values[kCalls], 10u);
+  EXPECT_EQ(calls.values[kBytes], 1000u);
+  EXPECT_EQ(calls.values[kSamples], 0u);
+  const ProfileSample& vmalloc = deltas.stacks[1];
+  EXPECT_EQ(names(vmalloc).front(), "find_vmap_area");
+  EXPECT_EQ(vmalloc.stack->size(), calls.stack->size() + 1);
+  EXPECT_EQ(vmalloc.labels->check, "vmalloc");
+  EXPECT_EQ(vmalloc.values[kSubchecks], 4u);
+  EXPECT_EQ(vmalloc.values[kCalls], 0u);
+
+  // The next generation's key comes with the same stack again (the same content id): the same
+  // stack, symbolized once, with that interval's own counts.
+  RawDrain next = drain;
+  next.sites[0].key.generation = 1;
+  next.sites[0].calls = 15;
+  next.subchecks.clear();
+  auto later = b.build(next, syms);
+  ASSERT_EQ(later.stacks.size(), 1u);
+  EXPECT_EQ(later.stacks[0].stack, calls.stack);
+  EXPECT_EQ(later.stacks[0].values[kCalls], 15u);
+}
+
+// The stack map was full when the key was created in the next generation (full_stack_id 0): its
+// calls and sub-checks go out on the stack the call site had a drain ago, not on the bare call
+// site.
+TEST(IntervalBuilder, ACallSiteKeepsItsRecentFullStackForKeysWithoutOne) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain first;
+  first.probes = true;
+  first.sites.push_back({direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER), 10, 1000, kFullStackId});
+  first.full_stacks[kFullStackId] = {kCheck, kSimpleCopy, kNetlinkRecvmsg, kSysRecvmsg};
+  const StackPtr full = b.build(first, syms).stacks.at(0).stack;
+  ASSERT_EQ(full->size(), 4u);
+
+  RawDrain second;
+  second.probes = true;
+  huc_site_key key = direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER);
+  key.generation = 1;
+  second.sites.push_back({key, 3, 300, 0});
+  huc_subcheck_key sub{};
+  sub.site = key;
+  sub.kind = HUC_CHECK_PAGE;
+  second.subchecks.push_back({sub, 2});
+  auto deltas = b.build(second, syms);
+  ASSERT_EQ(deltas.stacks.size(), 2u);
+  EXPECT_EQ(deltas.stacks[0].stack, full);
+  EXPECT_EQ(deltas.stacks[0].values[kCalls], 3u);
+  EXPECT_THAT(names(deltas.stacks[1]),
+              ElementsAre("__virt_addr_valid", "__check_object_size", "simple_copy_to_iter",
+                          "netlink_recvmsg", "__sys_recvmsg"));
+  EXPECT_EQ(deltas.stacks[1].values[kSubchecks], 2u);
+}
+
+TEST(IntervalBuilder, KeyWithoutFullStackGoesOutAsCheckAndCaller) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 3, 30});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 1u);
+  EXPECT_THAT(names(deltas.stacks[0]), ElementsAre("__check_object_size", "udp_recvmsg"));
+}
+
+TEST(IntervalBuilder, SamplesGoOutByTheirStackWithTheLabelsOfTheMetrics) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sampling = true;
+  drain.samples.push_back({sample_key(3, 47), 6});
+  drain.sample_stacks[3] = {kFindVmap, kCheck, kSimpleCopy, kNetlinkRecvmsg, kSysRecvmsg};
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 1u);
+  EXPECT_THAT(names(deltas.stacks[0]),
+              ElementsAre("find_vmap_area", "__check_object_size", "simple_copy_to_iter",
+                          "netlink_recvmsg", "__sys_recvmsg"));
+  EXPECT_EQ(*deltas.stacks[0].labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "vmalloc", ""}));
+  EXPECT_EQ(deltas.stacks[0].values[kSamples], 6u);
+}
+
+TEST(IntervalBuilder, LatencyGoesOutAsSlotMidpointsOnTheSitesStack) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  huc_latency_key k{};
+  k.site = direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER);
+  k.slot = 7;  // 128..255 ns: counted as 192
+  drain.latency.push_back({k, 4});
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 1u);
+  EXPECT_EQ(deltas.stacks[0].values[kLatencyNs], 4u * 192u);
+  EXPECT_EQ(deltas.stacks[0].labels->direction, "to_user");
 }
 
 }  // namespace

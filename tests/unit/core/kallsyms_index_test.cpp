@@ -90,6 +90,15 @@ TEST_F(KallsymsIndexTest, ResolvesAtStartMiddleAndLastByte) {
   EXPECT_EQ(next->offset, 0u);
 }
 
+TEST_F(KallsymsIndexTest, TextOffsetIsFromStextForVmlinuxOnly) {
+  // _stext is 0xffffffff81000000: KASLR moves both, the distance stays.
+  EXPECT_EQ(index_.resolve(0xffffffff81000100 + 0x10)->text_offset, 0x110u);
+  EXPECT_EQ(index_.resolve(0xffffffff81000000)->text_offset, 0u);
+  EXPECT_EQ(index_.resolve(0xffffffffc0a01000 + 4)->text_offset, 0u);  // module
+  EXPECT_EQ(parse("ffffffff81000100 T f\n").resolve(0xffffffff81000104)->text_offset, 0u)
+      << "no _stext: no text offset";
+}
+
 TEST_F(KallsymsIndexTest, ResolvesModuleSymbols) {
   auto frame = index_.resolve(0xffffffffc0a01010);
   ASSERT_TRUE(frame);

@@ -280,6 +280,39 @@ TEST_F(LiveServer, GarbageIsABadRequest) {
   EXPECT_TRUE(connection->closed_within(5s));
 }
 
+// What run registers beside /metrics: the profile endpoint and the web view, which takes "/"
+// from the landing page.
+TEST(MetricsServer, RoutesServeBesideMetricsAndMayTakeTheLandingPage) {
+  auto server = start_ok("127.0.0.1:0");
+  ASSERT_TRUE(server);
+  server->add_route("/test/echo", [](const HttpRequest& r) {
+    HttpResponse out;
+    out.status = 400;
+    out.body = r.method + " " + r.path + " a=" + r.query.find("a")->second;
+    out.headers = {{"X-Test", "yes"}};
+    return out;
+  });
+  server->add_route("/", [](const HttpRequest&) {
+    HttpResponse out;
+    out.body = "the web view";
+    return out;
+  });
+  const auto echo = request_once(server->port(), "GET", "/test/echo?a=x%20y&b=1");
+  ASSERT_TRUE(echo);
+  EXPECT_EQ(echo->status, 400);
+  EXPECT_EQ(echo->header("x-test"), "yes");
+  EXPECT_EQ(echo->body, "GET /test/echo a=x y");
+  const auto root = request_once(server->port(), "GET", "/");
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->body, "the web view");
+  const auto metrics = request_once(server->port(), "GET", "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr(kSeries));
+  const auto deeper = request_once(server->port(), "GET", "/test/echo/more");
+  ASSERT_TRUE(deeper);
+  EXPECT_EQ(deeper->status, 404);
+}
+
 TEST_F(LiveServer, PortTakenIsAnErrorNamingTheFlag) {
   const std::string address = "127.0.0.1:" + std::to_string(port());
   const WebStartError error = start_error(address);

@@ -52,6 +52,44 @@ TEST(SnapshotFamilies, SubchecksAndCpuSamples) {
   EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"idle\"} 8500"));
 }
 
+// The value of the one series of `family` whose line starts with `series` ("name{labels}").
+double series_value(const std::string& text, const std::string& series) {
+  for (const auto& line : text_lines(text)) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  ADD_FAILURE() << "no series " << series << " in\n" << text;
+  return NAN;
+}
+
+TEST(SnapshotFamilies, CpuSecondsAreSamplesTimesTheKernelsTimerPeriod) {
+  // 99 Hz: the kernel's cpu-clock hrtimer fires every 1e9 / 99 = 10101010 ns (integer division).
+  const std::string text = render(udp_flood_snapshot());
+  EXPECT_THAT(text_lines(text), Contains("# TYPE usercopy_cpu_seconds_total counter"));
+  EXPECT_THAT(text_lines(text), Contains("# TYPE usercopy_sampled_cpu_seconds_total counter"));
+  EXPECT_DOUBLE_EQ(series_value(text,
+                                "usercopy_cpu_seconds_total{callsite=\"udp_recvmsg\","
+                                "syscall=\"recvfrom\",check=\"object\"}"),
+                   40 * 10101010e-9);
+  EXPECT_DOUBLE_EQ(series_value(text, "usercopy_sampled_cpu_seconds_total{context=\"kernel\"}"),
+                   1000 * 10101010e-9);
+  EXPECT_DOUBLE_EQ(series_value(text, "usercopy_sampled_cpu_seconds_total{context=\"idle\"}"),
+                   8500 * 10101010e-9);
+
+  // 997 Hz does not divide a second: 1003009 ns, not 1003009.03.
+  v1::Snapshot odd = udp_flood_snapshot();
+  odd.set_sample_frequency_hz(997);
+  EXPECT_DOUBLE_EQ(
+      series_value(render(odd), "usercopy_sampled_cpu_seconds_total{context=\"kernel\"}"),
+      1000 * 1003009e-9);
+}
+
+TEST(SnapshotFamilies, CpuSecondsAreZeroWithSamplingOff) {
+  v1::Snapshot off = udp_flood_snapshot();
+  off.set_sample_frequency_hz(0);
+  EXPECT_EQ(series_value(render(off), "usercopy_sampled_cpu_seconds_total{context=\"kernel\"}"),
+            0.0);
+}
+
 TEST(SnapshotFamilies, DaemonStatusFamilies) {
   const auto lines = text_lines(render(udp_flood_snapshot()));
   EXPECT_THAT(lines, Contains("# TYPE usercopy_hardened_enabled gauge"));
@@ -255,16 +293,26 @@ TEST(SnapshotFamilies, NoRawKernelAddressIsExported) {
 
 TEST(SnapshotFamilies, EmptySnapshotStillDescribesEveryFamily) {
   const std::string text = render(v1::Snapshot());
-  for (const char* family :
-       {"usercopy_checks_total counter", "usercopy_check_bytes_total counter",
-        "usercopy_subchecks_total counter", "usercopy_check_duration_seconds histogram",
-        "usercopy_cpu_samples_total counter", "usercopy_sampled_cpu_samples_total counter",
-        "usercopy_hardened_enabled gauge", "hucprof_probe_attached gauge",
-        "hucprof_probe_unavailable_info gauge", "hucprof_probe_helper_calls_total counter",
-        "hucprof_probe_offset_mismatches_total counter", "hucprof_dropped_total counter",
-        "hucprof_build_info gauge", "hucprof_drains_total counter",
-        "hucprof_drain_duration_seconds gauge", "hucprof_sample_frequency_hertz gauge",
-        "hucprof_bpf_map_memory_bytes gauge", "hucprof_kallsyms_reloads_total counter"}) {
+  for (const char* family : {"usercopy_checks_total counter",
+                             "usercopy_check_bytes_total counter",
+                             "usercopy_subchecks_total counter",
+                             "usercopy_check_duration_seconds histogram",
+                             "usercopy_cpu_samples_total counter",
+                             "usercopy_sampled_cpu_samples_total counter",
+                             "usercopy_cpu_seconds_total counter",
+                             "usercopy_sampled_cpu_seconds_total counter",
+                             "usercopy_hardened_enabled gauge",
+                             "hucprof_probe_attached gauge",
+                             "hucprof_probe_unavailable_info gauge",
+                             "hucprof_probe_helper_calls_total counter",
+                             "hucprof_probe_offset_mismatches_total counter",
+                             "hucprof_dropped_total counter",
+                             "hucprof_build_info gauge",
+                             "hucprof_drains_total counter",
+                             "hucprof_drain_duration_seconds gauge",
+                             "hucprof_sample_frequency_hertz gauge",
+                             "hucprof_bpf_map_memory_bytes gauge",
+                             "hucprof_kallsyms_reloads_total counter"}) {
     EXPECT_THAT(text_lines(text), Contains(std::string("# TYPE ") + family)) << family;
   }
   // HELP is there and says something.

@@ -15,6 +15,8 @@ Files, for session S and workload T (all in $HUCVM_RESULTS):
   S-T-before.txt S-T-after.txt S-T-workload.log S-T-workload.rc
   S-maps.json S-map-ids.txt S-maps-metrics.txt possible-cpus.txt (sessions with "maps": bpftool's
   view of every BPF map, the ids of those the daemon holds, a scrape right after)
+  S-profile.pb.gz S-profile-metrics.txt (sessions with "profile": the cumulative pprof profile
+  and a scrape from the same drain)
   hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
   guest-steps.json (guest uptime per step)
 """
@@ -112,12 +114,17 @@ def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
             alive = False
             with open(results / f"{name}-error.txt", "a") as f:
                 f.write(f"workload {w['tag']}:\n{traceback.format_exc()}\n")
-    if alive and session.get("maps"):
+    # What a session asks for before the daemon stops; a failure is the session's error, and the
+    # next one still runs.
+    for flag, what, record in (("maps", "recording BPF maps", record_maps),
+                               ("profile", "profile", save_profile)):
+        if not (alive and session.get(flag)):
+            continue
         try:
-            record_maps(run, results, name)
+            record(run, results, name)
         except Exception:
             with open(results / f"{name}-error.txt", "a") as f:
-                f.write(f"recording BPF maps:\n{traceback.format_exc()}\n")
+                f.write(f"{what}:\n{traceback.format_exc()}\n")
     rc = run.stop()
     (results / f"{name}-daemon.rc").write_text(f"{rc}\n")
     step(f"{name}: hucprof exit {rc}")
@@ -143,6 +150,23 @@ def record_maps(run, results: Path, name: str) -> None:
     out = subprocess.run([bpftool, "-j", "map", "show"], capture_output=True, text=True,
                          timeout=60)
     (results / f"{name}-maps.json").write_text(out.stdout)
+
+
+def save_profile(run, results: Path, name: str) -> None:
+    """S-profile.pb.gz (/debug/pprof/usercopy, cumulative) and S-profile-metrics.txt from the
+    same drain: both are taken again until no drain came between them, so the host can compare
+    the profile's calls with the counters exactly."""
+    import urllib.request
+    for _ in range(20):
+        before = run.drains()
+        with urllib.request.urlopen(run.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
+            profile = r.read()
+        text, samples = run.metrics()
+        if guestlib.tl.total(samples, "hucprof_drains_total") == before:
+            (results / f"{name}-profile.pb.gz").write_bytes(profile)
+            (results / f"{name}-profile-metrics.txt").write_text(text)
+            return
+    raise RuntimeError("a drain came between the profile and the scrape 20 times in a row")
 
 
 if __name__ == "__main__":

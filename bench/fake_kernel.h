@@ -1,0 +1,94 @@
+#pragma once
+// A synthetic kernel for the benchmarks: N call-site functions, the check functions and a
+// syscall entry path, as kallsyms text, plus drains shaped like the real ones.
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/kallsyms_index.h"
+#include "core/raw_drain.h"
+
+namespace hucprof::bench {
+
+struct FakeKernel {
+  std::string kallsyms;
+  std::vector<uint64_t> callers;  // a return address inside each call-site function
+  uint64_t check = 0;             // inside __check_object_size
+  uint64_t subcheck = 0;          // inside __virt_addr_valid
+  std::vector<uint64_t> entry;    // __sys_recvfrom, do_syscall_64, entry_SYSCALL_64 (leaf first)
+
+  explicit FakeKernel(int n) {
+    std::ostringstream out;
+    uint64_t addr = 0xffffffff81000000ull;
+    out << std::hex;
+    out << addr << " T _stext\n";
+    addr += 0x100;
+    auto function = [&](const std::string& name, uint64_t size) {
+      out << std::hex << addr << " T " << name << "\n";
+      const uint64_t inside = addr + 0x20;
+      addr += size;
+      return inside;
+    };
+    check = function("__check_object_size", 0x400);
+    subcheck = function("__virt_addr_valid", 0x100);
+    for (int i = 0; i < n; ++i)
+      callers.push_back(function("callsite_fn_" + std::to_string(i), 0x300));
+    for (const char* f : {"__sys_recvfrom", "do_syscall_64", "entry_SYSCALL_64"}) {
+      entry.push_back(function(f, 0x200));
+    }
+    out << std::hex << addr << " T _etext\n";
+    kallsyms = out.str();
+  }
+
+  KallsymsIndex index() const {
+    std::istringstream in(kallsyms);
+    return KallsymsIndex::parse(in);
+  }
+
+  // Probe mode: one direct-caller key per call-site function with the full stack the kernel
+  // captured for it, as every drain hands them over (per-interval counts, hucprof_abi.h).
+  RawDrain probe_drain(uint64_t round) const {
+    RawDrain d;
+    d.probes = true;
+    for (size_t i = 0; i < callers.size(); ++i) {
+      huc_site_key key{};
+      key.caller = callers[i];
+      key.syscall_nr = static_cast<int32_t>(i % 50);
+      key.direction = static_cast<uint8_t>(i % 2);
+      key.generation = static_cast<uint8_t>(round);
+      const uint64_t full_stack_id = i + 1;  // content ids are never 0
+      d.sites.push_back({key, 1000 + round % 7, 64000 + i, full_stack_id});
+      d.full_stacks.emplace(full_stack_id, path_through(callers[i]));
+    }
+    return d;
+  }
+
+  // Sampling mode: one stack per call-site function (so N distinct stacks), 1..7 samples each
+  // per interval; the context counts stay cumulative, as the kernel's per-CPU arrays are.
+  RawDrain sample_drain(uint64_t round) const {
+    RawDrain d;
+    d.sampling = true;
+    for (size_t i = 0; i < callers.size(); ++i) {
+      const uint64_t id = i + 1;
+      d.samples.push_back({{id, 45, static_cast<uint8_t>(round), {}}, 1 + i % 7});
+      StackFrames frames{subcheck};
+      const StackFrames path = path_through(callers[i]);
+      frames.insert(frames.end(), path.begin(), path.end());
+      d.sample_stacks.emplace(id, std::move(frames));
+    }
+    // Each of the N stacks takes 1..7 samples a round: about 1 % of kernel CPU.
+    const uint64_t kernel = 400 * callers.size() * round;
+    d.contexts = {kernel, kernel / 2, kernel * 4};
+    return d;
+  }
+
+  // The check, the call site, the syscall entry (leaf first).
+  StackFrames path_through(uint64_t caller) const {
+    StackFrames frames{check, caller};
+    frames.insert(frames.end(), entry.begin(), entry.end());
+    return frames;
+  }
+};
+
+}  // namespace hucprof::bench

@@ -1,0 +1,84 @@
+#include "app/child_command.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <utility>
+
+extern char** environ;
+
+namespace hucprof {
+
+namespace {
+
+int shell_status(int raw) {
+  if (WIFEXITED(raw)) return WEXITSTATUS(raw);
+  if (WIFSIGNALED(raw)) return 128 + WTERMSIG(raw);
+  return 1;
+}
+
+}  // namespace
+
+std::unique_ptr<ChildCommand> ChildCommand::start(const std::vector<std::string>& argv,
+                                                  std::string* error) {
+  if (argv.empty()) {
+    *error = "no command given";
+    return nullptr;
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Nothing blocked and every disposition at its default: the recorder blocks the signals its
+  // SignalInbox reads, and ignores SIGPIPE, which exec would otherwise pass on.
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigfillset(&defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int err = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (err != 0) {
+    *error = "cannot run " + argv[0] + ": " + std::strerror(err);
+    return nullptr;
+  }
+  return std::unique_ptr<ChildCommand>(new ChildCommand(pid));
+}
+
+ChildCommand::~ChildCommand() {
+  if (pid_ > 0 && !status_) poll();
+}
+
+std::optional<int> ChildCommand::poll() {
+  if (status_ || pid_ <= 0) return status_;
+  int raw = 0;
+  const pid_t r = ::waitpid(pid_, &raw, WNOHANG);
+  if (r == pid_) status_ = shell_status(raw);
+  return status_;
+}
+
+int ChildCommand::wait() {
+  while (!status_ && pid_ > 0) {
+    int raw = 0;
+    const pid_t r = ::waitpid(pid_, &raw, 0);
+    if (r == pid_) {
+      status_ = shell_status(raw);
+    } else if (r < 0 && errno != EINTR) {
+      status_ = 1;
+    }
+  }
+  return status_.value_or(1);
+}
+
+void ChildCommand::signal(int signo) {
+  if (pid_ > 0 && !status_) ::kill(pid_, signo);
+}
+
+}  // namespace hucprof

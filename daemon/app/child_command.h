@@ -1,0 +1,35 @@
+#pragma once
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hucprof {
+
+// The COMMAND of `hucprof record -- COMMAND ARGS...`: started with the signal mask and
+// dispositions a fresh process expects (the recorder blocks signals for its signalfd and ignores
+// SIGPIPE), reaped by its owner.
+class ChildCommand {
+ public:
+  // nullptr and *error set (not found, not executable, in words) when it cannot start.
+  static std::unique_ptr<ChildCommand> start(const std::vector<std::string>& argv,
+                                             std::string* error);
+
+  ChildCommand(const ChildCommand&) = delete;
+  ChildCommand& operator=(const ChildCommand&) = delete;
+  ~ChildCommand();  // a child still running is left alone but reaped if it already exited
+
+  // Exit status once it exited (shell style: 128 + signal for a killed child), else nullopt.
+  std::optional<int> poll();
+  int wait();  // blocks until it exits
+  void signal(int signo);
+
+ private:
+  explicit ChildCommand(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+}  // namespace hucprof

@@ -1,0 +1,163 @@
+#include "app/profiling_pipeline.h"
+
+#include <malloc.h>
+
+#include <chrono>
+
+#include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
+
+#include "app/attach_sessions.h"
+#include "bpf/probe_session.h"
+#include "bpf/program_barrier.h"
+#include "bpf/sampling_session.h"
+#include "core/aggregator.h"
+#include "core/attach_plan.h"
+#include "core/callsite_folder.h"
+#include "core/cpu_time.h"
+#include "core/file_text.h"
+#include "core/interval_builder.h"
+#include "core/proc_stat.h"
+#include "core/speedup_prediction.h"
+#include "core/symbolizer.h"
+
+#ifndef HUCPROF_VERSION
+#define HUCPROF_VERSION "dev"
+#endif
+
+namespace hucprof {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+}  // namespace
+
+int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ProfilingPipeline::~ProfilingPipeline() = default;
+
+ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, KernelView& kernel) {
+  Started out;
+  std::unique_ptr<ProfilingPipeline> self(new ProfilingPipeline());
+  hucprof::v1::Snapshot& status = self->status_;
+  status.set_hardened_usercopy_enabled(kernel.hardened.enabled);
+  status.set_hardened_usercopy_reason(kernel.hardened.reason);
+  auto* build = status.mutable_build();
+  build->set_version(HUCPROF_VERSION);
+  build->set_libbpf(std::to_string(libbpf_major_version()) + "." +
+                    std::to_string(libbpf_minor_version()));
+  build->set_kernel(kernel.facts.release);
+
+  const AttachPlan plan = plan_attach(kernel, attach_options(options));
+  self->barrier_ = std::make_unique<ProgramBarrier>();
+  if (!self->barrier_->error().empty()) {
+    spdlog::warn("drains wait by sleeping between generations: {}", self->barrier_->error());
+  }
+  AttachedSessions attached = attach_sessions(plan, options);
+  for (const auto& s : attached.statuses) *status.add_probes() = s;
+  if (attached.sampler) status.set_sample_frequency_hz(options.sample_frequency);
+  self->probes_ = std::move(attached.probes);
+  self->sampler_ = std::move(attached.sampler);
+
+  const Verdict verdict = judge(options.mode, kernel.hardened, attached.outcome);
+  if (!verdict.runs) {
+    out.error = verdict.summary;
+    return out;
+  }
+  spdlog::info("running: {}", verdict.summary);
+
+  const std::string kallsyms_path = options.kallsyms_path;
+  self->symbolizer_ = std::make_unique<KallsymsSymbolizer>(
+      std::move(kernel.kallsyms), kernel.modules,
+      [kallsyms_path] { return load_kallsyms(kallsyms_path); },
+      [] { return read_file_text(kModulesPath); });
+  self->builder_ = std::make_unique<IntervalBuilder>(CallsiteFolder(FoldingRules::defaults()));
+  self->aggregator_ = std::make_unique<Aggregator>(options.top_k);
+  self->prediction_ =
+      std::make_unique<SpeedupPrediction>(options.prediction_window, self->sampler_ != nullptr,
+                                          self->probes_ != nullptr && options.latency);
+
+  StackProfile header;
+  header.sampling = self->sampler_ != nullptr;
+  header.probes = self->probes_ != nullptr;
+  header.latency = header.probes && options.latency;
+  header.sample_period_ns = cpu_clock_period_ns(status.sample_frequency_hz());
+  header.kernel = kernel.facts.release;
+  header.hucprof_version = HUCPROF_VERSION;
+  header.hardened_usercopy =
+      std::string(kernel.hardened.enabled ? "on" : "off") + " (" + kernel.hardened.reason + ")";
+  header.time_unix_ns = unix_now_ns();
+  self->profiles_ = std::make_unique<ProfileStore>(std::move(header));
+  self->latest_ = status;
+  out.pipeline = std::move(self);
+  return out;
+}
+
+void ProfilingPipeline::publish_to(std::function<void(const hucprof::v1::Snapshot&)> publish) {
+  std::lock_guard lock(mutex_);
+  publish_ = std::move(publish);
+}
+
+void ProfilingPipeline::set_top_k(uint32_t top_k) {
+  std::lock_guard lock(mutex_);
+  aggregator_->set_top_k(top_k);
+}
+
+void ProfilingPipeline::drain(bool end_interval) {
+  {
+    DrainGate::Draining draining(gate_);  // before the lock: a waiting drain already counts
+    std::lock_guard lock(mutex_);
+    drain_locked(end_interval);
+  }
+  // Give back what the drain's stacks and folds (and, the first time, libbpf's parse of the
+  // kernel BTF at start-up) freed: glibc keeps freed heap pages otherwise, and the daemon's RSS
+  // is what operators watch. Outside the lock: nothing waits for it.
+  malloc_trim(0);
+}
+
+void ProfilingPipeline::drain_locked(bool end_interval) {
+  auto started = Clock::now();
+  RawDrain raw;
+  // New counts go to a new generation; once no program writes the old one, it is read and
+  // deleted (hucprof_abi.h), so the maps never fill up over a long run.
+  if (probes_) probes_->retire_generation();
+  if (sampler_) sampler_->retire_generation();
+  if (probes_ || sampler_) barrier_->wait();
+  if (probes_) probes_->drain(raw);
+  if (sampler_) sampler_->drain(raw);
+  barrier_->add_map_memory(raw.map_memory);
+  if (symbolizer_->begin_interval()) {
+    spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
+                 symbolizer_->index().size());
+    builder_->invalidate_folds();
+  }
+  const IntervalDeltas deltas = builder_->build(raw, *symbolizer_);
+  aggregator_->apply(deltas);
+  const int64_t now = unix_now_ns();
+  profiles_->add(deltas, now);
+  if (end_interval) profiles_->close_interval(now);
+  hucprof::v1::Snapshot snapshot = status_;
+  aggregator_->fill(snapshot);
+  for (const MapMemory& m : raw.map_memory) {
+    auto* map = snapshot.add_bpf_maps();
+    map->set_map(m.map);
+    map->set_bytes(m.bytes);
+  }
+  snapshot.set_kallsyms_reloads(symbolizer_->reloads());
+  snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
+  prediction_->update(std::chrono::duration<double>(started.time_since_epoch()).count(), snapshot);
+  snapshot.set_timestamp_unix_ms(now / 1000000);
+  snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
+  latest_ = std::move(snapshot);
+  if (publish_) publish_(latest_);
+}
+
+hucprof::v1::Snapshot ProfilingPipeline::latest() const {
+  std::lock_guard lock(mutex_);
+  return latest_;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,77 @@
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "app/kernel_view.h"
+#include "cli/options.h"
+#include "core/drain_gate.h"
+#include "core/profile_store.h"
+#include "hucprof.pb.h"
+
+namespace hucprof {
+
+class ProbeSession;
+class SamplingSession;
+class ProgramBarrier;
+class KallsymsSymbolizer;
+class IntervalBuilder;
+class Aggregator;
+class SpeedupPrediction;
+
+// What `hucprof run` and `hucprof record` share: carry out the attach plan for --mode on this
+// kernel, then drain the BPF maps into the aggregator (metrics) and the profile store (stacks).
+// Drains are serialized, so a profile request may drain from its own thread between the
+// periodic ones.
+class ProfilingPipeline {
+ public:
+  struct Started {
+    std::unique_ptr<ProfilingPipeline> pipeline;
+    std::string error;  // why what attached is not enough to run (exit 1)
+  };
+  // Takes the kernel's kallsyms (the symbolizer keeps it).
+  static Started start(const RunOptions& options, KernelView& kernel);
+  ~ProfilingPipeline();
+
+  // Called with every new snapshot, in drain order (under the drain lock, so a profile
+  // request's drain and a periodic one never publish out of order: counters only grow).
+  void publish_to(std::function<void(const hucprof::v1::Snapshot&)> publish);
+
+  // One drain: retire the BPF maps' generation, read it, fold it, add it up. end_interval: a
+  // periodic drain, which closes the profile store's interval.
+  void drain(bool end_interval);
+  hucprof::v1::Snapshot latest() const;
+  // SIGHUP: --top-k changed.
+  void set_top_k(uint32_t top_k);
+
+  ProfileStore& profiles() { return *profiles_; }
+  // For work beside the drain loop (profile requests, the web view): returns once no drain runs.
+  void wait_while_draining() { gate_.wait_while_draining(); }
+  bool probes_on() const { return probes_ != nullptr; }
+  bool sampling_on() const { return sampler_ != nullptr; }
+
+ private:
+  ProfilingPipeline() = default;
+  void drain_locked(bool end_interval);
+
+  mutable std::mutex mutex_;  // one drain at a time; guards the pieces below and latest_
+  DrainGate gate_;
+  std::unique_ptr<ProbeSession> probes_;
+  std::unique_ptr<SamplingSession> sampler_;
+  std::unique_ptr<ProgramBarrier> barrier_;
+  std::unique_ptr<KallsymsSymbolizer> symbolizer_;
+  std::unique_ptr<IntervalBuilder> builder_;
+  std::unique_ptr<Aggregator> aggregator_;
+  std::unique_ptr<ProfileStore> profiles_;
+  std::unique_ptr<SpeedupPrediction> prediction_;
+  hucprof::v1::Snapshot status_;  // probes, build, hardened: fixed after start-up
+  hucprof::v1::Snapshot latest_;
+  std::function<void(const hucprof::v1::Snapshot&)> publish_;
+};
+
+// Nanoseconds since the Unix epoch, the clock of Snapshot and StackProfile times.
+int64_t unix_now_ns();
+
+}  // namespace hucprof

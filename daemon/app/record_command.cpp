@@ -1,0 +1,126 @@
+#include "app/record_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "app/child_command.h"
+#include "app/kernel_view.h"
+#include "app/profile_file.h"
+#include "app/profiling_pipeline.h"
+#include "app/signal_inbox.h"
+#include "cli/duration.h"
+#include "core/stack_profile.h"
+#include "export/pprof_writer.h"
+
+namespace hucprof {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kDefaultDuration{30000};
+// How often the loop looks at COMMAND (a signalfd cannot tell us it exited).
+constexpr std::chrono::milliseconds kChildPoll{100};
+constexpr int kUsageError = 2;
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+}  // namespace
+
+int record_command(const RunOptions& run, const RecordOptions& record) {
+  SignalInbox signals;  // before anything starts: Ctrl-C must end the recording, not the process
+
+  if (auto why = check_writable(record.output); !why.empty()) {
+    spdlog::error("-o {}: {}", record.output, why);
+    return kUsageError;
+  }
+  auto loaded = load_kernel_view(run.kallsyms_path);
+  if (auto* error = std::get_if<std::string>(&loaded)) {
+    spdlog::error("{}", *error);
+    return 1;
+  }
+  KernelView& kernel = std::get<KernelView>(loaded);
+  auto started = ProfilingPipeline::start(run, kernel);
+  if (!started.pipeline) {
+    spdlog::error("{}", started.error);
+    return 1;
+  }
+  ProfilingPipeline& pipeline = *started.pipeline;
+  // What happened while attaching is not part of the recording: the file is the difference
+  // from this drain on.
+  pipeline.drain(true);
+  const StackProfile attached = pipeline.profiles().cumulative();
+
+  std::unique_ptr<ChildCommand> child;
+  if (!record.command.empty()) {
+    std::string error;
+    child = ChildCommand::start(record.command, &error);
+    if (!child) {
+      spdlog::error("{}", error);
+      return kUsageError;
+    }
+  }
+  // No --duration: 30 s, or as long as COMMAND runs.
+  const bool bounded = record.duration.has_value() || !child;
+  const std::chrono::milliseconds limit = record.duration.value_or(kDefaultDuration);
+  spdlog::info("recording{}{}; Ctrl-C stops early", bounded ? " for " + format_duration(limit) : "",
+               child ? " while `" + joined(record.command) + "` runs" : "");
+
+  const auto begin = Clock::now();
+  auto next_drain = begin + run.interval;
+  std::optional<int> child_status;
+  while (true) {
+    const auto now = Clock::now();
+    if (bounded && now - begin >= limit) break;
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_drain - now);
+    if (bounded) {
+      wait = std::min(wait,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(limit - (now - begin)));
+    }
+    if (child) wait = std::min(wait, kChildPoll);
+    if (const auto received = signals.wait_for(std::max(wait, std::chrono::milliseconds(0)))) {
+      // SIGHUP too: the terminal went away, and the recording so far is worth keeping.
+      if (received->action != SignalAction::Ignore) {
+        spdlog::info("received {}, stopping the recording", received->name);
+        if (child) child->signal(received->number);
+        break;
+      }
+      spdlog::warn("received {}: ignored (SIGINT, SIGTERM or SIGHUP stop the recording)",
+                   received->name);
+    }
+    if (child && (child_status = child->poll())) break;
+    if (Clock::now() >= next_drain) {
+      pipeline.drain(true);
+      next_drain += run.interval;
+    }
+  }
+  pipeline.drain(true);
+  const StackProfile profile = difference(pipeline.profiles().cumulative(), attached);
+  started.pipeline.reset();  // detach before writing and waiting
+
+  if (auto error = write_file_atomically(record.output, encode_pprof_gzip(profile));
+      !error.empty()) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  spdlog::info("wrote {}: {} stacks over {:.1f} s; `hucprof report {}` reads it", record.output,
+               profile.samples.size(), static_cast<double>(profile.duration_ns) / 1e9,
+               record.output);
+  if (child) {
+    if (!child_status) {
+      spdlog::info("waiting for `{}` to exit", joined(record.command));
+      child_status = child->wait();
+    }
+    if (*child_status != 0)
+      spdlog::warn("`{}` exited with status {}", joined(record.command), *child_status);
+  }
+  return 0;
+}
+
+}  // namespace hucprof

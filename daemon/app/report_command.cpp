@@ -1,0 +1,64 @@
+#include "app/report_command.h"
+
+#include <cstdio>
+
+#include "app/profile_file.h"
+#include "core/flame_tree.h"
+#include "core/folding_rules.h"
+#include "core/usercopy_cost.h"
+#include "export/flame_graph_svg.h"
+#include "export/pprof_format.h"
+#include "export/pprof_reader.h"
+#include "export/report_text.h"
+
+namespace hucprof {
+
+namespace {
+
+constexpr int kBadInput = 2;
+
+std::string flame_graph_for(const StackProfile& profile, const std::string& file) {
+  FlameGraphStyle style;
+  if (profile.sampling) {
+    style.title = file + ": CPU in the hardened-usercopy checks";
+    style.unit = "samples";
+    style.seconds_per_unit = static_cast<double>(profile.sample_period_ns) / 1e9;
+  } else {
+    style.title = file + ": hardened-usercopy checks (calls)";
+    style.unit = "calls";
+  }
+  const FlameNode root = build_flame_tree(profile, profile.sampling ? kSamples : kCalls,
+                                          FoldingRules::defaults(), "all");
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + render_flame_graph_svg(root, style);
+}
+
+}  // namespace
+
+int report_command(const ReportOptions& options) {
+  const FileBytes file = read_file_bytes(options.input, kMaxProfileBytes);
+  if (!file.error.empty()) {
+    std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(), file.error.c_str());
+    return kBadInput;
+  }
+  auto read = read_pprof(file.bytes);
+  if (auto* error = std::get_if<std::string>(&read)) {
+    std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(), error->c_str());
+    return kBadInput;
+  }
+  const StackProfile& profile = std::get<StackProfile>(read);
+  const std::string text = render_report(profile, summarize_cost(profile));
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (options.flamegraph) {
+    if (auto error =
+            write_file_atomically(*options.flamegraph, flame_graph_for(profile, options.input));
+        !error.empty()) {
+      std::fprintf(stderr, "hucprof report: --flamegraph %s: %s\n", options.flamegraph->c_str(),
+                   error.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "flame graph: %s\n", options.flamegraph->c_str());
+  }
+  return 0;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,59 @@
+#include "cli/profile_command_flags.h"
+
+#include <chrono>
+#include <variant>
+
+#include "cli/duration.h"
+
+namespace hucprof {
+
+void add_record_flags(CLI::App* app, RecordFlags& flags) {
+  flags.duration =
+      app->add_option("--duration", flags.duration_text,
+                      "how long to record, e.g. 30s, 5m (default 30s, or while COMMAND runs)")
+          ->type_name("DURATION");
+  app->add_option("-o,--output", flags.output, "the pprof file to write (gzipped)")
+      ->type_name("FILE")
+      ->default_str(RecordOptions().output);
+  app->add_option("command", flags.command, "run this and record while it runs (after --)")
+      ->type_name("COMMAND");
+}
+
+std::optional<std::string> apply_record_flags(const RecordFlags& flags, RecordOptions& record) {
+  if (flags.duration->count() > 0) {
+    auto parsed = parse_duration(flags.duration_text);
+    if (const auto* error = std::get_if<std::string>(&parsed)) return "--duration: " + *error;
+    const auto duration = std::get<std::chrono::milliseconds>(parsed);
+    if (duration < std::chrono::seconds(1)) {
+      return "--duration: \"" + flags.duration_text + "\" is below the minimum of 1s";
+    }
+    record.duration = duration;
+  }
+  if (flags.output.empty()) return std::string("--output: empty path");
+  record.output = flags.output;
+  record.command = flags.command;
+  return std::nullopt;
+}
+
+void add_report_flags(CLI::App* app, ReportFlags& flags) {
+  app->add_option("file", flags.input,
+                  "a profile written by hucprof record (or served on /debug/pprof/usercopy)")
+      ->type_name("FILE");
+  flags.flamegraph = app->add_option("--flamegraph", flags.flamegraph_path,
+                                     "also write the profile's flame graph as a standalone SVG")
+                         ->type_name("OUT.svg");
+}
+
+std::optional<std::string> apply_report_flags(const ReportFlags& flags, ReportOptions& report) {
+  if (flags.input.empty()) {
+    return std::string("report: missing FILE (usage: hucprof report [--flamegraph OUT.svg] FILE)");
+  }
+  report.input = flags.input;
+  if (flags.flamegraph->count() > 0) {
+    if (flags.flamegraph_path.empty()) return std::string("--flamegraph: empty path");
+    report.flamegraph = flags.flamegraph_path;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,49 @@
+#include "core/stack_interner.h"
+
+#include <utility>
+
+namespace hucprof {
+
+StackInterner::StackInterner(size_t max_stacks) : max_stacks_(max_stacks) {
+  overflow_ = std::make_shared<const ProfileStack>(
+      ProfileStack{frame(ProfileFrame{kOverflowFunction, "", 0, 0})});
+}
+
+FramePtr StackInterner::frame(ProfileFrame frame) {
+  auto it = frames_.find(frame);
+  if (it != frames_.end()) return it->second;
+  auto shared = std::make_shared<const ProfileFrame>(frame);
+  frames_.emplace(std::move(frame), shared);
+  return shared;
+}
+
+StackPtr StackInterner::stack(const ProfileStack& frames) {
+  std::vector<const ProfileFrame*> key;
+  key.reserve(frames.size());
+  for (const FramePtr& f : frames) key.push_back(f.get());
+  if (auto it = stacks_.find(key); it != stacks_.end()) return it->second;
+  if (stacks_.size() >= max_stacks_) return overflow_;
+  auto shared = std::make_shared<const ProfileStack>(frames);
+  stacks_.emplace(std::move(key), shared);
+  return shared;
+}
+
+size_t StackInterner::LabelsKeyHash::operator()(const LabelsKey& key) const {
+  size_t h = 0;
+  for (std::string_view part : key) h = h * 31 + std::hash<std::string_view>{}(part);
+  return h;
+}
+
+LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view syscall,
+                                std::string_view check, std::string_view direction) {
+  if (auto it = labels_.find(LabelsKey{callsite, syscall, check, direction}); it != labels_.end()) {
+    return it->second;
+  }
+  auto shared = make_labels(
+      {std::string(callsite), std::string(syscall), std::string(check), std::string(direction)});
+  labels_.emplace(LabelsKey{shared->callsite, shared->syscall, shared->check, shared->direction},
+                  shared);
+  return shared;
+}
+
+}  // namespace hucprof

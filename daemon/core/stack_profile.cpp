@@ -1,0 +1,44 @@
+#include "core/stack_profile.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace hucprof {
+
+namespace {
+
+uint64_t minus(uint64_t later, uint64_t earlier) { return later > earlier ? later - earlier : 0; }
+
+}  // namespace
+
+StackProfile difference(const StackProfile& later, const StackProfile& earlier) {
+  // Both profiles come from one store: equal stacks and labels are equal pointers.
+  using Key = std::pair<const ProfileStack*, const ProfileLabels*>;
+  std::map<Key, const ProfileValues*> before;
+  for (const ProfileSample& s : earlier.samples) {
+    before.emplace(Key{s.stack.get(), s.labels.get()}, &s.values);
+  }
+
+  StackProfile out = later;
+  out.samples.clear();
+  for (const ProfileSample& s : later.samples) {
+    ProfileSample d = s;
+    if (auto it = before.find(Key{s.stack.get(), s.labels.get()}); it != before.end()) {
+      for (size_t v = 0; v < kProfileValueCount; ++v)
+        d.values[v] = minus(s.values[v], (*it->second)[v]);
+    }
+    if (std::any_of(d.values.begin(), d.values.end(), [](uint64_t x) { return x != 0; })) {
+      out.samples.push_back(std::move(d));
+    }
+  }
+  for (auto& [context, n] : out.sampled_by_context) {
+    auto it = earlier.sampled_by_context.find(context);
+    if (it != earlier.sampled_by_context.end()) n = minus(n, it->second);
+  }
+  const int64_t earlier_end = earlier.time_unix_ns + earlier.duration_ns;
+  out.time_unix_ns = earlier_end;
+  out.duration_ns = std::max<int64_t>(0, later.time_unix_ns + later.duration_ns - earlier_end);
+  return out;
+}
+
+}  // namespace hucprof

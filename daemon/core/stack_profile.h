@@ -1,0 +1,82 @@
+#pragma once
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hucprof {
+
+// One kernel frame of a profile, symbolized once when its stack was first seen. Never a raw
+// address (KASLR): the function, the offset into it and the offset from _stext.
+struct ProfileFrame {
+  std::string function;      // exact kallsyms name, compiler suffixes kept (".part.0")
+  std::string module;        // "" for vmlinux
+  uint64_t offset = 0;       // from the function's start
+  uint64_t text_offset = 0;  // from _stext, vmlinux only; 0 in modules and when unknown
+
+  auto operator<=>(const ProfileFrame&) const = default;
+};
+// Frames and stacks are interned (StackInterner): equal pointers are equal stacks, copies of a
+// profile share them, and nothing a profile points to ever changes.
+using FramePtr = std::shared_ptr<const ProfileFrame>;
+using ProfileStack = std::vector<FramePtr>;  // leaf first
+using StackPtr = std::shared_ptr<const ProfileStack>;
+
+// The labels of the metric contract, carried by every sample as pprof labels.
+struct ProfileLabels {
+  std::string callsite;
+  std::string syscall;
+  std::string check;  // sampling: innermost check kind; probe: the sub-check of a sub-check sample
+  std::string direction;  // probe: "to_user" | "from_user"
+
+  auto operator<=>(const ProfileLabels&) const = default;
+};
+// Interned like stacks (StackInterner::labels): samples of a store compare labels by pointer.
+using LabelsPtr = std::shared_ptr<const ProfileLabels>;
+inline LabelsPtr make_labels(ProfileLabels labels) {
+  return std::make_shared<const ProfileLabels>(std::move(labels));
+}
+
+// What a sample counts; one pprof sample type each (CPU nanoseconds are samples x period).
+enum ProfileValue : size_t {
+  kSamples = 0,    // sampling: cpu-clock samples with this stack
+  kCalls = 1,      // probe: __check_object_size calls
+  kBytes = 2,      // probe: bytes those calls checked
+  kLatencyNs = 3,  // probe --latency: time inside the calls (log2-bucket midpoints)
+  kSubchecks = 4,  // probe: sub-check runs (the sub-check's function is the leaf frame)
+  kProfileValueCount = 5,
+};
+using ProfileValues = std::array<uint64_t, kProfileValueCount>;
+
+struct ProfileSample {
+  StackPtr stack;
+  LabelsPtr labels;  // never null
+  ProfileValues values{};
+};
+
+// A profile as every hucprof output sees it (pprof file, report, flame graph, web view), and what
+// the pprof reader gives back. Plain data.
+struct StackProfile {
+  std::vector<ProfileSample> samples;
+  bool sampling = false;  // kSamples are meaningful (and sample_period_ns is set)
+  bool probes = false;    // kCalls, kBytes, kSubchecks are meaningful
+  bool latency = false;   // kLatencyNs is meaningful
+  uint64_t sample_period_ns = 0;
+  // The denominator: every cpu-clock sample by context ("kernel", "user", "idle").
+  std::map<std::string, uint64_t> sampled_by_context;
+  int64_t time_unix_ns = 0;  // start of the window
+  int64_t duration_ns = 0;
+  std::string kernel;  // release, e.g. "6.1.0-18-amd64"
+  std::string hucprof_version;
+  std::string hardened_usercopy;  // "on" / "off" and why, in words
+};
+
+// later - earlier, sample by sample (same stack and labels, compared as pointers) and for the
+// denominator, for two cumulative profiles of the same store; the window runs from earlier's
+// end to later's end.
+StackProfile difference(const StackProfile& later, const StackProfile& earlier);
+
+}  // namespace hucprof

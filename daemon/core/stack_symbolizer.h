@@ -1,0 +1,50 @@
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/folding_rules.h"
+#include "core/stack_interner.h"
+#include "core/symbolizer.h"
+
+namespace hucprof {
+
+// Kernel stacks (addresses, leaf first) → interned profile stacks: each frame named, with its
+// offsets, never its address. Pure: the addresses come from a drain, the names from a
+// Symbolizer.
+class StackSymbolizer {
+ public:
+  explicit StackSymbolizer(FoldingRules rules,
+                           size_t max_stacks = StackInterner::kDefaultMaxStacks);
+
+  // A cpu-clock sample's stack as it is: the leaf is the interrupted instruction, which may lie
+  // below the check (a spinlock under find_vmap_area is the check's cost too).
+  StackPtr sampled(const std::vector<uint64_t>& addrs, Symbolizer& symbols);
+  // A stack taken at the entry of __check_object_size (probe mode): whatever ran below the check
+  // to take it (BPF trampoline and program, kprobe handler) is dropped, so the check is the
+  // leaf. Also right for a short stack or a lone caller address: a stack that does not show the
+  // check gets it as its leaf.
+  StackPtr probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols);
+  // `stack` with a sub-check's function on top ("find_vmap_area" for HUC_CHECK_VMALLOC): where
+  // probe mode counted that sub-check run.
+  StackPtr with_subcheck(const StackPtr& stack, uint32_t kind);
+
+  bool is_overflow(const StackPtr& stack) const { return interner_.is_overflow(stack); }
+  LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
+                   std::string_view direction) {
+    return interner_.labels(callsite, syscall, check, direction);
+  }
+
+ private:
+  FramePtr frame(uint64_t addr, Symbolizer& symbols);
+  FramePtr named(std::string_view function);  // a frame known by name only (offsets 0)
+  bool is_check(const ProfileFrame& frame) const;
+
+  FoldingRules rules_;
+  StackInterner interner_;
+};
+
+// The kernel function probe mode attaches to for a sub-check kind (enum huc_check_kind).
+std::string_view subcheck_function(uint32_t kind);
+
+}  // namespace hucprof

@@ -1,0 +1,109 @@
+#include "core/usercopy_cost.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <tuple>
+
+namespace hucprof {
+
+namespace {
+
+constexpr double kNanos = 1e9;
+
+template <typename Map>
+std::vector<std::pair<std::string, uint64_t>> largest_first(const Map& m) {
+  std::vector<std::pair<std::string, uint64_t>> out(m.begin(), m.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+struct RowBuilder {
+  CallsiteCost row;
+  std::map<std::string, uint64_t> checks;
+  // By function names: stacks that differ only in offsets read the same to a person.
+  std::map<std::vector<std::string_view>, StackCost> stacks;
+};
+
+}  // namespace
+
+std::optional<double> UsercopyCost::share_of_kernel() const {
+  if (!sampling || kernel_cpu_seconds <= 0) return std::nullopt;
+  return check_cpu_seconds / kernel_cpu_seconds;
+}
+
+std::optional<double> UsercopyCost::cores() const {
+  if (!sampling || window_seconds <= 0) return std::nullopt;
+  return check_cpu_seconds / window_seconds;
+}
+
+UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
+  UsercopyCost cost;
+  cost.sampling = profile.sampling;
+  cost.probes = profile.probes;
+  cost.latency = profile.latency;
+  cost.window_seconds = static_cast<double>(profile.duration_ns) / kNanos;
+  const double period_s = static_cast<double>(profile.sample_period_ns) / kNanos;
+  if (auto kernel = profile.sampled_by_context.find("kernel");
+      kernel != profile.sampled_by_context.end()) {
+    cost.kernel_cpu_seconds = static_cast<double>(kernel->second) * period_s;
+  }
+  // Rank by what the profile measures best: CPU time when it sampled, calls otherwise.
+  const ProfileValue rank_by = profile.sampling ? kSamples : kCalls;
+
+  std::map<std::pair<std::string, std::string>, RowBuilder> rows;
+  for (const ProfileSample& s : profile.samples) {
+    RowBuilder& r = rows[{s.labels->callsite, s.labels->syscall}];
+    r.row.samples += s.values[kSamples];
+    r.row.calls += s.values[kCalls];
+    r.row.bytes += s.values[kBytes];
+    r.row.latency_ns += s.values[kLatencyNs];
+    if (profile.sampling && s.values[kSamples] && !s.labels->check.empty()) {
+      r.checks[s.labels->check] += s.values[kSamples];
+    }
+    if (!profile.sampling && s.values[kSubchecks] && !s.labels->check.empty()) {
+      r.checks[s.labels->check] += s.values[kSubchecks];
+    }
+    if (top_stacks > 0 && s.values[rank_by] && s.stack) {
+      std::vector<std::string_view> names;
+      names.reserve(s.stack->size());
+      for (const FramePtr& f : *s.stack) names.push_back(f->function);
+      StackCost& sc = r.stacks[std::move(names)];
+      if (!sc.stack) sc.stack = s.stack;
+      sc.value += s.values[rank_by];
+    }
+  }
+
+  for (auto& [key, r] : rows) {
+    CallsiteCost row = std::move(r.row);
+    row.callsite = key.first;
+    row.syscall = key.second;
+    if (row.samples == 0 && row.calls == 0 && row.bytes == 0 && r.checks.empty()) continue;
+    row.cpu_seconds = static_cast<double>(row.samples) * period_s;
+    if (profile.sampling && cost.kernel_cpu_seconds > 0) {
+      row.share_of_kernel = row.cpu_seconds / cost.kernel_cpu_seconds;
+    }
+    row.checks = largest_first(r.checks);
+    std::vector<StackCost> stacks;
+    for (auto& [ptr, sc] : r.stacks) stacks.push_back(std::move(sc));
+    std::stable_sort(stacks.begin(), stacks.end(),
+                     [](const StackCost& a, const StackCost& b) { return a.value > b.value; });
+    if (stacks.size() > top_stacks) stacks.resize(top_stacks);
+    row.top_stacks = std::move(stacks);
+    cost.check_cpu_seconds += row.cpu_seconds;
+    cost.calls += row.calls;
+    cost.bytes += row.bytes;
+    cost.latency_ns += row.latency_ns;
+    cost.callsites.push_back(std::move(row));
+  }
+  std::stable_sort(cost.callsites.begin(), cost.callsites.end(),
+                   [&](const CallsiteCost& a, const CallsiteCost& b) {
+                     return profile.sampling
+                                ? std::tie(a.samples, a.calls) > std::tie(b.samples, b.calls)
+                                : std::tie(a.calls, a.bytes) > std::tie(b.calls, b.bytes);
+                   });
+  return cost;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,57 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/stack_profile.h"
+
+namespace hucprof {
+
+// The numbers a person decides on, computed once from a profile (a recorded file, or the web
+// view's last interval): how much CPU the hardened-usercopy checks cost, where, and through
+// which stacks. Rendering (report table, web page, verdict sentence) only formats these.
+
+struct StackCost {
+  StackPtr stack;      // one of the stacks with these function names (offsets may differ)
+  uint64_t value = 0;  // in the summary's ranking unit (samples or calls)
+};
+
+// One call site as reached from one syscall: a row of the report.
+struct CallsiteCost {
+  std::string callsite;
+  std::string syscall;
+  uint64_t samples = 0;
+  double cpu_seconds = 0;
+  std::optional<double> share_of_kernel;  // of busy kernel CPU; unset without a denominator
+  uint64_t calls = 0, bytes = 0;
+  uint64_t latency_ns = 0;
+  // Which check ran: sampling, CPU samples by innermost check kind; probes, sub-check runs by
+  // kind. Largest first.
+  std::vector<std::pair<std::string, uint64_t>> checks;
+  std::vector<StackCost> top_stacks;  // largest first
+};
+
+struct UsercopyCost {
+  bool sampling = false;
+  bool probes = false;
+  bool latency = false;
+  double window_seconds = 0;
+  double check_cpu_seconds = 0;   // sampled CPU time inside the checks, summed over CPUs
+  double kernel_cpu_seconds = 0;  // sampled busy kernel CPU time (context "kernel", not idle)
+  uint64_t calls = 0, bytes = 0, latency_ns = 0;
+  std::vector<CallsiteCost> callsites;  // costliest first (CPU time, else calls)
+
+  // The decision numbers: share of busy kernel CPU spent in the checks, and how many cores
+  // that is on average over the window. Unset where the profile cannot say (no sampling, no
+  // kernel time, no duration).
+  std::optional<double> share_of_kernel() const;
+  std::optional<double> cores() const;
+};
+
+// top_stacks: how many stacks to keep per call site row (0: none, and no time spent on them).
+UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks = 3);
+
+}  // namespace hucprof

@@ -1,0 +1,166 @@
+#include "export/flame_graph_svg.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "export/markup_escape.h"
+
+namespace hucprof {
+
+namespace {
+
+constexpr int kFrameHeight = 17;
+constexpr int kFontSize = 12;
+constexpr double kCharWidth = 0.6 * kFontSize;  // monospace
+constexpr int kPad = 10;
+constexpr int kTop = 40;     // title
+constexpr int kBottom = 44;  // legend
+// Narrower frames (and what they hold) are not drawn: invisible anyway, and 10 000 of them made
+// a 2.5 MB page.
+constexpr double kMinFramePx = 0.5;
+
+std::string fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, value);
+  return buf;
+}
+
+// Stable colours per name (a frame keeps its colour from one graph to the next).
+std::string fill_for(const FlameNode& node) {
+  const size_t h = std::hash<std::string>{}(node.name);
+  const int a = static_cast<int>(h % 60), b = static_cast<int>((h >> 8) % 60);
+  int r = 0, g = 0, bl = 0;
+  switch (node.kind) {
+    case FrameKind::Check:
+      r = 70 + a / 2;
+      g = 130 + b;
+      bl = 225;
+      break;
+    case FrameKind::CopyHelper:
+      r = 90 + a;
+      g = 190 + b / 2;
+      bl = 120 + a / 2;
+      break;
+    case FrameKind::Root:
+      r = 200;
+      g = 200;
+      bl = 200;
+      break;
+    case FrameKind::Kernel:
+      r = 205 + a / 2;
+      g = 80 + 2 * b;
+      bl = 40 + a / 3;
+      break;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "rgb(%d,%d,%d)", r, g, bl);
+  return buf;
+}
+
+class Renderer {
+ public:
+  Renderer(const FlameGraphStyle& style, uint64_t total, size_t depth)
+      : style_(style),
+        total_(total),
+        height_(kTop + static_cast<int>(depth) * kFrameHeight + kBottom),
+        scale_(total ? (style.width - 2.0 * kPad) / static_cast<double>(total) : 0) {}
+
+  int height() const { return height_; }
+
+  void frame(const FlameNode& node, double x, size_t level) {
+    const double w = static_cast<double>(node.value) * scale_;
+    if (w < kMinFramePx) return;
+    const double y = height_ - kBottom - static_cast<double>(level + 1) * kFrameHeight;
+    out_ += "<g><title>" + markup_escape(hover(node)) + "</title><rect x=\"" + fmt("%.1f", x) +
+            "\" y=\"" + fmt("%.0f", y) + "\" width=\"" + fmt("%.1f", std::max(w - 0.5, 0.1)) +
+            "\" height=\"" + std::to_string(kFrameHeight - 1) + "\" rx=\"2\" fill=\"" +
+            fill_for(node) + "\"/>";
+    const std::string label = fitted(node.name, w);
+    if (!label.empty()) {
+      out_ += "<text x=\"" + fmt("%.1f", x + 3) + "\" y=\"" + fmt("%.0f", y + kFrameHeight - 5) +
+              "\">" + markup_escape(label) + "</text>";
+    }
+    out_ += "</g>\n";
+    double child_x = x;
+    for (const FlameNode& child : node.children) {
+      frame(child, child_x, level + 1);
+      child_x += static_cast<double>(child.value) * scale_;
+    }
+  }
+
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string hover(const FlameNode& node) const {
+    std::string text = node.name + ": " + std::to_string(node.value) + " " + style_.unit;
+    if (style_.seconds_per_unit > 0) {
+      text +=
+          ", " + fmt("%.3f", static_cast<double>(node.value) * style_.seconds_per_unit) + " s CPU";
+    }
+    return text + " (" +
+           fmt("%.2f", 100.0 * static_cast<double>(node.value) / static_cast<double>(total_)) +
+           " %)";
+  }
+
+  // As much of the name as fits, ".." marking a cut; nothing under three characters.
+  static std::string fitted(const std::string& name, double width) {
+    const auto fits = static_cast<size_t>(std::max(0.0, (width - 6) / kCharWidth));
+    if (fits >= name.size()) return name;
+    if (fits < 3) return "";
+    return name.substr(0, fits - 2) + "..";
+  }
+
+  const FlameGraphStyle& style_;
+  uint64_t total_;
+  int height_;
+  double scale_;
+  std::string out_;
+};
+
+void legend(std::string& out, int width, int height) {
+  const int y = height - 14;
+  int x = kPad;
+  for (auto [kind, words] :
+       {std::pair{FrameKind::Check, "usercopy check"},
+        std::pair{FrameKind::CopyHelper, "copy helper"}, std::pair{FrameKind::Kernel, "kernel"}}) {
+    FlameNode sample{"", kind, 0, {}};
+    out += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y - 10) +
+           "\" width=\"12\" height=\"12\" fill=\"" + fill_for(sample) + "\"/><text x=\"" +
+           std::to_string(x + 16) + "\" y=\"" + std::to_string(y) + "\">" + words + "</text>";
+    x += 150;
+  }
+  out += "<text x=\"" + std::to_string(width - kPad) + "\" y=\"" + std::to_string(y) +
+         "\" text-anchor=\"end\" fill=\"#555\">width: share of " +
+         "the profile; hover a frame "
+         "for its numbers</text>\n";
+}
+
+}  // namespace
+
+std::string render_flame_graph_svg(const FlameNode& root, const FlameGraphStyle& style) {
+  const size_t depth = root.value ? flame_depth(root) : 1;
+  Renderer renderer(style, root.value, depth);
+  const int width = style.width, height = renderer.height();
+  std::string out =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + std::to_string(width) +
+      "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
+      std::to_string(height) + "\" font-family=\"monospace\" font-size=\"" +
+      std::to_string(kFontSize) +
+      "\" role=\"img\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fdfdfd\"/>\n<text x=\"" +
+      std::to_string(width / 2) + "\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">" +
+      markup_escape(style.title) + "</text>\n";
+  if (root.value == 0) {
+    out += "<text x=\"" + std::to_string(width / 2) + "\" y=\"" + std::to_string(kTop + 12) +
+           "\" text-anchor=\"middle\">no " + markup_escape(style.unit) +
+           " in this profile</text>\n";
+  } else {
+    renderer.frame(root, kPad, 0);
+    out += renderer.take();
+  }
+  legend(out, width, height);
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace hucprof

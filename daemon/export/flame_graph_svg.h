@@ -1,0 +1,21 @@
+#pragma once
+#include <string>
+
+#include "core/flame_tree.h"
+
+namespace hucprof {
+
+struct FlameGraphStyle {
+  std::string title;
+  std::string unit = "samples";  // what a node's value counts, for the hover text
+  double seconds_per_unit = 0;   // > 0: the hover text gives CPU time too (sampling)
+  int width = 1200;              // pixels
+};
+
+// A flame graph as one self-contained SVG document: no script, no external font or style, a
+// name on every frame wide enough to hold one and the full name, value and share in each
+// frame's <title> (the browser shows it on hover, with JavaScript off too). Root at the bottom.
+// Usercopy check functions are blue, copy helpers green, the rest of the kernel warm colours.
+std::string render_flame_graph_svg(const FlameNode& root, const FlameGraphStyle& style);
+
+}  // namespace hucprof

@@ -1,0 +1,35 @@
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "core/stack_profile.h"
+#include "export/http_types.h"
+
+namespace hucprof {
+
+// Where /debug/pprof/usercopy gets its data.
+struct ProfileSource {
+  std::function<StackProfile()> cumulative;  // everything so far (as of the last drain)
+  std::function<void()> drain_now;           // an extra drain, so a window starts/ends now
+  // Called while encoding, where pausing is cheap: waits while a drain runs (DrainGate), so
+  // a request never takes CPU from the drain loop. May be empty.
+  std::function<void()> pause;
+};
+
+struct PprofHandlerLimits {
+  int max_seconds = 600;                // ?seconds=N: 1..max_seconds
+  int max_waiting = 2;                  // ?seconds= requests waiting at once; more get 429
+  std::chrono::milliseconds poll{100};  // how often a waiting request checks `cancelled`
+  // Waits (tests replace it).
+  std::function<void(std::chrono::milliseconds)> sleep;
+};
+
+// GET /debug/pprof/usercopy: the cumulative profile. ?seconds=N: what happened during the next
+// N seconds (a drain at both ends, the difference in between); N outside 1..max_seconds, not a
+// whole number or given twice → 400 naming the problem. Gzipped pprof,
+// application/octet-stream, like Go's /debug/pprof/profile.
+HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits = {});
+
+}  // namespace hucprof

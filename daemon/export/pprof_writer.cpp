@@ -1,0 +1,218 @@
+#include "export/pprof_writer.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "export/gzip_codec.h"
+#include "export/pprof_format.h"
+#include "google/protobuf/arena.h"
+
+namespace hucprof {
+
+namespace {
+
+// pprof's string table: index 0 is always "".
+class StringTable {
+ public:
+  explicit StringTable(pprof::Profile& out) : out_(out) { index(""); }
+  int64_t index(std::string_view s) {
+    auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<int64_t>(out_.string_table_size());
+    out_.add_string_table(std::string(s));
+    ids_.emplace(std::string(s), id);
+    return id;
+  }
+
+ private:
+  pprof::Profile& out_;
+  std::map<std::string, int64_t, std::less<>> ids_;
+};
+
+// The values a profile carries, in the order of its sample types.
+std::vector<ProfileValue> carried_values(const StackProfile& p) {
+  std::vector<ProfileValue> values;
+  if (p.sampling) values.push_back(kSamples);
+  if (p.probes) {
+    values.push_back(kCalls);
+    values.push_back(kBytes);
+    if (p.latency) values.push_back(kLatencyNs);
+    values.push_back(kSubchecks);
+  }
+  return values;
+}
+
+void add_sample_type(pprof::Profile& out, StringTable& strings, PprofSampleType type) {
+  auto* t = out.add_sample_type();
+  t->set_type(strings.index(type.type));
+  t->set_unit(strings.index(type.unit));
+}
+
+class LocationTable {
+ public:
+  LocationTable(pprof::Profile& out, StringTable& strings) : out_(out), strings_(strings) {
+    kernel_ = out_.add_mapping();
+    kernel_->set_id(1);
+    kernel_->set_filename(strings_.index(kKernelMappingName));
+    kernel_->set_has_functions(true);
+  }
+
+  uint64_t location(const ProfileFrame* frame) {
+    auto [it, inserted] = locations_.try_emplace(frame, 0);
+    if (!inserted) return it->second;
+    auto* loc = out_.add_location();
+    it->second = static_cast<uint64_t>(out_.location_size());
+    loc->set_id(it->second);
+    loc->set_mapping_id(mapping(frame->module));
+    if (frame->module.empty()) {
+      loc->set_address(frame->text_offset);
+      kernel_limit_ = std::max(kernel_limit_, frame->text_offset + 1);
+    }
+    loc->add_line()->set_function_id(function(*frame));
+    return it->second;
+  }
+
+  void finish() { kernel_->set_memory_limit(kernel_limit_); }
+
+ private:
+  uint64_t mapping(const std::string& module) {
+    if (module.empty()) return 1;
+    auto [it, inserted] = modules_.try_emplace(module, 0);
+    if (inserted) {
+      auto* m = out_.add_mapping();
+      it->second = static_cast<uint64_t>(out_.mapping_size());
+      m->set_id(it->second);
+      m->set_filename(strings_.index("[" + module + "]"));
+      m->set_has_functions(true);
+    }
+    return it->second;
+  }
+
+  uint64_t function(const ProfileFrame& frame) {
+    auto [it, inserted] = functions_.try_emplace({frame.function, frame.module}, 0);
+    if (inserted) {
+      auto* f = out_.add_function();
+      it->second = static_cast<uint64_t>(out_.function_size());
+      f->set_id(it->second);
+      f->set_name(strings_.index(frame.function));
+      f->set_system_name(strings_.index(frame.function));
+    }
+    return it->second;
+  }
+
+  pprof::Profile& out_;
+  StringTable& strings_;
+  pprof::Mapping* kernel_;
+  uint64_t kernel_limit_ = 1;
+  std::unordered_map<const ProfileFrame*, uint64_t> locations_;
+  std::map<std::string, uint64_t> modules_;
+  std::map<std::pair<std::string, std::string>, uint64_t> functions_;
+};
+
+void add_label(pprof::Sample& sample, StringTable& strings, std::string_view key,
+               const std::string& value) {
+  if (value.empty()) return;
+  auto* label = sample.add_label();
+  label->set_key(strings.index(key));
+  label->set_str(strings.index(value));
+}
+
+void add_comment(pprof::Profile& out, StringTable& strings, std::string_view key,
+                 std::string_view value) {
+  out.add_comment(
+      strings.index(std::string(kCommentPrefix) + std::string(key) + "=" + std::string(value)));
+}
+
+}  // namespace
+
+namespace {
+void fill_pprof(const StackProfile& profile, pprof::Profile& out,
+                const std::function<void()>& pause = {});
+}  // namespace
+
+pprof::Profile to_pprof(const StackProfile& profile) {
+  pprof::Profile out;
+  fill_pprof(profile, out);
+  return out;
+}
+
+namespace {
+
+constexpr size_t kSamplesBetweenPauses = 256;
+
+void fill_pprof(const StackProfile& profile, pprof::Profile& out,
+                const std::function<void()>& pause) {
+  StringTable strings(out);
+  const std::vector<ProfileValue> values = carried_values(profile);
+  for (ProfileValue v : values) {
+    add_sample_type(out, strings, pprof_sample_type(v));
+    if (v == kSamples) add_sample_type(out, strings, kCpuSampleType);
+  }
+
+  LocationTable locations(out, strings);
+  size_t done = 0;
+  for (const ProfileSample& s : profile.samples) {
+    if (pause && ++done % kSamplesBetweenPauses == 0) pause();
+    const bool carried =
+        std::any_of(values.begin(), values.end(), [&](ProfileValue v) { return s.values[v] != 0; });
+    if (!carried || !s.stack || !s.labels) continue;
+    auto* sample = out.add_sample();
+    for (const FramePtr& frame : *s.stack) sample->add_location_id(locations.location(frame.get()));
+    for (ProfileValue v : values) {
+      sample->add_value(static_cast<int64_t>(s.values[v]));
+      if (v == kSamples) {
+        sample->add_value(static_cast<int64_t>(s.values[v] * profile.sample_period_ns));
+      }
+    }
+    add_label(*sample, strings, kLabelCallsite, s.labels->callsite);
+    add_label(*sample, strings, kLabelSyscall, s.labels->syscall);
+    add_label(*sample, strings, kLabelCheck, s.labels->check);
+    add_label(*sample, strings, kLabelDirection, s.labels->direction);
+  }
+  locations.finish();
+
+  out.set_time_nanos(profile.time_unix_ns);
+  out.set_duration_nanos(profile.duration_ns);
+  const PprofSampleType period_type = profile.sampling ? kCpuSampleType : pprof_sample_type(kCalls);
+  out.mutable_period_type()->set_type(strings.index(period_type.type));
+  out.mutable_period_type()->set_unit(strings.index(period_type.unit));
+  out.set_period(profile.sampling ? static_cast<int64_t>(profile.sample_period_ns) : 1);
+  if (!values.empty()) {
+    out.set_default_sample_type(
+        strings.index(profile.sampling ? kCpuSampleType.type : pprof_sample_type(kCalls).type));
+  }
+
+  if (!profile.hucprof_version.empty()) {
+    add_comment(out, strings, kCommentVersion, profile.hucprof_version);
+  }
+  if (!profile.kernel.empty()) add_comment(out, strings, kCommentKernel, profile.kernel);
+  if (!profile.hardened_usercopy.empty()) {
+    add_comment(out, strings, kCommentHardened, profile.hardened_usercopy);
+  }
+  if (profile.latency) add_comment(out, strings, kCommentLatency, "on");
+  if (profile.sampling) {
+    for (const auto& [context, n] : profile.sampled_by_context) {
+      add_comment(out, strings, std::string(kCommentSampledPrefix) + context, std::to_string(n));
+    }
+  }
+}
+
+}  // namespace
+
+std::string encode_pprof_gzip(const StackProfile& profile, const std::function<void()>& pause) {
+  // An arena: tens of thousands of small messages, allocated and freed at once.
+  google::protobuf::Arena arena;
+  auto* message = google::protobuf::Arena::CreateMessage<pprof::Profile>(&arena);
+  fill_pprof(profile, *message, pause);
+  if (pause) pause();
+  const std::string bytes = message->SerializeAsString();
+  auto packed = gzip_compress(bytes, GzipLevel::Fastest, pause);
+  if (!packed) throw std::runtime_error("zlib could not compress the profile (out of memory?)");
+  return std::move(*packed);
+}
+
+}  // namespace hucprof

@@ -1,0 +1,207 @@
+#include "export/report_text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+namespace hucprof {
+
+namespace {
+
+constexpr size_t kWidth = 100;
+
+std::string printf_string(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, value);
+  return buf;
+}
+
+std::string pad(std::string s, size_t width, bool right) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::string frame_name(const ProfileFrame& f) {
+  return f.module.empty() ? f.function : f.function + " [" + f.module + "]";
+}
+
+// "a <- b <- c", wrapped at kWidth with continuation lines indented.
+std::string stack_line(const ProfileStack& stack, size_t indent) {
+  std::string out, line(indent, ' ');
+  for (size_t i = 0; i < stack.size(); ++i) {
+    const std::string word = (i ? "<- " : "") + frame_name(*stack[i]);
+    if (line.size() + word.size() + 1 > kWidth && line.size() > indent) {
+      out += line + "\n";
+      line = std::string(indent + 2, ' ');
+    }
+    if (line.size() > indent && line.back() != ' ') line += ' ';
+    line += word;
+  }
+  return out + line + "\n";
+}
+
+std::string header(const StackProfile& p) {
+  std::string out;
+  std::string what;
+  if (p.sampling) {
+    what = "sampling every " +
+           printf_string("%.3f", static_cast<double>(p.sample_period_ns) / 1e6) + " ms per CPU";
+  }
+  if (p.probes) {
+    what += std::string(what.empty() ? "" : " + ") + "probes" + (p.latency ? " with latency" : "");
+  }
+  out += "profile: " + format_seconds(static_cast<double>(p.duration_ns) / 1e9);
+  if (p.time_unix_ns > 0) {
+    const std::time_t start = static_cast<std::time_t>(p.time_unix_ns / 1000000000);
+    char when[32];
+    std::tm tm{};
+    gmtime_r(&start, &tm);
+    std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+    out += std::string(" from ") + when;
+  }
+  if (!p.kernel.empty()) out += ", kernel " + p.kernel;
+  if (!what.empty()) out += ", " + what;
+  out += "\n";
+  if (!p.hardened_usercopy.empty()) out += "hardened usercopy: " + p.hardened_usercopy + "\n";
+  return out;
+}
+
+std::string totals(const UsercopyCost& cost) {
+  if (!cost.sampling) return "";
+  std::string out;
+  auto cores = [&](double seconds) {
+    return cost.window_seconds > 0
+               ? " (" + printf_string("%.3f", seconds / cost.window_seconds) + " cores)"
+               : "";
+  };
+  out += "busy kernel CPU     " + pad(format_seconds(cost.kernel_cpu_seconds), 10, true) +
+         cores(cost.kernel_cpu_seconds) + "\n";
+  out += "in the checks       " + pad(format_seconds(cost.check_cpu_seconds), 10, true) +
+         cores(cost.check_cpu_seconds);
+  if (auto share = cost.share_of_kernel())
+    out += ", " + format_percent(*share) + " of busy kernel CPU";
+  return out + "\n";
+}
+
+std::string table(const UsercopyCost& cost) {
+  if (cost.callsites.empty()) return "no usercopy check was seen in this profile\n";
+  std::string out = pad("share", 8, true) + pad("CPU", 10, true) + pad("calls", 9, true) +
+                    pad("bytes", 11, true) + "  " + pad("call site", 24, false) + " " +
+                    pad("syscall", 12, false) + " checks\n";
+  for (const CallsiteCost& row : cost.callsites) {
+    out += pad(row.share_of_kernel ? format_percent(*row.share_of_kernel) : "-", 8, true) +
+           pad(cost.sampling ? format_seconds(row.cpu_seconds) : "-", 10, true) +
+           pad(cost.probes ? format_count(row.calls) : "-", 9, true) +
+           pad(cost.probes ? format_bytes(row.bytes) : "-", 11, true) + "  " +
+           pad(row.callsite, 24, false) + " " + pad(row.syscall, 12, false) + " " +
+           format_checks(row, cost.sampling) + "\n";
+  }
+  return out;
+}
+
+std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
+  std::string out;
+  const size_t n = std::min(callsites, cost.callsites.size());
+  for (size_t i = 0; i < n; ++i) {
+    const CallsiteCost& row = cost.callsites[i];
+    uint64_t row_total = cost.sampling ? row.samples : row.calls;
+    if (row.top_stacks.empty() || row_total == 0) continue;
+    out += "\n" + row.callsite + " (" + row.syscall + ")";
+    if (row.share_of_kernel)
+      out += ", " + format_percent(*row.share_of_kernel) + " of busy kernel CPU";
+    out += ":\n";
+    for (const StackCost& sc : row.top_stacks) {
+      const std::string share =
+          format_percent(static_cast<double>(sc.value) / static_cast<double>(row_total));
+      std::string lines = stack_line(*sc.stack, 10);
+      lines.replace(0, std::min<size_t>(10, share.size() + 2), "  " + share);
+      out += lines;
+    }
+  }
+  return out.empty() ? ""
+                     : "\ntop stacks (leaf first; share of the call site's " +
+                           std::string(cost.sampling ? "CPU" : "calls") + ")" + out;
+}
+
+}  // namespace
+
+std::string format_checks(const CallsiteCost& row, bool sampling) {
+  uint64_t total = 0;
+  for (const auto& [check, n] : row.checks) total += n;
+  std::string out;
+  for (const auto& [check, n] : row.checks) {
+    if (!out.empty()) out += ", ";
+    if (sampling) {
+      out += check + " " +
+             printf_string("%.0f%%", 100.0 * static_cast<double>(n) / static_cast<double>(total));
+    } else {
+      // Sub-checks per check call: one call can run several.
+      out += check + " " +
+             (row.calls ? printf_string("%.2f/call",
+                                        static_cast<double>(n) / static_cast<double>(row.calls))
+                        : format_count(n));
+    }
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string format_percent(double fraction) {
+  const double pct = 100.0 * fraction;
+  if (pct > 0 && pct < 0.01) return "<0.01 %";
+  return printf_string(pct < 1 ? "%.2f %%" : "%.1f %%", pct);
+}
+
+std::string format_count(uint64_t n) {
+  const double d = static_cast<double>(n);
+  if (n < 1000) return std::to_string(n);
+  if (n < 1000000) return printf_string("%.1fk", d / 1e3);
+  if (n < 1000000000) return printf_string("%.2fM", d / 1e6);
+  return printf_string("%.2fG", d / 1e9);
+}
+
+std::string format_bytes(uint64_t n) {
+  const double d = static_cast<double>(n);
+  if (n < 1024) return std::to_string(n) + " B";
+  if (n < (1u << 20)) return printf_string("%.1f KiB", d / 1024);
+  if (n < (1u << 30)) return printf_string("%.1f MiB", d / (1 << 20));
+  return printf_string("%.2f GiB", d / (1 << 30));
+}
+
+std::string format_seconds(double seconds) {
+  return printf_string(seconds < 10 ? "%.3f s" : "%.1f s", seconds);
+}
+
+std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost) {
+  if (profile.hardened_usercopy.starts_with("off")) {
+    return "the checks are off on this kernel (" + profile.hardened_usercopy +
+           "): they cost nothing here";
+  }
+  if (cost.sampling) {
+    auto share = cost.share_of_kernel();
+    if (!share) return "no busy kernel CPU was sampled in this profile: nothing to decide on";
+    std::string cores = cost.cores() ? " (" + printf_string("%.3f", *cost.cores()) + " cores)" : "";
+    return "the checks cost " + format_percent(*share) + " of busy kernel CPU" + cores +
+           "; booting with hardened_usercopy=off would save about that much";
+  }
+  std::string out = "probe mode counts checks, not CPU time: " + format_count(cost.calls) +
+                    " checks over " + format_bytes(cost.bytes);
+  if (cost.latency && cost.window_seconds > 0) {
+    const double seconds = static_cast<double>(cost.latency_ns) / 1e9;
+    out += ", " + format_seconds(seconds) + " inside them by their own timing (" +
+           printf_string("%.3f", seconds / cost.window_seconds) + " cores)";
+  }
+  return out + "; record with --mode sample or auto for the share of kernel CPU";
+}
+
+std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
+                          size_t stacks_for_top_callsites) {
+  std::string out = header(profile);
+  const std::string sums = totals(cost);
+  if (!sums.empty()) out += "\n" + sums;
+  out += "\n" + table(cost);
+  out += top_stacks(cost, stacks_for_top_callsites);
+  out += "\nverdict: " + verdict_line(profile, cost) + "\n";
+  return out;
+}
+
+}  // namespace hucprof

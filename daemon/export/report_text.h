@@ -1,0 +1,29 @@
+#pragma once
+#include <string>
+
+#include "core/stack_profile.h"
+#include "core/usercopy_cost.h"
+
+namespace hucprof {
+
+// What `hucprof report` prints: where the profile comes from, the cost table (call site,
+// syscall, share of busy kernel CPU, CPU seconds, calls and bytes, which check ran), the top
+// stacks of the costliest call sites, and the verdict. Plain text, 100 columns.
+std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
+                          size_t stacks_for_top_callsites = 3);
+
+// The one line a person decides on, e.g. "the checks cost 5.8 % of busy kernel CPU (0.024
+// cores); booting with hardened_usercopy=off would save about that much".
+std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost);
+
+// Which check ran, for a table cell: "object 60%, slab 40%" (sampling: share of the row's CPU)
+// or "slab 0.90/call, vmalloc 0.10/call" (probes: sub-check runs per check call).
+std::string format_checks(const CallsiteCost& row, bool sampling);
+
+// Number formatting shared by the report and the web view.
+std::string format_percent(double fraction);  // "5.8 %", "0.04 %", "<0.01 %"
+std::string format_count(uint64_t n);         // "950", "12.3k", "4.56M"
+std::string format_bytes(uint64_t n);         // "512 B", "62.5 KiB", "1.2 GiB"
+std::string format_seconds(double seconds);   // "0.505 s", "12.3 s"
+
+}  // namespace hucprof

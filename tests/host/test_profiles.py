@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Host tier, profiles: `hucprof record` around a real UDP flood, `hucprof report` on the file,
+Google's pprof reading it, and /debug/pprof/usercopy of a running daemon.
+
+References written by no one here: Google's pprof (built from Debian's package) must find the
+flood's stacks in hucprof's files; the flood itself is the ground truth of what ran."""
+
+import argparse
+import gzip
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import hucprof_testlib as t  # noqa: E402
+
+ARGS = None
+RAW_ADDRESS = re.compile(r"\b(0x)?ffff[0-9a-f]{12}\b", re.I)
+
+
+def hucprof(*args, timeout=120):
+    r = subprocess.run([ARGS.hucprof] + list(args), capture_output=True, text=True,
+                       timeout=timeout)
+    r.log = r.stdout + r.stderr  # log lines may go to either, the report's table to stdout
+    return r
+
+
+def pprof(*args):
+    r = subprocess.run([ARGS.pprof] + list(args), capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise AssertionError("pprof %s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
+def flood_cmd(seconds):
+    return [ARGS.flood, "--seconds", str(seconds), "--payload", "64"]
+
+
+class RecordAroundAFlood(unittest.TestCase):
+    """One `hucprof record -- flood`, several readers of the file."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = os.path.join(ARGS.workdir, "host_flood.pb.gz")
+        cls.svg = os.path.join(ARGS.workdir, "host_flood.svg")
+        for p in (cls.path, cls.svg):
+            if os.path.exists(p):
+                os.unlink(p)
+        cls.record = hucprof("record", "--mode", "sample", "--sample-frequency", "499",
+                             "--interval", "1s", "-o", cls.path, "--", *flood_cmd(8))
+        print("record:", cls.record.log[-1500:], flush=True)
+
+    def test_record_writes_a_gzipped_profile(self):
+        self.assertEqual(self.record.returncode, 0, self.record.log)
+        self.assertIn("wrote " + self.path, self.record.log)
+        with gzip.open(self.path, "rb") as f:
+            self.assertGreater(len(f.read()), 100)
+
+    def test_report_names_udp_recvmsg_and_gives_the_verdict(self):
+        r = hucprof("report", self.path)
+        print(r.stdout, flush=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = [l for l in r.stdout.splitlines() if re.search(r"\budp_recvmsg\s+recvfrom\b", l)]
+        self.assertTrue(rows, "no udp_recvmsg/recvfrom row in the table")
+        self.assertRegex(rows[0], r"^\s+\d+\.\d+ %\s+\d+\.\d+ s\s")
+        self.assertRegex(r.stdout, r"\nverdict: the checks cost \d+\.\d+ % of busy kernel CPU "
+                                   r"\(\d+\.\d+ cores\); booting with hardened_usercopy=off")
+        self.assertIsNone(RAW_ADDRESS.search(r.stdout))
+
+    def test_pprof_finds_the_flood_stacks(self):
+        top = pprof("-top", self.path)
+        traces = pprof("-traces", self.path)
+        self.assertIn("__check_object_size", top)
+        self.assertIn("udp_recvmsg", top)
+        blocks = [b for b in traces.split("-----------+") if re.search(r"callsite:\s+udp_recvmsg", b)]
+        self.assertTrue(blocks, traces[:3000])
+        frames = re.findall(r"^[ \t]+(?:\S+[ \t]+)?(\w[\w.]*)$", blocks[0], re.M)
+        self.assertIn("udp_recvmsg", frames, blocks[0])
+        self.assertTrue(any(f.startswith("__check_object_size") for f in frames), blocks[0])
+        self.assertRegex(blocks[0], r"syscall:\s+recvfrom")
+
+    def test_pprof_raw_has_no_kernel_address(self):
+        raw = pprof("-raw", self.path)
+        self.assertIn("[kernel.kallsyms]", raw)
+        self.assertIsNone(RAW_ADDRESS.search(raw), "a raw kernel address in the profile")
+
+    def test_report_writes_a_flame_graph(self):
+        r = hucprof("report", "--flamegraph", self.svg, self.path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.svg) as f:
+            svg = f.read()
+        self.assertIn("<svg", svg)
+        self.assertIn(">udp_recvmsg<", svg)
+        self.assertNotIn("<script", svg)
+
+
+class BrokenFiles(unittest.TestCase):
+    """A corrupt or truncated file: a clear message naming it, exit 2, never a crash."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="huc-broken-", dir=ARGS.workdir)
+        good = os.path.join(cls.dir, "good.pb.gz")
+        r = subprocess.run([ARGS.fixture, good], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        with open(good, "rb") as f:
+            cls.good = f.read()
+
+    def write(self, name, data):
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def assert_refused(self, path, reason):
+        r = hucprof("report", path)
+        self.assertEqual(r.returncode, 2, (r.stdout, r.stderr))
+        self.assertEqual(r.stdout, "")
+        self.assertRegex(r.stderr, r"^hucprof report: " + re.escape(path) + r": .*" + reason)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_a_good_file_reads(self):
+        r = hucprof("report", self.write("ok.pb.gz", self.good))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_truncated(self):
+        for cut in (1, 10, len(self.good) // 2, len(self.good) - 1):
+            self.assert_refused(self.write("cut%d.pb.gz" % cut, self.good[:cut]),
+                                "(truncated|corrupt|parse)")
+
+    def test_corrupt(self):
+        data = bytearray(self.good)
+        for i in range(12, min(len(data), 60)):
+            data[i] ^= 0xA5
+        self.assert_refused(self.write("flipped.pb.gz", bytes(data)), "(corrupt|pprof|parse)")
+        self.assert_refused(self.write("text.pb.gz", b"hello, not a profile\n" * 10),
+                            "not a pprof profile")
+        self.assert_refused(self.write("gztext.pb.gz", gzip.compress(b"\x00\x01\x02" * 50)),
+                            "not a pprof profile")
+
+    def test_empty_missing_and_directory(self):
+        self.assert_refused(self.write("empty.pb.gz", b""), "empty file")
+        self.assert_refused(os.path.join(self.dir, "missing.pb.gz"), "No such file")
+        self.assert_refused(self.dir, "not a regular file")
+
+
+class RecordRefusals(unittest.TestCase):
+    def test_unwritable_output_is_refused_before_attaching(self):
+        r = hucprof("record", "--duration", "1s", "-o", "/nonexistent-dir/x.pb.gz")
+        self.assertEqual(r.returncode, 2, r.log)
+        self.assertIn("-o /nonexistent-dir/x.pb.gz: /nonexistent-dir: No such file", r.log)
+        self.assertNotIn("sampler:", r.log, "attached before checking -o")
+
+    def test_missing_command_is_named(self):
+        out = os.path.join(ARGS.workdir, "never.pb.gz")
+        r = hucprof("record", "--mode", "sample", "-o", out, "--", "/no/such/command")
+        self.assertEqual(r.returncode, 2, r.log)
+        self.assertIn("cannot run /no/such/command: No such file or directory", r.log)
+        self.assertFalse(os.path.exists(out))
+
+    def test_duration_alone_records(self):
+        out = os.path.join(ARGS.workdir, "duration.pb.gz")
+        started = time.monotonic()
+        r = hucprof("record", "--mode", "sample", "--duration", "2s", "-o", out)
+        self.assertEqual(r.returncode, 0, r.log)
+        self.assertGreaterEqual(time.monotonic() - started, 2.0)
+        self.assertEqual(hucprof("report", out).returncode, 0)
+
+
+class DaemonProfiles(unittest.TestCase):
+    """/debug/pprof/usercopy of a running daemon during a flood."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = t.Daemon(ARGS.hucprof, ["--mode", "sample", "--interval", "1s",
+                                             "--sample-frequency", "499"],
+                              t.free_port(), os.path.join(ARGS.workdir, "host_profiles_daemon.log"))
+        cls.daemon.wait_ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    def fetch(self, query=""):
+        try:
+            with urllib.request.urlopen(self.daemon.url("/debug/pprof/usercopy" + query),
+                                        timeout=60) as r:
+                return r.status, r.headers.get("Content-Type"), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("Content-Type"), e.read()
+
+    def test_window_of_the_next_seconds_holds_the_flood(self):
+        flood = subprocess.Popen(flood_cmd(10), stdout=subprocess.DEVNULL)
+        try:
+            time.sleep(1)
+            started = time.monotonic()
+            status, ctype, body = self.fetch("?seconds=4")
+            took = time.monotonic() - started
+        finally:
+            flood.wait(timeout=60)
+        self.assertEqual(status, 200, body[:300])
+        self.assertEqual(ctype, "application/octet-stream")
+        self.assertGreaterEqual(took, 4.0)
+        path = os.path.join(ARGS.workdir, "host_window.pb.gz")
+        with open(path, "wb") as f:
+            f.write(body)
+        raw = pprof("-raw", path)
+        duration = float(re.search(r"Duration: ([\d.]+)", raw).group(1))
+        self.assertGreaterEqual(duration, 4.0)
+        self.assertLess(duration, 4.0 + 3.0, "a window of about 4 s, not since start")
+        self.assertIn("udp_recvmsg", pprof("-top", path))
+
+    def test_cumulative_profile_and_bad_seconds(self):
+        status, ctype, body = self.fetch()
+        self.assertEqual(status, 200)
+        self.assertEqual(body[:2], b"\x1f\x8b")
+        for bad in ("0", "601", "abc", "1.5"):
+            status, _, text = self.fetch("?seconds=" + bad)
+            self.assertEqual(status, 400, bad)
+            self.assertIn(b"whole number of seconds from 1 to 600", text)
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--hucprof", required=True)
+    p.add_argument("--flood", required=True)
+    p.add_argument("--fixture", required=True)
+    p.add_argument("--pprof", default="")
+    p.add_argument("--workdir", default=tempfile.gettempdir())
+    ARGS, rest = p.parse_known_args()
+    return t.run_unittests(rest, ARGS.workdir, [
+        (t.is_root(), "host profiles: needs root (BPF and perf_event_open)"),
+        (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
+         "host profiles: Google's pprof was not built (golang-go and "
+         "golang-github-google-pprof-dev: scripts/install-deps.sh)"),
+    ])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+#pragma once
+// A small usercopy profile with known content, for tests of the pprof writer and reader and for
+// huc_profile_fixture (which writes it for Google's pprof and Chromium to read). Sampling and
+// probes, --latency, 99 Hz (10101010 ns per sample):
+//   7 samples  __check_object_size+0x25 <- nft_do_chain [nf_tables] <- udp_recvmsg+0x1a4
+//              {callsite=udp_recvmsg, syscall=recvfrom, check=object}
+//   1000 calls, 64000 bytes, 192000 ns  __check_object_size <- udp_recvmsg
+//              {callsite=udp_recvmsg, syscall=recvfrom, direction=to_user}
+//   3 subchecks  find_vmap_area <- __check_object_size <- udp_recvmsg  {..., check=vmalloc}
+//   2 samples  _raw_spin_lock <- find_vmap_area <- __check_object_size.cold <- netlink_recvmsg
+//              {callsite=netlink_recvmsg, syscall=recvmsg, check=vmalloc}
+#include "core/stack_interner.h"
+#include "core/stack_profile.h"
+
+namespace hucprof {
+
+inline StackProfile fixture_profile(StackInterner& interner) {
+  auto stack = [&](std::initializer_list<ProfileFrame> frames) {
+    ProfileStack s;
+    for (const auto& f : frames) s.push_back(interner.frame(f));
+    return interner.stack(s);
+  };
+  const ProfileFrame check{"__check_object_size", "", 0x25, 0x6c9275};
+  const ProfileFrame udp{"udp_recvmsg", "", 0x1a4, 0xb1d3a4};
+
+  StackProfile p;
+  p.sampling = p.probes = p.latency = true;
+  p.sample_period_ns = 10101010;
+  p.sampled_by_context = {{"kernel", 1000}, {"user", 400}, {"idle", 8000}};
+  p.time_unix_ns = 1700000000000000000;
+  p.duration_ns = 30000000000;
+  p.kernel = "6.1.0-18-amd64";
+  p.hucprof_version = "fixture";
+  p.hardened_usercopy = "on (default)";
+
+  ProfileSample sampled{stack({check, {"nft_do_chain", "nf_tables", 0x40, 0}, udp}),
+                        make_labels({"udp_recvmsg", "recvfrom", "object", ""}),
+                        {}};
+  sampled.values[kSamples] = 7;
+  ProfileSample calls{
+      stack({check, udp}), make_labels({"udp_recvmsg", "recvfrom", "", "to_user"}), {}};
+  calls.values[kCalls] = 1000;
+  calls.values[kBytes] = 64000;
+  calls.values[kLatencyNs] = 192000;
+  ProfileSample sub{stack({{"find_vmap_area", "", 0, 0}, check, udp}),
+                    make_labels({"udp_recvmsg", "recvfrom", "vmalloc", "to_user"}),
+                    {}};
+  sub.values[kSubchecks] = 3;
+  ProfileSample netlink{stack({{"_raw_spin_lock", "", 0x12, 0x1000012},
+                               {"find_vmap_area", "", 0x88, 0x300088},
+                               {"__check_object_size.cold", "", 0x3, 0x216ba3},
+                               {"netlink_recvmsg", "", 0x2f0, 0xa002f0}}),
+                        make_labels({"netlink_recvmsg", "recvmsg", "vmalloc", ""}),
+                        {}};
+  netlink.values[kSamples] = 2;
+  p.samples = {sampled, calls, sub, netlink};
+  return p;
+}
+
+}  // namespace hucprof

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Google's pprof reads what hucprof's pprof writer writes (no root, no kernel).
+
+huc_profile_fixture writes the profile spelled out in tests/lib/fixture_profile.h; pprof
+(built from Debian's golang-github-google-pprof-dev) must show exactly that: the stacks leaf
+first, the labels, the values per sample type, CPU time = samples x 10101010 ns, and no kernel
+address. The daemon's real profiles are read by pprof in the host and VM tiers."""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import hucprof_testlib as t  # noqa: E402
+
+ARGS = None
+RAW_ADDRESS = re.compile(r"0x[fF]{4}[0-9a-fA-F]{12}")
+
+
+def pprof(*args):
+    r = subprocess.run([ARGS.pprof] + list(args), capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise AssertionError("pprof %s failed (%d): %s" % (" ".join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
+class PprofReadsFixture(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="huc-pprof-")
+        cls.path = os.path.join(cls.dir, "fixture.pb.gz")
+        subprocess.run([ARGS.fixture, cls.path], check=True)
+
+    def test_traces_are_the_stacks_leaf_first_with_labels(self):
+        out = pprof("-traces", self.path)
+        blocks = [b for b in out.split("-----------+") if "callsite:" in b]
+        self.assertEqual(len(blocks), 4, out)
+        first = blocks[0]
+        self.assertRegex(first, r"callsite:\s+udp_recvmsg")
+        self.assertRegex(first, r"syscall:\s+recvfrom")
+        self.assertRegex(first, r"check:\s+object")
+        frames = re.findall(r"^[ \t]+(?:\S+ms[ \t]+)?(\w[\w.]*)[ \t]*$", first, re.M)
+        self.assertEqual(frames, ["__check_object_size", "nft_do_chain", "udp_recvmsg"], first)
+        # 7 samples at 10101010 ns
+        self.assertIn("70.71ms", first)
+        netlink = [b for b in blocks if "netlink_recvmsg" in b][0]
+        self.assertIn("__check_object_size.cold", netlink, "suffixes are kept")
+        self.assertIn("20.20ms", netlink)
+
+    def test_raw_has_every_sample_type_and_value(self):
+        out = pprof("-raw", self.path)
+        self.assertRegex(out, r"samples/count\s+cpu/nanoseconds\[dflt\]\s+calls/count\s+"
+                              r"bytes/bytes\s+latency/nanoseconds\s+subchecks/count")
+        self.assertRegex(out, r"\b7\s+70707070\s+0\s+0\s+0\s+0:")
+        self.assertRegex(out, r"\b0\s+0\s+1000\s+64000\s+192000\s+0:")
+        self.assertRegex(out, r"\b0\s+0\s+0\s+0\s+0\s+3:")
+        self.assertIn("PeriodType: cpu nanoseconds", out)
+        self.assertIn("Period: 10101010", out)
+        self.assertIn("Duration: 30s", out)
+        self.assertIn("hucprof.sampled_cpu_samples.kernel=1000", out)
+
+    def test_addresses_are_offsets_from_stext_never_kernel_addresses(self):
+        out = pprof("-raw", self.path)
+        self.assertIsNone(RAW_ADDRESS.search(out), out)
+        self.assertRegex(out, r"0x6c9275 M=1 __check_object_size")
+        self.assertRegex(out, r"0x0 M=\d+ nft_do_chain")
+        self.assertRegex(out, r"\[kernel\.kallsyms\]")
+        self.assertRegex(out, r"\[nf_tables\]")
+
+    def test_top_per_sample_type(self):
+        cpu = pprof("-top", self.path)
+        self.assertRegex(cpu, r"Total samples = 90.91ms")
+        self.assertRegex(cpu, r"(?m)^\s*70.71ms\s+77.78%.*\s__check_object_size$")
+        calls = pprof("-top", "-sample_index=calls", self.path)
+        self.assertRegex(calls, r"Total samples = 1000\b")
+        sub = pprof("-top", "-sample_index=subchecks", self.path)
+        self.assertRegex(sub, r"\b3\s+100%\s+100%\s+3\s+100%\s+find_vmap_area")
+
+    def test_tags_split_by_callsite(self):
+        out = pprof("-tags", "-tagfocus=callsite=netlink_recvmsg", self.path)
+        self.assertRegex(out, r"20.2ms \(\s*100%\): netlink_recvmsg")
+        self.assertNotIn("udp_recvmsg", out)
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--pprof", default="")
+    p.add_argument("--fixture", required=True)
+    ARGS, rest = p.parse_known_args()
+    return t.run_unittests(rest, requirements=[
+        (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
+         "Google's pprof was not built (needs golang-go and golang-github-google-pprof-dev: "
+         "scripts/install-deps.sh)")])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

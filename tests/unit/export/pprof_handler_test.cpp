@@ -1,0 +1,159 @@
+// GET /debug/pprof/usercopy as a plain function: cumulative, ?seconds=N windows, bad N.
+#include "export/pprof_handler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "core/stack_interner.h"
+#include "export/pprof_reader.h"
+
+namespace hucprof {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A store stand-in: every drain adds 10 samples to one stack and 100 kernel samples, one
+// second later than the previous drain.
+class FakeSource {
+ public:
+  FakeSource() {
+    ProfileStack s{interner_.frame({"__check_object_size", "", 0, 0}),
+                   interner_.frame({"udp_recvmsg", "", 0, 0})};
+    stack_ = interner_.stack(s);
+  }
+  ProfileSource source() {
+    return {[this] { return cumulative(); }, [this] { ++drains_; }, {}};
+  }
+  StackProfile cumulative() const {
+    StackProfile p;
+    p.sampling = true;
+    p.sample_period_ns = 1000;
+    p.time_unix_ns = 0;
+    p.duration_ns = drains_ * 1'000'000'000LL;
+    ProfileSample s{stack_, labels_, {}};
+    s.values[kSamples] = 10 * drains_;
+    p.samples = {s};
+    p.sampled_by_context = {{"kernel", 100 * static_cast<uint64_t>(drains_)}};
+    return p;
+  }
+  std::atomic<int> drains_{3};
+
+ private:
+  StackInterner interner_;
+  StackPtr stack_;
+  LabelsPtr labels_ = make_labels({"udp_recvmsg", "recvfrom", "object", ""});
+};
+
+HttpRequest get(std::multimap<std::string, std::string> query = {}) {
+  HttpRequest r;
+  r.method = "GET";
+  r.path = "/debug/pprof/usercopy";
+  r.query = std::move(query);
+  return r;
+}
+
+StackProfile body_profile(const HttpResponse& r) {
+  auto read = read_pprof(r.body);
+  if (auto* e = std::get_if<std::string>(&read)) {
+    ADD_FAILURE() << *e;
+    return {};
+  }
+  return std::get<StackProfile>(read);
+}
+
+PprofHandlerLimits no_wait(std::vector<std::chrono::milliseconds>* slept = nullptr) {
+  PprofHandlerLimits limits;
+  limits.sleep = [slept](std::chrono::milliseconds d) {
+    if (slept) slept->push_back(d);
+  };
+  return limits;
+}
+
+TEST(PprofHandler, CumulativeProfileIsGzippedPprof) {
+  FakeSource fake;
+  const HttpResponse r = make_pprof_handler(fake.source(), no_wait())(get());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/octet-stream");
+  ASSERT_GE(r.body.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(r.body[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(r.body[1]), 0x8b);
+  const StackProfile p = body_profile(r);
+  ASSERT_EQ(p.samples.size(), 1u);
+  EXPECT_EQ(p.samples[0].values[kSamples], 30u);
+  EXPECT_EQ(fake.drains_, 3) << "the cumulative profile is served as it stands";
+}
+
+TEST(PprofHandler, SecondsIsTheWindowBetweenTwoDrains) {
+  FakeSource fake;
+  std::vector<std::chrono::milliseconds> slept;
+  const HttpResponse r =
+      make_pprof_handler(fake.source(), no_wait(&slept))(get({{"seconds", "2"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(fake.drains_, 5) << "one drain when the window opens, one when it closes";
+  std::chrono::milliseconds total{0};
+  for (auto d : slept) total += d;
+  EXPECT_EQ(total, std::chrono::seconds(2));
+  EXPECT_EQ(slept.size(), 20u) << "waits in 100 ms steps, looking at `cancelled` between";
+  const StackProfile p = body_profile(r);
+  ASSERT_EQ(p.samples.size(), 1u);
+  EXPECT_EQ(p.samples[0].values[kSamples], 10u);  // drains 4 → 5
+  EXPECT_EQ(p.sampled_by_context.at("kernel"), 100u);
+  EXPECT_EQ(p.duration_ns, 1'000'000'000);
+}
+
+TEST(PprofHandler, BadSecondsAre400NamingTheProblem) {
+  FakeSource fake;
+  auto handler = make_pprof_handler(fake.source(), no_wait());
+  for (const char* bad : {"0", "601", "-1", "1.5", "ten", "", "99999999999999999999", " 5"}) {
+    const HttpResponse r = handler(get({{"seconds", bad}}));
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_THAT(r.body, HasSubstr("is not a whole number of seconds from 1 to 600")) << bad;
+  }
+  const HttpResponse twice = handler(get({{"seconds", "1"}, {"seconds", "2"}}));
+  EXPECT_EQ(twice.status, 400);
+  EXPECT_THAT(twice.body, HasSubstr("seconds: given twice"));
+  EXPECT_EQ(fake.drains_, 3) << "a refused request drains nothing";
+}
+
+TEST(PprofHandler, CancelledRequestStopsWaiting) {
+  FakeSource fake;
+  int polls = 0;
+  HttpRequest r = get({{"seconds", "600"}});
+  r.cancelled = [&polls] { return ++polls > 3; };
+  const HttpResponse response = make_pprof_handler(fake.source(), no_wait())(r);
+  EXPECT_EQ(response.status, 503);
+  EXPECT_LE(polls, 5);
+}
+
+TEST(PprofHandler, TooManyWaitingRequestsAre429) {
+  FakeSource fake;
+  std::atomic<bool> release{false};
+  std::atomic<int> waiting{0};
+  PprofHandlerLimits limits;
+  limits.max_waiting = 2;
+  limits.sleep = [&](std::chrono::milliseconds) {
+    while (!release) std::this_thread::yield();
+  };
+  auto handler = make_pprof_handler(fake.source(), limits);
+  HttpRequest slow = get({{"seconds", "1"}});
+  slow.cancelled = [&waiting] {
+    ++waiting;
+    return false;
+  };
+  std::thread a([&] { handler(slow); });
+  std::thread b([&] { handler(slow); });
+  while (waiting < 2) std::this_thread::yield();
+  const HttpResponse third = handler(get({{"seconds", "1"}}));
+  EXPECT_EQ(third.status, 429);
+  EXPECT_EQ(handler(get()).status, 200) << "the cumulative profile never waits";
+  release = true;
+  a.join();
+  b.join();
+  EXPECT_EQ(handler(get({{"seconds", "1"}})).status, 200) << "slots are given back";
+}
+
+}  // namespace
+}  // namespace hucprof
