@@ -171,7 +171,10 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 
 /* At a kprobe on function entry the return address is still in the link register (x30, what
  * bpf_tracing.h calls PT_REGS_RET); the callee has not pushed its frame record yet. The kprobe
- * ctx is the UAPI user_pt_regs: a fixed layout, read directly. */
+ * ctx is the UAPI user_pt_regs: a fixed layout, read directly.
+ * Not yet checked on an arm64 kernel: the kernel's frame-record unwinder starts at pc and x29,
+ * so bpf_get_stack at function entry may not list this caller; probe.bpf.c's learning then
+ * finds no caller in the trace and falls back to the stack walk for that helper. */
 static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
 {
 	struct huc_caller c = {.slot = PT_REGS_SP(regs), .ret = PT_REGS_RET(regs)};
