@@ -63,6 +63,12 @@ static __always_inline __u64 huc_ret_addr(__u64 word)
 }
 #endif
 
+#if defined(__TARGET_ARCH_arm64)
+#define HUC_TRACE_SKIPS_CALLER 1
+#else
+#define HUC_TRACE_SKIPS_CALLER 0
+#endif
+
 #if defined(__TARGET_ARCH_x86)
 /*
  * Stack unwinding from inside a trampoline cannot be trusted to keep the caller, so read the
@@ -172,9 +178,10 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 /* At a kprobe on function entry the return address is still in the link register (x30, what
  * bpf_tracing.h calls PT_REGS_RET); the callee has not pushed its frame record yet. The kprobe
  * ctx is the UAPI user_pt_regs: a fixed layout, read directly.
- * Not yet checked on an arm64 kernel: the kernel's frame-record unwinder starts at pc and x29,
- * so bpf_get_stack at function entry may not list this caller; probe.bpf.c's learning then
- * finds no caller in the trace and falls back to the stack walk for that helper. */
+ * The kernel's frame-record unwinder starts at pc and x29, so a stack trace taken here does not
+ * list this caller: [probed function, the caller's caller, ...] (seen on Debian 6.1 arm64:
+ * __check_object_size+0x0, getname_flags+0x58 with strncpy_from_user missing).
+ * HUC_TRACE_SKIPS_CALLER tells probe.bpf.c to take index 0 as the caller's place then. */
 static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
 {
 	struct huc_caller c = {.slot = PT_REGS_SP(regs), .ret = PT_REGS_RET(regs)};

@@ -157,6 +157,10 @@ static __always_inline int huc_trace_index(struct huc_scratch *s, __u64 caller)
 			break;
 		}
 	}
+	/* arm64 kprobes: the trace lacks the caller and its index 0 is the probed function
+	 * (arch_reads.bpf.h); the frames above it are the ones above the caller. */
+	if (HUC_TRACE_SKIPS_CALLER && s->caller_index < 0 && s->trace_words > 1)
+		s->caller_index = 0;
 	asm volatile("" ::: "memory");
 	return s->caller_index;
 }

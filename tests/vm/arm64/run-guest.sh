@@ -58,11 +58,20 @@ order=()
 add_module() {
   local name=$1 file dep
   for m in "${order[@]}"; do [ "$m" = "$name" ] && return 0; done
-  file=$(find "$kdir/lib/modules/$rel" -name "$name.ko" | head -n1)
-  [ -n "$file" ] || { echo "arm64 guest: module $name not in $pkg" >&2; exit 1; }
+  file=$(find "$kdir/lib/modules/$rel" -name "$name.ko" -o -name "$name.ko.xz" | head -n1)
+  if [ -z "$file" ]; then
+    # Built in on this kernel (6.12 has virtio_pci built in).
+    grep -q "/$name.ko\$" "$kdir/lib/modules/$rel/modules.builtin" && return 0
+    echo "arm64 guest: module $name not in $pkg" >&2
+    exit 1
+  fi
   for dep in $(modinfo -F depends "$file" | tr ',' ' '); do add_module "$dep"; done
   order+=("$name")
-  cp "$file" "$root/modules/"
+  # 6.12 ships xz-compressed modules; busybox insmod wants them plain.
+  case $file in
+    *.xz) xz -dc "$file" >"$root/modules/$name.ko" ;;
+    *) cp "$file" "$root/modules/$name.ko" ;;
+  esac
 }
 for m in virtio_pci 9pnet_virtio 9p; do add_module "$m"; done
 printf '%s.ko\n' "${order[@]}" >"$root/modules/order"
