@@ -113,77 +113,14 @@ struct {
 	__type(value, struct huc_scratch);
 } scratch SEC(".maps");
 
-/* The immediate caller: its return address, and the stack slot that holds it (where the walk
- * along learned offsets starts). Both 0 when unreadable. */
-struct huc_caller {
-	__u64 slot;
-	__u64 ret;
-};
-
-/* The return address into the traced function lies within this many bytes of its start
- * (call __fentry__ at +0, or +4 after ENDBR). */
-#define HUC_FENTRY_RET_WINDOW 16
-
-static __always_inline bool huc_returns_into(__u64 word, __u64 ip)
-{
-	return word > ip && word <= ip + HUC_FENTRY_RET_WINDOW;
-}
-
-/*
- * The immediate caller of an fentry-traced function. Stack unwinding from inside a trampoline
- * cannot be trusted to keep the caller, so read the trampoline frame directly. Above the
- * program's ctx (the saved argument registers, nargs words) the x86-64 BPF trampoline has
- * (arch/x86/net/bpf_jit_comp.c, 5.x to 6.12):
- *   fentry only:            saved RBP, return into the traced function, return into its caller
- *   with fexit (CALL_ORIG): the return-value slot, then the same three words
- * The return-value slot is written only after the traced function returns, so while fentry
- * programs run it holds whatever the stack had there -- sometimes an old return address into
- * the traced function itself (Debian 6.1 under fentry+fexit: 2 of 143k calls). A first-match
- * scan from the slot took that for the real one and returned the saved RBP (data, often 0:
- * caller_unreadable) as the caller. So test the with-fexit position first: that word returns
- * into the traced function only in that layout (without the slot it is the return into the
- * caller, which is never inside the traced function's first bytes).
- */
-static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
-{
-	struct huc_caller c = {};
-	__u64 words[4] = {};
-	__u64 ip = bpf_get_func_ip(ctx);
-	__u64 nargs = bpf_get_func_arg_cnt(ctx);
-	__u64 base = (__u64)ctx + nargs * 8;
-
-	if (nargs > 6 || bpf_probe_read_kernel(words, sizeof(words), (void *)base))
-		return c;
-	if (huc_returns_into(words[2], ip)) {
-		/* return-value slot, saved RBP, return into traced, caller */
-		c.slot = base + 3 * 8;
-		c.ret = words[3];
-	} else if (huc_returns_into(words[1], ip)) {
-		/* saved RBP, return into traced, caller */
-		c.slot = base + 2 * 8;
-		c.ret = words[2];
-	}
-	return c;
-}
-
-/* The word at a stack slot, 0 when there is no slot or it cannot be read. */
+/* The return address at a stack slot, 0 when there is no slot or it cannot be read. */
 static __always_inline __u64 huc_read_slot(__u64 slot)
 {
 	__u64 word = 0;
 
 	if (slot)
 		bpf_probe_read_kernel(&word, sizeof(word), (void *)slot);
-	return word;
-}
-
-/* The immediate caller at a kprobe on function entry: the return address is at the top of the
- * stack (no frame has been built yet, so frame-pointer unwinding would skip it). */
-static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
-{
-	struct huc_caller c = {.slot = PT_REGS_SP(regs)};
-
-	c.ret = huc_read_slot(c.slot);
-	return c;
+	return huc_ret_addr(word);
 }
 
 /* Global (verified once): the binary search inlined into every caller multiplied the verifier's
@@ -220,6 +157,10 @@ static __always_inline int huc_trace_index(struct huc_scratch *s, __u64 caller)
 			break;
 		}
 	}
+	/* arm64 kprobes: the trace lacks the caller and its index 0 is the probed function
+	 * (arch_reads.bpf.h); the frames above it are the ones above the caller. */
+	if (HUC_TRACE_SKIPS_CALLER && s->caller_index < 0 && s->trace_words > 1)
+		s->caller_index = 0;
 	asm volatile("" ::: "memory");
 	return s->caller_index;
 }
@@ -277,7 +218,7 @@ __noinline int huc_learn_hops(__u64 slot, __u64 caller)
 
 		if (f >= s->wanted_count || f > HUC_HOPS_MAX)
 			break;
-		if (s->window[k] == s->wanted[f]) {
+		if (huc_ret_addr(s->window[k]) == s->wanted[f]) {
 			s->found_at[f] = k;
 			s->found_count = f + 1;
 		}
@@ -480,7 +421,8 @@ static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct hu
 	}
 }
 
-/* slot: the stack word holding caller, the immediate caller's return address (0: unknown). */
+/* slot: where the walk along learned offsets starts (arch_reads.bpf.h); caller: the immediate
+ * caller's return address (0: unknown). */
 static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u64 bytes,
 					bool to_user)
 {

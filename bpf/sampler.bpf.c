@@ -46,9 +46,7 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0;
 	long len;
 
-	/* The context is the UAPI pt_regs (stable layout, 8-byte slots: cs is slot 17) and only
-	 * 8-byte loads are allowed; vmlinux.h's pt_regs splits cs into 16-bit halves. */
-	if (((const __u64 *)&ctx->regs)[17] & 3) {
+	if (huc_sample_is_user(ctx)) {
 		huc_count(&contexts, HUC_CTX_USER);
 		return 0;
 	}

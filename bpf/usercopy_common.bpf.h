@@ -8,6 +8,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "arch_reads.bpf.h"
 #include "hucprof_abi.h"
 
 #define HUC_PF_IO_WORKER 0x00000010
@@ -44,7 +45,7 @@
 		__type(value, __u64);                                    \
 	} name SEC(".maps")
 
-/* Highest syscall number we accept from orig_ax; larger values are not syscalls. */
+/* Highest syscall number we accept from the saved registers; larger values are not syscalls. */
 #define HUC_MAX_SYSCALL_NR 1023
 
 /*
@@ -72,7 +73,7 @@ static __always_inline bool huc_in_ranges(const volatile struct huc_range *range
 }
 
 /*
- * The syscall the current task is in, from its saved user registers (orig_ax): O(1) and exact,
+ * The syscall the current task is in, from its saved user registers (arch_reads.bpf.h): O(1) and exact,
  * unlike walking the stack for a sys_* frame. Kernel threads and io_uring workers have zeroed
  * user registers, which would read as syscall 0 (read), so they report -1.
  */
@@ -89,7 +90,7 @@ static __always_inline __s32 huc_current_syscall_nr(void)
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return -1;
-	nr = regs->orig_ax;
+	nr = huc_regs_syscall_nr(regs);
 	if (nr < 0 || nr > HUC_MAX_SYSCALL_NR)
 		return -1;
 	return (__s32)nr;

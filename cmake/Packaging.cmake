@@ -76,6 +76,18 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Depends from the binary's DT_NEEDED libraries (libbpf1, libprometheus-cpp-core, libssl3,
 # libcrypt1, libsystemd0, ...): OpenSSL is linked, not loaded by name at run time.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
+  # hucprof_<version>_arm64.deb from the cross build (scripts/build.sh --arch arm64). Depends:
+  # dpkg-shlibdeps reads the arm64 libraries and their symbols files from the sysroot's own
+  # dpkg database (scripts/arm64-sysroot.sh), not from the host's.
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS
+      ${CMAKE_SYSROOT}/usr/lib/aarch64-linux-gnu ${CMAKE_SYSROOT}/lib/aarch64-linux-gnu)
+  set(HUC_CPACK_CONFIG ${CMAKE_CURRENT_BINARY_DIR}/cpack-cross.cmake)
+  file(WRITE ${HUC_CPACK_CONFIG}
+       "set(ENV{DPKG_ADMINDIR} \"${CMAKE_SYSROOT}/var/lib/hucprof-dpkg\")\n")
+  set(CPACK_PROJECT_CONFIG_FILE ${HUC_CPACK_CONFIG})
+endif()
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
 # The example scrape config and rules are for a Prometheus server, usually on another machine.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "prometheus")

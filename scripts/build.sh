@@ -1,7 +1,36 @@
 #!/usr/bin/env bash
-# Configures and builds hucprof into BUILD_DIR (default: build/). Used by run.sh and test.sh.
+# Configures and builds hucprof into BUILD_DIR. Used by run.sh and test.sh.
+#
+#   scripts/build.sh                 the host architecture, into build/
+#   scripts/build.sh --arch arm64    cross-build for arm64 into build-arm64/ (needs
+#                                    g++-aarch64-linux-gnu and `dpkg --add-architecture arm64`;
+#                                    the sysroot is made by scripts/arm64-sysroot.sh, cached)
+# HUCPROF_ARCH=arm64 is the same as --arch arm64.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$here/build}
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} >/dev/null
+arch=${HUCPROF_ARCH:-host}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --arch) arch=${2:?--arch needs a value: host or arm64}; shift 2 ;;
+    --arch=*) arch=${1#--arch=}; shift ;;
+    *) echo "build.sh: unknown argument '$1' (usage: build.sh [--arch host|arm64])" >&2; exit 2 ;;
+  esac
+done
+host_arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+[ "$arch" = "$host_arch" ] && arch=host
+
+case $arch in
+  host)
+    build=${BUILD_DIR:-$here/build}
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} >/dev/null
+    ;;
+  arm64)
+    build=${BUILD_DIR:-$here/build-arm64}
+    "$here/scripts/arm64-sysroot.sh" "$build/sysroot"
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} \
+      -DCMAKE_TOOLCHAIN_FILE="$here/cmake/toolchain-aarch64.cmake" -DHUC_SYSROOT="$build/sysroot" \
+      >/dev/null
+    ;;
+  *) echo "build.sh: --arch '$arch' is not supported (host or arm64)" >&2; exit 2 ;;
+esac
 ninja -C "$build" -j"$(nproc)"

@@ -13,9 +13,11 @@ constexpr std::string_view kTruncated = "[truncated]";
 constexpr std::string_view kNoSyscall = "none";
 
 // SYSCALL_DEFINE stubs: their suffix is exactly the syscall's name, so they win when present.
-constexpr std::array<std::string_view, 8> kEntryStubPrefixes = {
-    "__x64_sys_",        "__ia32_sys_",        "__do_sys_",        "__se_sys_",
-    "__x64_compat_sys_", "__ia32_compat_sys_", "__do_compat_sys_", "__se_compat_sys_",
+// x86_64 and arm64 (__arm64_sys_X; AArch32 tasks enter through __arm64_compat_sys_X).
+constexpr std::array<std::string_view, 10> kEntryStubPrefixes = {
+    "__x64_sys_",       "__ia32_sys_",       "__arm64_sys_",       "__do_sys_",
+    "__se_sys_",        "__x64_compat_sys_", "__ia32_compat_sys_", "__arm64_compat_sys_",
+    "__do_compat_sys_", "__se_compat_sys_",
 };
 // Shared implementations behind the stubs (__sys_recvfrom serves recvfrom and recv): only a
 // hint, used when the stub was inlined away or the stack was cut.

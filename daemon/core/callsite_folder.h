@@ -11,7 +11,8 @@ struct FoldedCallsite {
   std::string callsite;  // first frame above the check + copy-helper frames, normalized
   std::string syscall;   // "recvfrom", or "none" when no syscall frame is on the stack
   std::string check;     // kind of the innermost check frame ("object", "slab", ...), "" if none
-  bool truncated = false; // the stack ended inside the usercopy machinery: callsite is "[truncated]"
+  bool truncated =
+      false;  // the stack ended inside the usercopy machinery: callsite is "[truncated]"
 
   auto operator<=>(const FoldedCallsite&) const = default;
 };
@@ -23,7 +24,7 @@ struct FoldedCallsite {
 // check frame is the check (including callees like _raw_spin_lock); above it, copy helpers are
 // skipped; the first remaining frame is the call site. A stack with no check frame (probe mode
 // hands the caller frames only) starts at its first frame. The syscall comes from the outermost
-// syscall entry frame (__x64_sys_X, __do_sys_X, __se_sys_X, __sys_X, ksys_X).
+// syscall entry frame (__x64_sys_X, __arm64_sys_X, __do_sys_X, __se_sys_X, __sys_X, ksys_X).
 class CallsiteFolder {
  public:
   explicit CallsiteFolder(FoldingRules rules);
@@ -36,7 +37,8 @@ class CallsiteFolder {
   FoldingRules rules_;
 };
 
-// Syscall name for an x86_64 syscall number ("recvfrom" for 45), nullopt when unknown or < 0.
+// Syscall name for a syscall number of the architecture hucprof is built for (x86_64: "recvfrom"
+// for 45; arm64: "recvfrom" for 207), nullopt when unknown or < 0.
 std::optional<std::string> syscall_name(int nr);
 
 }  // namespace hucprof

@@ -11,9 +11,9 @@ struct SyscallEntry {
   std::string_view name;
 };
 
-// Generated from the installed UAPI header at build time (daemon/CMakeLists.txt).
+// Generated from the target's UAPI header at build time (daemon/CMakeLists.txt).
 constexpr SyscallEntry kSyscalls[] = {
-#include "core/syscall_names_x86_64.inc"
+#include "core/syscall_table.inc"
 };
 
 // The header lists syscalls in number order; binary search relies on that.
@@ -26,7 +26,8 @@ static_assert(std::is_sorted(std::begin(kSyscalls), std::end(kSyscalls),
 
 std::optional<std::string> syscall_name(int nr) {
   if (nr < 0) return std::nullopt;
-  // Numbers have gaps (335..423 are unused on x86_64), so search rather than index.
+  // Numbers have gaps (335..423 are unused on x86_64, 294..423 on arm64), so search rather than
+  // index.
   auto it = std::lower_bound(std::begin(kSyscalls), std::end(kSyscalls), nr,
                              [](const SyscallEntry& e, int n) { return e.nr < n; });
   if (it == std::end(kSyscalls) || it->nr != nr) return std::nullopt;

@@ -130,6 +130,11 @@ TEST_F(CallsiteFolderTest, SyscallNameForms) {
   EXPECT_EQ(fold({"x", "__do_sys_newfstatat", "__se_sys_newfstatat"}).syscall, "newfstatat");
   EXPECT_EQ(fold({"x", "do_sys_openat2", "__ia32_sys_openat"}).syscall, "openat");
   EXPECT_EQ(fold({"x", "do_sys_poll"}).syscall, "poll");
+  // arm64: el0_svc -> do_el0_svc -> el0_svc_common -> invoke_syscall -> __arm64_sys_X.
+  EXPECT_EQ(fold({"x", "__sys_recvfrom", "__arm64_sys_recvfrom", "invoke_syscall", "el0_svc_common",
+                  "do_el0_svc", "el0_svc"})
+                .syscall,
+            "recvfrom");
   // x64_sys_call is the dispatcher, not a syscall named "call".
   EXPECT_EQ(fold({"x", "x64_sys_call", "do_syscall_64"}).syscall, "none");
   // ____sys_recvmsg / ___sys_recvmsg are helpers, not __sys_ with a leading "__".
@@ -158,6 +163,8 @@ TEST_F(CallsiteFolderTest, CustomRulesAreData) {
   EXPECT_EQ(folded.check, "object");
 }
 
+// The numbers are the kernel's syscall ABI of the architecture the test is built for.
+#if defined(__x86_64__)
 TEST(SyscallName, KnownNumbers) {
   EXPECT_EQ(syscall_name(45), "recvfrom");
   EXPECT_EQ(syscall_name(0), "read");
@@ -165,9 +172,26 @@ TEST(SyscallName, KnownNumbers) {
   EXPECT_EQ(syscall_name(47), "recvmsg");
 }
 
+#elif defined(__aarch64__)
+TEST(SyscallName, KnownNumbers) {
+  EXPECT_EQ(syscall_name(207), "recvfrom");
+  EXPECT_EQ(syscall_name(63), "read");
+  EXPECT_EQ(syscall_name(206), "sendto");
+  EXPECT_EQ(syscall_name(212), "recvmsg");
+  // asm-generic numbers these through __NR3264_* aliases; arm64 has the 64-bit names.
+  EXPECT_EQ(syscall_name(25), "fcntl");
+  EXPECT_EQ(syscall_name(79), "newfstatat");
+  EXPECT_EQ(syscall_name(222), "mmap");
+  // arm64 does not want sync_file_range2.
+  EXPECT_EQ(syscall_name(84), "sync_file_range");
+}
+#else
+#error "syscall numbers are known for x86_64 and aarch64"
+#endif
+
 TEST(SyscallName, UnknownNumbers) {
   EXPECT_EQ(syscall_name(-1), std::nullopt);
-  EXPECT_EQ(syscall_name(400), std::nullopt);  // the unused 335..423 gap
+  EXPECT_EQ(syscall_name(400), std::nullopt);  // unused: x86_64 335..423, arm64 294..423
   EXPECT_EQ(syscall_name(100000), std::nullopt);
 }
 

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Everything the BPF programs read that depends on the CPU architecture, in one place:
+ *   huc_kprobe_caller   the immediate caller at a kprobe on function entry
+ *   huc_fentry_caller   the immediate caller inside an fentry program (the BPF trampoline frame)
+ *   huc_ret_addr        a return address read from the stack, as the unwinder reports it
+ *   huc_regs_syscall_nr the syscall number saved in a task's user registers
+ *   huc_sample_is_user  whether a perf_event sample interrupted user mode
+ * Compiled with -D__TARGET_ARCH_x86 or -D__TARGET_ARCH_arm64 (cmake/BpfObject.cmake picks it
+ * from the CMake target). Field reads go through vmlinux.h's types, so they are CO-RE relocated.
+ *
+ * "slot" is where the walk along learned helper offsets (probe.bpf.c) starts: a stack address
+ * at a fixed distance from the caller's frame. On x86 it is the word holding the return
+ * address (the call pushed it); on arm64 the return address is in the link register, so the
+ * slot is the caller's stack pointer at the call, which is just as fixed by the return address.
+ */
+#ifndef HUCPROF_ARCH_READS_BPF_H
+#define HUCPROF_ARCH_READS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#if !defined(__TARGET_ARCH_x86) && !defined(__TARGET_ARCH_arm64)
+#error "hucprof BPF programs support __TARGET_ARCH_x86 and __TARGET_ARCH_arm64"
+#endif
+
+/* The immediate caller: its return address, and the slot (see above). Both 0 when unreadable. */
+struct huc_caller {
+	__u64 slot;
+	__u64 ret;
+};
+
+/* The return address into the traced function lies within this many bytes of its start:
+ * x86 call __fentry__ at +0 (+4 after ENDBR); arm64 "mov x9, lr; bl <trampoline>" at +0
+ * (+4 after BTI "bti c"), so the return is at +8 or +12. */
+#define HUC_FENTRY_RET_WINDOW 16
+
+static __always_inline bool huc_returns_into(__u64 word, __u64 ip)
+{
+	return word > ip && word <= ip + HUC_FENTRY_RET_WINDOW;
+}
+
+#if defined(__TARGET_ARCH_arm64)
+/*
+ * With pointer authentication (CONFIG_ARM64_PTR_AUTH_KERNEL, Debian's arm64 kernels) the return
+ * addresses functions save in their frame records carry a PAC in the high bits. Kernel text
+ * addresses have bits 63..48 all set whatever VA_BITS is (the image and modules sit at the top
+ * of the address space), so the PAC is stripped by setting them again, as the kernel's unwinder
+ * does (ptrauth_strip_kernel_insn_pac). Bit 55 tells kernel from user/data words; 0 stays 0.
+ */
+#define HUC_ARM64_KERNEL_TOP_BITS 0xffff000000000000ULL
+
+static __always_inline __u64 huc_ret_addr(__u64 word)
+{
+	return (word >> 55) & 1 ? word | HUC_ARM64_KERNEL_TOP_BITS : word;
+}
+#else
+static __always_inline __u64 huc_ret_addr(__u64 word)
+{
+	return word;
+}
+#endif
+
+#if defined(__TARGET_ARCH_arm64)
+#define HUC_TRACE_SKIPS_CALLER 1
+#else
+#define HUC_TRACE_SKIPS_CALLER 0
+#endif
+
+#if defined(__TARGET_ARCH_x86)
+/*
+ * Stack unwinding from inside a trampoline cannot be trusted to keep the caller, so read the
+ * trampoline frame directly. Above the program's ctx (the saved argument registers, nargs words)
+ * the x86-64 BPF trampoline has (arch/x86/net/bpf_jit_comp.c, 5.x to 6.12):
+ *   fentry only:            saved RBP, return into the traced function, return into its caller
+ *   with fexit (CALL_ORIG): the return-value slot, then the same three words
+ * The return-value slot is written only after the traced function returns, so while fentry
+ * programs run it holds whatever the stack had there -- sometimes an old return address into
+ * the traced function itself (Debian 6.1 under fentry+fexit: 2 of 143k calls). A first-match
+ * scan from the slot took that for the real one and returned the saved RBP (data, often 0:
+ * caller_unreadable) as the caller. So test the with-fexit position first: that word returns
+ * into the traced function only in that layout (without the slot it is the return into the
+ * caller, which is never inside the traced function's first bytes).
+ */
+static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
+{
+	struct huc_caller c = {};
+	__u64 words[4] = {};
+	__u64 ip = bpf_get_func_ip(ctx);
+	__u64 nargs = bpf_get_func_arg_cnt(ctx);
+	__u64 base = (__u64)ctx + nargs * 8;
+
+	if (nargs > 6 || bpf_probe_read_kernel(words, sizeof(words), (void *)base))
+		return c;
+	if (huc_returns_into(words[2], ip)) {
+		/* return-value slot, saved RBP, return into traced, caller */
+		c.slot = base + 3 * 8;
+		c.ret = words[3];
+	} else if (huc_returns_into(words[1], ip)) {
+		/* saved RBP, return into traced, caller */
+		c.slot = base + 2 * 8;
+		c.ret = words[2];
+	}
+	return c;
+}
+
+/* At a kprobe on function entry the return address is at the top of the stack (no frame has
+ * been built yet, so frame-pointer unwinding would skip it). */
+static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
+{
+	struct huc_caller c = {.slot = PT_REGS_SP(regs)};
+	__u64 word = 0;
+
+	if (c.slot)
+		bpf_probe_read_kernel(&word, sizeof(word), (void *)c.slot);
+	c.ret = word;
+	return c;
+}
+
+/* orig_ax: the syscall number as entered; -1 outside a syscall. */
+static __always_inline long huc_regs_syscall_nr(struct pt_regs *regs)
+{
+	return regs->orig_ax;
+}
+
+/* perf_event ctx regs are the UAPI pt_regs (stable layout, 8-byte slots: cs is slot 17) and
+ * only 8-byte loads are allowed; vmlinux.h's pt_regs splits cs into 16-bit halves. A non-zero
+ * privilege level (CPL 3) is user mode (the kernel's user_mode()). */
+#define HUC_UAPI_CS_SLOT 17
+#define HUC_CS_RPL_MASK 3
+
+static __always_inline bool huc_sample_is_user(struct bpf_perf_event_data *ctx)
+{
+	return ((const __u64 *)&ctx->regs)[HUC_UAPI_CS_SLOT] & HUC_CS_RPL_MASK;
+}
+
+#elif defined(__TARGET_ARCH_arm64)
+/*
+ * The arm64 BPF trampoline (arch/arm64/net/bpf_jit_comp.c, prepare_trampoline, 6.4 to 6.12; 6.1
+ * has no direct calls for kernel functions, so fentry does not attach there) pushes two frame
+ * records before allocating its frame, and the program's ctx (the saved argument registers,
+ * nargs words) is inside that frame. Above ctx:
+ *   [return value]  only with fexit (CALL_ORIG): written after the traced function returns
+ *   x19, x20        callee-saved registers
+ *   [padding]       to 16 bytes
+ *   FP, self ip     frame record of the traced function: self ip returns into it
+ *   FP, parent ip   frame record of the caller: x9, the link register at entry
+ * The self ip word is at index 2 to 5 above ctx. Test the highest first: every word above it is
+ * a frame pointer (stack data) or the parent ip (in the caller, never the traced function's first
+ * bytes), while words below it (the unwritten return-value slot, the padding) may hold stale
+ * return addresses into the traced function. The slot is the caller's stack pointer, the word
+ * above the parent ip: the same place as at a kprobe, so learned offsets are the same.
+ */
+#define HUC_ARM64_TRAMP_WORDS 8
+
+static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
+{
+	struct huc_caller c = {};
+	__u64 words[HUC_ARM64_TRAMP_WORDS] = {};
+	__u64 ip = bpf_get_func_ip(ctx);
+	__u64 nargs = bpf_get_func_arg_cnt(ctx);
+	__u64 base = (__u64)ctx + nargs * 8;
+
+	if (nargs > 8 || bpf_probe_read_kernel(words, sizeof(words), (void *)base))
+		return c;
+	for (int k = HUC_ARM64_TRAMP_WORDS - 3; k >= 2; k--) {
+		if (huc_returns_into(words[k], ip)) {
+			c.ret = words[k + 2];
+			c.slot = base + (k + 3) * 8;
+			break;
+		}
+	}
+	return c;
+}
+
+/* At a kprobe on function entry the return address is still in the link register (x30, what
+ * bpf_tracing.h calls PT_REGS_RET); the callee has not pushed its frame record yet. The kprobe
+ * ctx is the UAPI user_pt_regs: a fixed layout, read directly.
+ * The kernel's frame-record unwinder starts at pc and x29, so a stack trace taken here does not
+ * list this caller: [probed function, the caller's caller, ...] (seen on Debian 6.1 arm64:
+ * __check_object_size+0x0, getname_flags+0x58 with strncpy_from_user missing).
+ * HUC_TRACE_SKIPS_CALLER tells probe.bpf.c to take index 0 as the caller's place then. */
+static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
+{
+	struct huc_caller c = {.slot = PT_REGS_SP(regs), .ret = PT_REGS_RET(regs)};
+
+	return c;
+}
+
+/* syscallno: the syscall number as entered; NO_SYSCALL (-1) outside a syscall. */
+static __always_inline long huc_regs_syscall_nr(struct pt_regs *regs)
+{
+	return regs->syscallno;
+}
+
+/* arch/arm64/include/uapi/asm/ptrace.h: the exception level and stack pointer the sample
+ * interrupted; EL0 (with SP_EL0) is user mode (the kernel's user_mode()). The perf_event ctx
+ * regs are the UAPI user_pt_regs (regs[31], sp, pc, pstate: pstate is slot 33), read as the
+ * 8-byte load the verifier allows. */
+#define HUC_PSR_MODE_MASK 0x0000000f
+#define HUC_PSR_MODE_EL0t 0x00000000
+#define HUC_UAPI_PSTATE_SLOT 33
+
+static __always_inline bool huc_sample_is_user(struct bpf_perf_event_data *ctx)
+{
+	__u64 pstate = ((const __u64 *)&ctx->regs)[HUC_UAPI_PSTATE_SLOT];
+
+	return (pstate & HUC_PSR_MODE_MASK) == HUC_PSR_MODE_EL0t;
+}
+#endif
+
+#endif /* HUCPROF_ARCH_READS_BPF_H */

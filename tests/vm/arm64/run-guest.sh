@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Boots Debian's arm64 kernel in qemu-system-aarch64 (-machine virt -cpu max, TCG) with an arm64
+# busybox initramfs and the host root over 9p (read-only), and runs the cross-built hucprof there
+# (tests/vm/arm64/init.sh): `hucprof version`, `hucprof doctor`, and for each attach flavour one
+# exact UDP row (usercopy_checks_total{callsite="udp_recvmsg",syscall="recvfrom",
+# direction="to_user"} must rise by exactly the N recvfrom() calls of udp_pairs) next to the
+# kernel's own kprobe event count for the same window.
+#
+#   tests/vm/arm64/run-guest.sh [BUILD_DIR]        default: build-arm64 (scripts/build.sh --arch arm64)
+#
+# Not yet part of ctest (one TCG boot is minutes on a loaded 2-core machine); exits 77 when it
+# cannot run. The arm64 libraries come from the sysroot (its dynamic loader runs hucprof): an
+# x86 host root has no arm64 Python or shell, so the guest flow is busybox sh, not tests/vm's.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+build=$(realpath "${1:-$here/build-arm64}")
+meta=${HUC_ARM64_KERNEL:-linux-image-arm64}
+cache=$build/vm-arm64
+skip() { echo "arm64 guest: SKIP: $*" >&2; exit 77; }
+
+command -v qemu-system-aarch64 >/dev/null || skip "qemu-system-aarch64 not installed (qemu-system-arm)"
+command -v aarch64-linux-gnu-gcc >/dev/null || skip "aarch64-linux-gnu-gcc not installed"
+[ -x "$build/daemon/hucprof" ] || skip "no $build/daemon/hucprof (scripts/build.sh --arch arm64)"
+[ -d "$build/sysroot/usr/lib/aarch64-linux-gnu" ] || skip "no sysroot in $build"
+mkdir -p "$cache"
+
+# The kernel package linux-image-arm64 depends on today, and busybox-static:arm64: downloaded
+# and unpacked here, never installed.
+pkg=$(apt-cache depends "$meta:arm64" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[^ ]*\).*/\1/p' | head -n1)
+[ -n "$pkg" ] || skip "apt-cache cannot resolve $meta:arm64 (dpkg --add-architecture arm64; apt-get update)"
+pkg=${pkg%:arm64}
+kdir=$cache/$pkg
+if [ ! -d "$kdir/boot" ]; then
+  (cd "$cache" && apt-get download -q "$pkg:arm64" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+  dpkg-deb -x "$(ls "$cache/${pkg}"_*_arm64.deb | tail -n1)" "$kdir"
+fi
+rel=$(ls "$kdir/lib/modules" | head -n1)
+if [ ! -x "$cache/busybox/bin/busybox" ]; then
+  (cd "$cache" && apt-get download -q busybox-static:arm64 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+  dpkg-deb -x "$(ls "$cache"/busybox-static_*_arm64.deb | tail -n1)" "$cache/busybox"
+fi
+
+# The workload, static for arm64.
+aarch64-linux-gnu-gcc -O2 -static --sysroot="$build/sysroot" -o "$cache/udp_pairs" \
+  "$here/tests/vm/workloads/udp_pairs.c"
+
+# Initramfs: busybox, init, the kernel's config (doctor reads /boot/config-<release>) and the
+# virtio-pci + 9p modules in dependency order (modinfo's depends, resolved here).
+root=$cache/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,mnt/host,modules,boot}
+cp "$cache/busybox/bin/busybox" "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+cp "$here/tests/vm/arm64/init.sh" "$root/init"
+chmod +x "$root/init"
+cp "$kdir/boot/config-$rel" "$root/boot/"
+order=()
+add_module() {
+  local name=$1 file dep
+  for m in "${order[@]}"; do [ "$m" = "$name" ] && return 0; done
+  file=$(find "$kdir/lib/modules/$rel" -name "$name.ko" -o -name "$name.ko.xz" | head -n1)
+  if [ -z "$file" ]; then
+    # Built in on this kernel (6.12 has virtio_pci built in).
+    grep -q "/$name.ko\$" "$kdir/lib/modules/$rel/modules.builtin" && return 0
+    echo "arm64 guest: module $name not in $pkg" >&2
+    exit 1
+  fi
+  for dep in $(modinfo -F depends "$file" | tr ',' ' '); do add_module "$dep"; done
+  order+=("$name")
+  # 6.12 ships xz-compressed modules; busybox insmod wants them plain.
+  case $file in
+    *.xz) xz -dc "$file" >"$root/modules/$name.ko" ;;
+    *) cp "$file" "$root/modules/$name.ko" ;;
+  esac
+}
+for m in virtio_pci 9pnet_virtio 9p; do add_module "$m"; done
+printf '%s.ko\n' "${order[@]}" >"$root/modules/order"
+printf 'BUILD=%s\nN=%s\nPAYLOAD=%s\n' "$build" "${HUC_ARM64_UDP_N:-1000}" 64 >"$root/hucvm.env"
+cp "$cache/udp_pairs" "$root/bin/udp_pairs"
+(cd "$root" && find . | cpio -o -H newc --quiet) >"$cache/initramfs.cpio"
+
+console=$cache/console-$rel.log
+echo "arm64 guest: booting $pkg ($rel) under TCG; console in $console"
+start=$(date +%s)
+timeout "${HUC_ARM64_TIMEOUT:-1800}" qemu-system-aarch64 -machine virt -cpu max -smp 2 -m 1024 \
+  -nographic -no-reboot -nic none \
+  -kernel "$kdir/boot/vmlinuz-$rel" -initrd "$cache/initramfs.cpio" \
+  -append "console=ttyAMA0 panic=-1 loglevel=4 rdinit=/init" \
+  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
+  </dev/null >"$console" 2>&1 || true
+echo "arm64 guest: $(($(date +%s) - start)) s wall"
+sed -n '/^HUCARM64-BEGIN/,/^HUCARM64-END/p' "$console"
+grep -q '^HUCARM64-RESULT pass' "$console"
