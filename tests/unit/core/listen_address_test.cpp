@@ -86,5 +86,20 @@ TEST(ListenAddress, ErrorsSayWhatIsWrong) {
   EXPECT_THAT(parse_error(std::string_view("127.0.0.1\0x:80", 14)), HasSubstr("NUL"));
 }
 
+TEST(ListenAddress, ErrorsStayOnOneLineWhateverTheValueHolds) {
+  // Found by fuzz_listen_address: a newline in the port came back verbatim in the error.
+  const auto parsed = parse_listen_address(
+      ":6\xe9"
+      "55\n\x10");
+  const auto* error = std::get_if<std::string>(&parsed);
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(*error,
+            "port \"6\xe9"
+            "55\\x0a\\x10\" is not a number in 0..65535");
+  const auto host = parse_listen_address("exa\rmple..com:80");
+  ASSERT_NE(std::get_if<std::string>(&host), nullptr);
+  EXPECT_EQ(std::get<std::string>(host).find('\r'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hucprof
