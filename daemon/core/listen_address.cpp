@@ -8,25 +8,10 @@
 #include <optional>
 #include <vector>
 
+#include "core/quoted_value.h"
+
 namespace hucprof {
 namespace {
-
-// The value as it was written, in quotes, on one line: a control byte would otherwise start a
-// new line (or a terminal sequence) in the error the user reads.
-std::string quoted(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (const unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 
 constexpr const char* kExpectedForms = "expected host:port, :port or [::1]:port";
 constexpr size_t kMaxHostName = 253;  // RFC 1035, without the trailing dot
@@ -75,7 +60,7 @@ bool is_ipv6_literal(std::string_view host) {
 std::optional<std::string> host_name_error(std::string_view host) {
   std::string_view name = host;
   if (!name.empty() && name.back() == '.') name.remove_suffix(1);
-  const std::string quoted_host = quoted(host);
+  const std::string quoted_host = quoted_value(host);
   if (name.empty() || name.size() > kMaxHostName) {
     return quoted_host + " is not an IP address or a host name";
   }
@@ -134,11 +119,11 @@ std::variant<ListenAddress, std::string> parse_listen_address(std::string_view t
       return "an IPv6 address needs brackets, e.g. [::1]:9478";
   }
   const auto port = parse_port(port_text);
-  if (!port) return "port " + quoted(port_text) + " is not a number in 0..65535";
+  if (!port) return "port " + quoted_value(port_text) + " is not a number in 0..65535";
 
   using Kind = ListenAddress::Kind;
   if (bracketed) {
-    if (!is_ipv6_literal(host)) return quoted(host) + " is not an IPv6 address";
+    if (!is_ipv6_literal(host)) return quoted_value(host) + " is not an IPv6 address";
     // "[::]" means every interface, as in Go and Prometheus.
     if (host == "::") return ListenAddress{Kind::Any, "", *port};
     return ListenAddress{Kind::IPv6, std::string(host), *port};

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/quoted_value.h"
 #include "export/gzip_codec.h"
 #include "export/pprof_format.h"
 #include "profile.pb.h"
@@ -92,7 +93,7 @@ class Reader {
         uint64_t n = 0;
         auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
         if (ec != std::errc{} || end != value.data() + value.size()) {
-          throw Malformed{"comment \"" + std::string(text) + "\" is not a count"};
+          throw Malformed{"comment " + quoted_value(text) + " is not a count"};
         }
         out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
       }

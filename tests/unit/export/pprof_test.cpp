@@ -173,6 +173,18 @@ TEST_F(PprofTest, DanglingReferencesAreRefused) {
   EXPECT_THAT(error_of(p.SerializeAsString()), HasSubstr("string_table[0]"));
 }
 
+TEST_F(PprofTest, RefusalsStayOnOneLineWhateverTheFileHolds) {
+  // Found by fuzz_profile_reader: a comment's newline came back verbatim in the error, which
+  // `hucprof report` prints as one line after the file name.
+  pprof::Profile p = to_pprof(both_modes());
+  p.add_string_table("hucprof.sampled_cpu_samples.idle=\n\x04");
+  p.add_comment(p.string_table_size() - 1);
+  const std::string error = error_of(p.SerializeAsString());
+  EXPECT_THAT(error, HasSubstr("is not a count"));
+  EXPECT_THAT(error, HasSubstr("\\x0a\\x04"));
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
 TEST_F(PprofTest, ForeignProfileWithoutOurSampleTypesIsNamedAsSuch) {
   pprof::Profile p;
   p.add_string_table("");
