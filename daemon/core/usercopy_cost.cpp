@@ -1,5 +1,7 @@
 #include "core/usercopy_cost.h"
 
+#include "core/usercopy_cost_share.h"
+
 #include <algorithm>
 #include <map>
 #include <string_view>
@@ -33,6 +35,18 @@ std::optional<double> UsercopyCost::share_of_kernel() const {
   return check_cpu_seconds / kernel_cpu_seconds;
 }
 
+std::optional<double> UsercopyCost::share_of_busy() const {
+  const double busy = kernel_cpu_seconds + user_cpu_seconds;
+  if (!sampling || busy <= 0) return std::nullopt;
+  return check_cpu_seconds / busy;
+}
+
+std::optional<double> UsercopyCost::speedup_with_checks_off() const {
+  const auto share = share_of_busy();
+  if (!share) return std::nullopt;
+  return speedup_without(*share);
+}
+
 std::optional<double> UsercopyCost::cores() const {
   if (!sampling || window_seconds <= 0) return std::nullopt;
   return check_cpu_seconds / window_seconds;
@@ -48,6 +62,10 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
   if (auto kernel = profile.sampled_by_context.find("kernel");
       kernel != profile.sampled_by_context.end()) {
     cost.kernel_cpu_seconds = static_cast<double>(kernel->second) * period_s;
+  }
+  if (auto user = profile.sampled_by_context.find("user");
+      user != profile.sampled_by_context.end()) {
+    cost.user_cpu_seconds = static_cast<double>(user->second) * period_s;
   }
   // Rank by what the profile measures best: CPU time when it sampled, calls otherwise.
   const ProfileValue rank_by = profile.sampling ? kSamples : kCalls;

@@ -41,6 +41,7 @@ struct UsercopyCost {
   double window_seconds = 0;
   double check_cpu_seconds = 0;   // sampled CPU time inside the checks, summed over CPUs
   double kernel_cpu_seconds = 0;  // sampled busy kernel CPU time (context "kernel", not idle)
+  double user_cpu_seconds = 0;    // sampled user CPU time (context "user")
   uint64_t calls = 0, bytes = 0, latency_ns = 0;
   std::vector<CallsiteCost> callsites;  // costliest first (CPU time, else calls)
 
@@ -49,6 +50,11 @@ struct UsercopyCost {
   // kernel time, no duration).
   std::optional<double> share_of_kernel() const;
   std::optional<double> cores() const;
+  // The prediction of README "What would hardened_usercopy=off save?": the share of busy CPU
+  // (kernel + user, idle excluded) inside the checks, and the speed-up of CPU-bound work with
+  // the checks gone, 1 / (1 - share), as the daemon's usercopy_checks_off_speedup_ratio.
+  std::optional<double> share_of_busy() const;
+  std::optional<double> speedup_with_checks_off() const;
 };
 
 // top_stacks: how many stacks to keep per call site row (0: none, and no time spent on them).

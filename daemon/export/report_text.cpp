@@ -193,6 +193,17 @@ std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost) 
   return out + "; record with --mode sample or auto for the share of kernel CPU";
 }
 
+std::optional<std::string> prediction_line(const StackProfile& profile, const UsercopyCost& cost) {
+  if (profile.hardened_usercopy.starts_with("off")) return std::nullopt;
+  const auto share = cost.share_of_busy();
+  const auto speedup = cost.speedup_with_checks_off();
+  if (!share || !speedup) return std::nullopt;
+  return "CPU-bound work would run " + printf_string("%.3f", *speedup) +
+         "x as fast with hardened_usercopy=off (the checks take " + format_percent(*share) +
+         " of busy CPU, kernel + user; what this assumes: README, \"What would "
+         "hardened_usercopy=off save?\")";
+}
+
 std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
                           size_t stacks_for_top_callsites) {
   std::string out = header(profile);
@@ -201,6 +212,7 @@ std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
   out += "\n" + table(cost);
   out += top_stacks(cost, stacks_for_top_callsites);
   out += "\nverdict: " + verdict_line(profile, cost) + "\n";
+  if (auto prediction = prediction_line(profile, cost)) out += "prediction: " + *prediction + "\n";
   return out;
 }
 

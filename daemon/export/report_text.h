@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 
 #include "core/stack_profile.h"
@@ -15,6 +16,9 @@ std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
 // The one line a person decides on, e.g. "the checks cost 5.8 % of busy kernel CPU (0.024
 // cores); booting with hardened_usercopy=off would save about that much".
 std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost);
+// The speed-up prediction (share of busy CPU, kernel + user); nullopt without sampled busy CPU
+// or with the checks off.
+std::optional<std::string> prediction_line(const StackProfile& profile, const UsercopyCost& cost);
 
 // Which check ran, for a table cell: "object 60%, slab 40%" (sampling: share of the row's CPU)
 // or "slab 0.90/call, vmalloc 0.10/call" (probes: sub-check runs per check call).

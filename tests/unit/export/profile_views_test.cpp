@@ -98,6 +98,22 @@ TEST_F(ProfileViewsTest, VerdictGivesShareAndCores) {
             "hardened_usercopy=off would save about that much");
 }
 
+TEST_F(ProfileViewsTest, PredictionIsTheSpeedupOverBusyCpuKernelAndUser) {
+  const StackProfile p = profile();
+  // 60 check samples of 1000 kernel + 500 user: 4.0 % of busy CPU; 1 / (1 - 0.04) = 1.0417.
+  EXPECT_EQ(prediction_line(p, summarize_cost(p)),
+            "CPU-bound work would run 1.042x as fast with hardened_usercopy=off (the checks take "
+            "4.0 % of busy CPU, kernel + user; what this assumes: README, \"What would "
+            "hardened_usercopy=off save?\")");
+  EXPECT_THAT(render_report(p, summarize_cost(p)), HasSubstr("\nprediction: CPU-bound work"));
+  StackProfile off = profile();
+  off.hardened_usercopy = "off (hardened_usercopy=off)";
+  EXPECT_EQ(prediction_line(off, summarize_cost(off)), std::nullopt);
+  StackProfile idle = profile();
+  idle.sampled_by_context = {{"idle", 500}};
+  EXPECT_EQ(prediction_line(idle, summarize_cost(idle)), std::nullopt);
+}
+
 TEST_F(ProfileViewsTest, VerdictForProbeOnlyAndForChecksOff) {
   StackProfile probes;
   probes.probes = true;
