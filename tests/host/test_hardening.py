@@ -33,6 +33,16 @@ CAP_SYSLOG, CAP_PERFMON, CAP_BPF = 34, 38, 39
 NOBODY = 65534
 
 
+def busy_in_kernel(seconds):
+    """Spend `seconds` of CPU mostly inside read(2) from /dev/zero, so the sampler has kernel
+    samples to count whether or not this machine is otherwise busy (a quiet CI machine was not:
+    2 s of idle gave no kernel sample)."""
+    end = time.monotonic() + seconds
+    with open("/dev/zero", "rb", buffering=0) as zero:
+        while time.monotonic() < end:
+            zero.read(1 << 20)
+
+
 class SplitDaemon(t.Daemon):
     """`hucprof run` with stdout and stderr in separate files (log() is stderr)."""
 
@@ -256,7 +266,8 @@ class Capabilities(unittest.TestCase):
             kernel_before = t.total(d.metrics(), "usercopy_sampled_cpu_samples_total",
                                     context="kernel")
             drains_before = d.drains()
-            time.sleep(2)
+            busy_in_kernel(2)
+            time.sleep(0.6)  # one more 500ms drain takes the last of them in
             metrics = d.metrics()
             self.assertGreater(t.total(metrics, "hucprof_drains_total"), drains_before)
             self.assertGreater(t.total(metrics, "usercopy_sampled_cpu_samples_total",
