@@ -8,7 +8,7 @@
 //
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Idaemon \
 //     fuzz/http_request_fuzz.cpp daemon/export/http_target.cpp daemon/export/basic_auth.cpp \
-//     daemon/export/gzip_body.cpp -lcrypt -lcrypto -lz -o http_request_fuzz
+//     daemon/export/accept_encoding.cpp -lcrypt -lcrypto -lz -o http_request_fuzz
 //   ./http_request_fuzz -max_total_time=60 fuzz/corpus/http_request
 #include <cstddef>
 #include <cstdint>
@@ -20,8 +20,8 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "export/accept_encoding.h"
 #include "export/basic_auth.h"
-#include "export/gzip_body.h"
 #include "export/http_target.h"
 
 namespace {

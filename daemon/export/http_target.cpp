@@ -1,7 +1,8 @@
 #include "export/http_target.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "export/http_text.h"
 
 namespace hucprof {
 namespace {
@@ -11,14 +12,6 @@ int hex_value(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
-  }
-  return true;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "export/accept_encoding.h"
 #include "export/basic_auth.h"
-#include "export/gzip_body.h"
 #include "export/http_target.h"
 #include "export/rate_limiter.h"
 
