@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/quoted_value.h"
 #include "export/http_text.h"
 
 namespace hucprof {
@@ -51,8 +52,8 @@ std::variant<std::multimap<std::string, std::string>, std::string> parse_query(
     auto value = percent_decode(
         equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1), true);
     if (name.index() == 1 || value.index() == 1) {
-      return "bad percent-encoding in query parameter \"" +
-             std::string(pair.substr(0, std::min<size_t>(equals, 64))) + "\"";
+      return "bad percent-encoding in query parameter " +
+             quoted_value(pair.substr(0, std::min<size_t>(equals, 64)));
     }
     params.emplace(std::move(std::get<0>(name)), std::move(std::get<0>(value)));
   }
