@@ -48,6 +48,11 @@ std::string fact(const std::string& what, const std::string& html_value) {
   return "<tr><th>" + e(what) + "</th><td>" + html_value + "</td></tr>\n";
 }
 
+// The page reloads itself once per drain interval, at most once a second.
+int64_t refresh_seconds(const WebViewInput& in) {
+  return std::max<int64_t>(in.interval.count() / 1000, 1);
+}
+
 std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
   const auto& s = in.snapshot;
   std::string sampling =
@@ -69,10 +74,9 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
     window = format_seconds(static_cast<double>(in.last_interval.duration_ns) / 1e9) + " ending " +
              utc_time(in.last_interval.time_unix_ns + in.last_interval.duration_ns);
   }
-  out += fact("last interval",
-              e(window) + " (drains so far: " + std::to_string(s.intervals()) +
-                  ", this page reloads every " +
-                  std::to_string(std::max<int64_t>(in.interval.count() / 1000, 1)) + " s)");
+  out += fact("last interval", e(window) + " (drains so far: " + std::to_string(s.intervals()) +
+                                   ", this page reloads every " +
+                                   std::to_string(refresh_seconds(in)) + " s)");
   if (cost.sampling) {
     out += fact("busy kernel CPU", e(format_seconds(cost.kernel_cpu_seconds)) + " in the interval");
   }
@@ -136,9 +140,8 @@ std::string flame_graph(const StackProfile& profile) {
 
 std::string render_web_view(const WebViewInput& in) {
   const UsercopyCost cost = summarize_cost(in.last_interval, 0);  // the flame graph has stacks
-  const int64_t refresh = std::max<int64_t>(in.interval.count() / 1000, 1);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh) + "\">\n";
+  out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh_seconds(in)) + "\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>hucprof — " + e(in.snapshot.build().kernel()) + "</title>\n<style>" + kStyle +
          "</style>\n</head><body>\n";
