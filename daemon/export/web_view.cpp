@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <ctime>
 
-#include "core/flame_tree.h"
-#include "core/folding_rules.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/markup_escape.h"
@@ -125,15 +123,10 @@ std::string probe_table(const hucprof::v1::Snapshot& s) {
 }
 
 std::string flame_graph(const StackProfile& profile) {
-  const bool sampled = profile.sampling;
-  const ProfileValue value = sampled ? kSamples : kCalls;
-  FlameGraphStyle style;
-  style.title = sampled ? "CPU in the usercopy checks, last interval (cpu-clock samples)"
-                        : "usercopy checks, last interval (calls)";
-  style.unit = sampled ? "samples" : "calls";
-  style.seconds_per_unit = sampled ? static_cast<double>(profile.sample_period_ns) / 1e9 : 0;
-  return render_flame_graph_svg(build_flame_tree(profile, value, FoldingRules::defaults(), "all"),
-                                style);
+  const char* title = profile.sampling
+                          ? "CPU in the usercopy checks, last interval (cpu-clock samples)"
+                          : "usercopy checks, last interval (calls)";
+  return render_profile_flame_graph(profile, title);
 }
 
 }  // namespace
