@@ -1,42 +1,30 @@
 // libFuzzer target: what a client sends, through every parser the web server runs on it. The
 // input is parsed as a whole HTTP/1.1 request with Boost.Beast's parser and the server's limits;
-// its target goes through parse_request_target (path, ?seconds=N style query parameters), its
-// Authorization through parse_basic_authorization, its Accept-Encoding through accepts_gzip.
-// The raw input also goes through each of them directly, so seeds can be bare targets.
-// Invariants: a decoded path starts with "/" and has no NUL; decoding what was re-encoded
-// gives the same path and query.
-//
-//   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Idaemon \
-//     fuzz/http_request_fuzz.cpp daemon/export/http_target.cpp daemon/export/basic_auth.cpp \
-//     daemon/export/gzip_body.cpp -lcrypt -lcrypto -lz -o http_request_fuzz
-//   ./http_request_fuzz -max_total_time=60 fuzz/corpus/http_request
+// its target goes through parse_request_target (path and query) and the profile endpoint's
+// ?seconds=N (profile_seconds), its Authorization through parse_basic_authorization, its
+// Accept-Encoding through accepts_gzip. The raw input also goes through each of them directly,
+// so seeds can be bare targets.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "export/accept_encoding.h"
 #include "export/basic_auth.h"
-#include "export/gzip_body.h"
 #include "export/http_target.h"
+#include "export/pprof_handler.h"
+#include "fuzz_check.h"
 
 namespace {
 
 namespace http = boost::beast::http;
 
-void check(bool condition) {
-  if (!condition) std::abort();
-}
-
-// Beast's string_view is boost's or std's depending on BOOST_BEAST_USE_STD_STRING_VIEW.
-template <typename View>
-std::string_view view(const View& text) {
-  return std::string_view(text.data(), text.size());
-}
+constexpr int kMaxSeconds = 600;  // PprofHandlerLimits' default
 
 std::string percent_encode(std::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -50,12 +38,28 @@ std::string percent_encode(std::string_view text) {
   return out;
 }
 
+void profile_seconds(const hucprof::RequestTarget& decoded) {
+  auto seconds = hucprof::profile_seconds(decoded.query, kMaxSeconds);
+  if (const auto* error = std::get_if<std::string>(&seconds)) {
+    HUC_FUZZ_CHECK(!error->empty() && hucprof::one_line(*error),
+                   "a refused ?seconds= is named in one line");
+    return;
+  }
+  if (const auto& n = std::get<std::optional<int>>(seconds)) {
+    HUC_FUZZ_CHECK(*n >= 1 && *n <= kMaxSeconds, "?seconds= is within 1..max_seconds");
+  }
+}
+
 void target(std::string_view text) {
   auto parsed = hucprof::parse_request_target(text);
-  if (!std::holds_alternative<hucprof::RequestTarget>(parsed)) return;
+  if (const auto* error = std::get_if<std::string>(&parsed)) {
+    HUC_FUZZ_CHECK(!error->empty() && hucprof::one_line(*error), "a 400 reason is one line");
+    return;
+  }
   const auto& decoded = std::get<hucprof::RequestTarget>(parsed);
-  check(!decoded.path.empty() && decoded.path.front() == '/');
-  check(decoded.path.find('\0') == std::string::npos);
+  HUC_FUZZ_CHECK(!decoded.path.empty() && decoded.path.front() == '/', "a path starts with /");
+  HUC_FUZZ_CHECK(decoded.path.find('\0') == std::string::npos, "a path has no NUL");
+  profile_seconds(decoded);
   // Round trip: every byte encoded, then parsed again.
   std::string again = percent_encode(decoded.path);
   again[0] = '/';
@@ -66,14 +70,15 @@ void target(std::string_view text) {
   }
   if (!query.empty()) again += "?" + query;
   auto reparsed = hucprof::parse_request_target(again);
-  check(std::holds_alternative<hucprof::RequestTarget>(reparsed));
-  check(std::get<hucprof::RequestTarget>(reparsed).path == decoded.path);
-  check(std::get<hucprof::RequestTarget>(reparsed).query == decoded.query);
+  const auto* back = std::get_if<hucprof::RequestTarget>(&reparsed);
+  HUC_FUZZ_CHECK(back != nullptr, "a re-encoded target parses again");
+  HUC_FUZZ_CHECK(back->path == decoded.path, "the re-encoded path decodes the same");
+  HUC_FUZZ_CHECK(back->query == decoded.query, "the re-encoded query decodes the same");
 }
 
 void authorization(std::string_view text) {
   if (auto credentials = hucprof::parse_basic_authorization(text)) {
-    check(credentials->user.find(':') == std::string::npos);
+    HUC_FUZZ_CHECK(credentials->user.find(':') == std::string::npos, "a user has no colon");
   }
 }
 
@@ -94,8 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parser.put(boost::asio::buffer(input.data(), input.size()), ec);
   if (ec || !parser.is_header_done()) return 0;
   const auto& request = parser.get();
-  target(view(request.target()));
-  authorization(view(request[http::field::authorization]));
-  hucprof::accepts_gzip(view(request[http::field::accept_encoding]));
+  target(request.target());
+  authorization(request[http::field::authorization]);
+  hucprof::accepts_gzip(request[http::field::accept_encoding]);
   return 0;
 }

@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <memory>
+
+#include "export/http_text.h"
 
 namespace hucprof {
 namespace {
@@ -19,12 +20,6 @@ int base64_value(char c) {
   if (c == '+') return 62;
   if (c == '/') return 63;
   return -1;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
 }
 
 // A valid bcrypt hash (crypt_blowfish's own test vector) whose cost prefix is replaced by the
@@ -55,16 +50,13 @@ std::optional<std::string> base64_decode(std::string_view text) {
 }
 
 std::optional<BasicCredentials> parse_basic_authorization(std::string_view header) {
-  header = trim(header);
+  header = trim_ows(header);
   constexpr std::string_view kScheme = "basic";
-  if (header.size() <= kScheme.size() ||
+  if (header.size() <= kScheme.size() || !starts_with_ignoring_case(header, kScheme) ||
       (header[kScheme.size()] != ' ' && header[kScheme.size()] != '\t')) {
     return std::nullopt;
   }
-  for (size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return std::nullopt;
-  }
-  const auto decoded = base64_decode(trim(header.substr(kScheme.size())));
+  const auto decoded = base64_decode(trim_ows(header.substr(kScheme.size())));
   if (!decoded) return std::nullopt;
   const size_t colon = decoded->find(':');
   if (colon == std::string::npos) return std::nullopt;

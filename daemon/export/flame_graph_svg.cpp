@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "core/folding_rules.h"
 #include "export/markup_escape.h"
 
 namespace hucprof {
@@ -161,6 +162,17 @@ std::string render_flame_graph_svg(const FlameNode& root, const FlameGraphStyle&
   legend(out, width, height);
   out += "</svg>\n";
   return out;
+}
+
+std::string render_profile_flame_graph(const StackProfile& profile, std::string title) {
+  const bool sampled = profile.sampling;
+  FlameGraphStyle style;
+  style.title = std::move(title);
+  style.unit = sampled ? "samples" : "calls";
+  style.seconds_per_unit = sampled ? static_cast<double>(profile.sample_period_ns) / 1e9 : 0;
+  return render_flame_graph_svg(
+      build_flame_tree(profile, sampled ? kSamples : kCalls, FoldingRules::defaults(), "all"),
+      style);
 }
 
 }  // namespace hucprof

@@ -18,4 +18,8 @@ struct FlameGraphStyle {
 // Usercopy check functions are blue, copy helpers green, the rest of the kernel warm colours.
 std::string render_flame_graph_svg(const FlameNode& root, const FlameGraphStyle& style);
 
+// The flame graph of a whole profile as the report and the web view draw it: CPU samples with
+// their CPU time when it was sampled, else check calls; default folding, root "all".
+std::string render_profile_flame_graph(const StackProfile& profile, std::string title);
+
 }  // namespace hucprof

@@ -42,7 +42,6 @@ constexpr size_t kReadChunk = 4096;
 constexpr std::chrono::seconds kTlsShutdownTimeout{1};
 constexpr std::chrono::milliseconds kAcceptRetry{100};
 constexpr std::chrono::seconds kSlowHandlerWarning{2};
-constexpr std::chrono::seconds kConfigCheckPeriod{2};
 constexpr const char* kPlainHttpToTlsPort =
     "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
     "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
@@ -181,8 +180,8 @@ struct HttpServer::Impl {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{io};
   net::steady_timer accept_retry{io};
-  // Looks at the web config now and then even without traffic, so an edit is reported (and a
-  // renewed certificate loaded) when it is made, not at the next scrape.
+  // Looks at the web config every WebSecuritySource::kCheckPeriod, traffic or not: an edit is
+  // reported (and a renewed certificate loaded) when it is made, and no request pays for it.
   net::steady_timer config_check{io};
   Clock::time_point last_accept_warning{};
   std::vector<std::thread> io_threads;
@@ -512,8 +511,8 @@ void HttpServer::Impl::accept() {
 }
 
 void HttpServer::Impl::check_config() {
-  security->current();
-  config_check.expires_after(kConfigCheckPeriod);
+  security->check_for_changes();
+  config_check.expires_after(WebSecuritySource::kCheckPeriod);
   config_check.async_wait([this](beast::error_code ec) {
     if (!ec && !stopping) check_config();
   });

@@ -1,7 +1,9 @@
 #include "export/http_target.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "core/quoted_value.h"
+#include "export/http_text.h"
 
 namespace hucprof {
 namespace {
@@ -11,14 +13,6 @@ int hex_value(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -58,8 +52,8 @@ std::variant<std::multimap<std::string, std::string>, std::string> parse_query(
     auto value = percent_decode(
         equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1), true);
     if (name.index() == 1 || value.index() == 1) {
-      return "bad percent-encoding in query parameter \"" +
-             std::string(pair.substr(0, std::min<size_t>(equals, 64))) + "\"";
+      return "bad percent-encoding in query parameter " +
+             quoted_value(pair.substr(0, std::min<size_t>(equals, 64)));
     }
     params.emplace(std::move(std::get<0>(name)), std::move(std::get<0>(value)));
   }

@@ -1,14 +1,10 @@
 #pragma once
-#include <string_view>
-
 #include "export/http_types.h"
 
 namespace hucprof {
 
-// The HTML served on "/": what this is and a link to the metrics, like every Prometheus exporter.
-std::string_view landing_page_html();
-
-// The handler MetricsServer registers for "/".
+// The handler MetricsServer registers for "/": what this is and a link to the metrics, like
+// every Prometheus exporter.
 HttpResponse landing_page(const HttpRequest& request);
 
 }  // namespace hucprof

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "core/listen_address.h"
-#include "export/gzip_body.h"
+#include "export/accept_encoding.h"
 #include "export/gzip_codec.h"
 #include "export/http_server.h"
 #include "export/landing_page.h"

@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/quoted_value.h"
 #include "export/pprof_writer.h"
 
 namespace hucprof {
@@ -49,6 +50,22 @@ class WaitSlot {
 
 }  // namespace
 
+std::variant<std::optional<int>, std::string> profile_seconds(
+    const std::multimap<std::string, std::string>& query, int max_seconds) {
+  const auto given = query.equal_range("seconds");
+  if (given.first == given.second) return std::nullopt;
+  if (std::next(given.first) != given.second) return "seconds: given twice";
+  const std::string& value = given.first->second;
+  int seconds = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (ec != std::errc{} || end != value.data() + value.size() || seconds < 1 ||
+      seconds > max_seconds) {
+    return "seconds: " + quoted_value(value) + " is not a whole number of seconds from 1 to " +
+           std::to_string(max_seconds);
+  }
+  return seconds;
+}
+
 HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) {
   if (!limits.sleep) {
     limits.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
@@ -56,18 +73,10 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
   auto waiting = std::make_shared<std::atomic<int>>(0);
   return [source = std::move(source), limits = std::move(limits),
           waiting](const HttpRequest& request) -> HttpResponse {
-    const std::string range =
-        "a whole number of seconds from 1 to " + std::to_string(limits.max_seconds);
-    const auto given = request.query.equal_range("seconds");
-    if (given.first == given.second) return profile_response(source.cumulative(), source.pause);
-    if (std::next(given.first) != given.second) return text(400, "seconds: given twice");
-    const std::string& value = given.first->second;
-    int seconds = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-    if (ec != std::errc{} || end != value.data() + value.size() || seconds < 1 ||
-        seconds > limits.max_seconds) {
-      return text(400, "seconds: \"" + value + "\" is not " + range);
-    }
+    auto parsed = profile_seconds(request.query, limits.max_seconds);
+    if (auto* error = std::get_if<std::string>(&parsed)) return text(400, std::move(*error));
+    const std::optional<int> seconds = std::get<std::optional<int>>(parsed);
+    if (!seconds) return profile_response(source.cumulative(), source.pause);
 
     WaitSlot slot(*waiting, limits.max_waiting);
     if (!slot.taken()) {
@@ -76,7 +85,7 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
     }
     source.drain_now();
     const StackProfile before = source.cumulative();
-    auto left = std::chrono::milliseconds(std::chrono::seconds(seconds));
+    auto left = std::chrono::milliseconds(std::chrono::seconds(*seconds));
     while (left.count() > 0) {
       if (request.cancelled()) return text(503, "profile request cancelled");
       const auto step = std::min(left, limits.poll);

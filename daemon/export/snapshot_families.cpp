@@ -66,32 +66,19 @@ void add_probe_families(const hucprof::v1::Snapshot& snapshot,
   out.push_back(std::move(mismatches).build());
 }
 
-// The sample counters in Prometheus base units: samples × the cpu-clock period, so
-// sum(rate(usercopy_cpu_seconds_total[5m])) reads as cores spent in the checks.
-void add_cpu_seconds_families(const hucprof::v1::Snapshot& snapshot,
-                              std::vector<prometheus::MetricFamily>& out) {
-  const uint64_t hz = snapshot.sample_frequency_hz();
-  FamilyBuilder cpu_seconds(
-      "usercopy_cpu_seconds_total",
-      "CPU time spent inside hardened-usercopy check functions (samples x sampling period, "
-      "summed over CPUs), by kernel call site, syscall and innermost check function.",
-      MetricType::Counter, {"callsite", "syscall", "check"});
-  for (const auto& series : snapshot.cpu_samples()) {
-    cpu_seconds.add({series.callsite(), series.syscall(), series.check()},
-                    cpu_clock_seconds(series.samples(), hz));
-  }
-  out.push_back(std::move(cpu_seconds).build());
+// A sample counter, as a count and in Prometheus base units: samples x the cpu-clock period, so
+// sum(rate(usercopy_cpu_seconds_total[5m])) reads as cores spent in the checks. One walk over
+// the series fills both families.
+struct SampleFamilies {
+  uint64_t hz;
+  FamilyBuilder samples;
+  FamilyBuilder seconds;
 
-  FamilyBuilder sampled_seconds(
-      "usercopy_sampled_cpu_seconds_total",
-      "All sampled CPU time (samples x sampling period, summed over CPUs), by context (kernel, "
-      "user, idle): the denominator of usercopy_cpu_seconds_total.",
-      MetricType::Counter, {"context"});
-  for (const auto& series : snapshot.sampled()) {
-    sampled_seconds.add({series.context()}, cpu_clock_seconds(series.samples(), hz));
+  void add(const std::vector<std::string>& labels, uint64_t n) {
+    samples.add(labels, as_double(n));
+    seconds.add(labels, cpu_clock_seconds(n, hz));
   }
-  out.push_back(std::move(sampled_seconds).build());
-}
+};
 
 }  // namespace
 
@@ -137,29 +124,38 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   }
   out.push_back(std::move(duration).build());
 
-  FamilyBuilder cpu_samples(
-      "usercopy_cpu_samples_total",
-      "CPU clock samples taken inside hardened-usercopy check functions, by kernel call site, "
-      "syscall and innermost check function.",
-      MetricType::Counter, {"callsite", "syscall", "check"});
+  const uint64_t hz = snapshot.sample_frequency_hz();
+  SampleFamilies cpu{hz,
+                     FamilyBuilder("usercopy_cpu_samples_total",
+                                   "CPU clock samples taken inside hardened-usercopy check "
+                                   "functions, by kernel call site, syscall and innermost check "
+                                   "function.",
+                                   MetricType::Counter, {"callsite", "syscall", "check"}),
+                     FamilyBuilder("usercopy_cpu_seconds_total",
+                                   "CPU time spent inside hardened-usercopy check functions "
+                                   "(samples x sampling period, summed over CPUs), by kernel call "
+                                   "site, syscall and innermost check function.",
+                                   MetricType::Counter, {"callsite", "syscall", "check"})};
   for (const auto& series : snapshot.cpu_samples()) {
-    cpu_samples.add({series.callsite(), series.syscall(), series.check()},
-                    as_double(series.samples()));
+    cpu.add({series.callsite(), series.syscall(), series.check()}, series.samples());
   }
-  out.push_back(std::move(cpu_samples).build());
-
-  FamilyBuilder sampled(
-      "usercopy_sampled_cpu_samples_total",
-      "All CPU clock samples taken, by context (kernel, user, idle): the denominator of "
-      "usercopy_cpu_samples_total.",
-      MetricType::Counter, {"context"});
-  for (const auto& series : snapshot.sampled()) {
-    sampled.add({series.context()}, as_double(series.samples()));
-  }
-  out.push_back(std::move(sampled).build());
+  SampleFamilies sampled{hz,
+                         FamilyBuilder("usercopy_sampled_cpu_samples_total",
+                                       "All CPU clock samples taken, by context (kernel, user, "
+                                       "idle): the denominator of usercopy_cpu_samples_total.",
+                                       MetricType::Counter, {"context"}),
+                         FamilyBuilder("usercopy_sampled_cpu_seconds_total",
+                                       "All sampled CPU time (samples x sampling period, summed "
+                                       "over CPUs), by context (kernel, user, idle): the "
+                                       "denominator of usercopy_cpu_seconds_total.",
+                                       MetricType::Counter, {"context"})};
+  for (const auto& series : snapshot.sampled()) sampled.add({series.context()}, series.samples());
+  out.push_back(std::move(cpu.samples).build());
+  out.push_back(std::move(sampled.samples).build());
 
   add_prediction_families(snapshot, out);
-  add_cpu_seconds_families(snapshot, out);
+  out.push_back(std::move(cpu.seconds).build());
+  out.push_back(std::move(sampled.seconds).build());
 
   FamilyBuilder enabled(
       "usercopy_hardened_enabled",

@@ -9,8 +9,6 @@
 namespace hucprof {
 namespace {
 
-constexpr std::chrono::seconds kCheckPeriod{1};
-
 std::string describe(const WebConfig& config) {
   std::string what = config.tls ? "TLS" : "plain HTTP";
   if (config.tls && config.tls->client_auth == ClientAuth::RequireAndVerifyClientCert) {
@@ -62,7 +60,6 @@ std::variant<std::unique_ptr<WebSecuritySource>, std::string> WebSecuritySource:
   source->current_ = std::get<std::shared_ptr<const WebSecurity>>(security);
   source->tls_ = source->current_->tls != nullptr;
   source->stamps_ = std::move(stamps);
-  source->next_check_ = std::chrono::steady_clock::now() + kCheckPeriod;
   spdlog::info("web config {}: {}", path, describe(source->current_->config));
   return source;
 }
@@ -93,17 +90,22 @@ WebSecuritySource::FileStamp WebSecuritySource::stamp_file(const std::string& pa
   return s;
 }
 
-std::shared_ptr<const WebSecurity> WebSecuritySource::current() {
+std::shared_ptr<const WebSecurity> WebSecuritySource::current() const {
   if (path_.empty()) return current_;  // no file: never changes
   std::lock_guard lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  if (now >= next_check_) {
-    next_check_ = now + kCheckPeriod;
-    std::vector<FileStamp> stamps;
-    for (const FileStamp& old : stamps_) stamps.push_back(stamp_file(old.path));
-    if (stamps != stamps_) reload(std::move(stamps));
-  }
   return current_;
+}
+
+void WebSecuritySource::replace(std::shared_ptr<const WebSecurity> security) {
+  std::lock_guard lock(mutex_);
+  current_ = std::move(security);
+}
+
+void WebSecuritySource::check_for_changes() {
+  if (path_.empty()) return;
+  std::vector<FileStamp> stamps;
+  for (const FileStamp& old : stamps_) stamps.push_back(stamp_file(old.path));
+  if (stamps != stamps_) reload(std::move(stamps));
 }
 
 void WebSecuritySource::reload(std::vector<FileStamp> now) {
@@ -132,8 +134,9 @@ void WebSecuritySource::reload(std::vector<FileStamp> now) {
                   *error);
     return;
   }
-  current_ = std::get<std::shared_ptr<const WebSecurity>>(security);
-  spdlog::info("web config {} reloaded: {}", path_, describe(current_->config));
+  const auto& loaded = std::get<std::shared_ptr<const WebSecurity>>(security);
+  spdlog::info("web config {} reloaded: {}", path_, describe(loaded->config));
+  replace(loaded);
 }
 
 }  // namespace hucprof

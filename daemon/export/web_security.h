@@ -25,20 +25,26 @@ struct WebSecurity {
   static std::variant<std::shared_ptr<const WebSecurity>, std::string> build(WebConfig config);
 };
 
-// --web.config.file, kept current the way exporter-toolkit does (it re-reads the file per
+// --web.config.file, kept current as exporter-toolkit keeps it (it re-reads the file per
 // connection and per request): the file and the certificate, key and CA files it names are
-// checked for changes at most once a second, and a changed set is loaded anew. A new version
-// that does not load is logged once and the last good one stays in force, so a half-written
-// file or a bad certificate never takes /metrics down.
+// checked for changes once every kCheckPeriod, and a changed set is loaded anew. The server's
+// timer does the checking, so no request waits for a stat or a reload. A new version that does
+// not load is logged once and the last good one stays in force, so a half-written file or a bad
+// certificate never takes /metrics down.
 class WebSecuritySource {
  public:
+  static constexpr std::chrono::seconds kCheckPeriod{1};
+
   // No file: plain HTTP, no authentication.
   WebSecuritySource();
   // The file as it is now; an error (one line naming the file) when it does not load.
   static std::variant<std::unique_ptr<WebSecuritySource>, std::string> load(
       const std::string& path);
 
-  std::shared_ptr<const WebSecurity> current();
+  // The version in force: what each new connection and each request is served with.
+  std::shared_ptr<const WebSecurity> current() const;
+  // Stats the files and loads a changed set; called every kCheckPeriod from one thread at a time.
+  void check_for_changes();
   // TLS or not is fixed at start, as in exporter-toolkit: a listener does not change protocol.
   bool tls() const { return tls_; }
 
@@ -53,13 +59,13 @@ class WebSecuritySource {
   // The certificate, key and CA files a version of the config reads.
   static std::vector<std::string> named_files(const WebConfig& config);
   void reload(std::vector<FileStamp> now);
+  void replace(std::shared_ptr<const WebSecurity> security);
 
   std::string path_;
   bool tls_ = false;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;  // guards current_ only: a reload is built without it
   std::shared_ptr<const WebSecurity> current_;
   std::vector<FileStamp> stamps_;  // of the last version tried, good or not
-  std::chrono::steady_clock::time_point next_check_{};
 };
 
 }  // namespace hucprof

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <ctime>
 
-#include "core/flame_tree.h"
-#include "core/folding_rules.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/markup_escape.h"
@@ -48,6 +46,11 @@ std::string fact(const std::string& what, const std::string& html_value) {
   return "<tr><th>" + e(what) + "</th><td>" + html_value + "</td></tr>\n";
 }
 
+// The page reloads itself once per drain interval, at most once a second.
+int64_t refresh_seconds(const WebViewInput& in) {
+  return std::max<int64_t>(in.interval.count() / 1000, 1);
+}
+
 std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
   const auto& s = in.snapshot;
   std::string sampling =
@@ -69,10 +72,9 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
     window = format_seconds(static_cast<double>(in.last_interval.duration_ns) / 1e9) + " ending " +
              utc_time(in.last_interval.time_unix_ns + in.last_interval.duration_ns);
   }
-  out += fact("last interval",
-              e(window) + " (drains so far: " + std::to_string(s.intervals()) +
-                  ", this page reloads every " +
-                  std::to_string(std::max<int64_t>(in.interval.count() / 1000, 1)) + " s)");
+  out += fact("last interval", e(window) + " (drains so far: " + std::to_string(s.intervals()) +
+                                   ", this page reloads every " +
+                                   std::to_string(refresh_seconds(in)) + " s)");
   if (cost.sampling) {
     out += fact("busy kernel CPU", e(format_seconds(cost.kernel_cpu_seconds)) + " in the interval");
   }
@@ -121,24 +123,18 @@ std::string probe_table(const hucprof::v1::Snapshot& s) {
 }
 
 std::string flame_graph(const StackProfile& profile) {
-  const bool sampled = profile.sampling;
-  const ProfileValue value = sampled ? kSamples : kCalls;
-  FlameGraphStyle style;
-  style.title = sampled ? "CPU in the usercopy checks, last interval (cpu-clock samples)"
-                        : "usercopy checks, last interval (calls)";
-  style.unit = sampled ? "samples" : "calls";
-  style.seconds_per_unit = sampled ? static_cast<double>(profile.sample_period_ns) / 1e9 : 0;
-  return render_flame_graph_svg(build_flame_tree(profile, value, FoldingRules::defaults(), "all"),
-                                style);
+  const char* title = profile.sampling
+                          ? "CPU in the usercopy checks, last interval (cpu-clock samples)"
+                          : "usercopy checks, last interval (calls)";
+  return render_profile_flame_graph(profile, title);
 }
 
 }  // namespace
 
 std::string render_web_view(const WebViewInput& in) {
   const UsercopyCost cost = summarize_cost(in.last_interval, 0);  // the flame graph has stacks
-  const int64_t refresh = std::max<int64_t>(in.interval.count() / 1000, 1);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh) + "\">\n";
+  out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh_seconds(in)) + "\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>hucprof — " + e(in.snapshot.build().kernel()) + "</title>\n<style>" + kStyle +
          "</style>\n</head><body>\n";

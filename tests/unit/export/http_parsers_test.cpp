@@ -1,8 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "export/accept_encoding.h"
 #include "export/basic_auth.h"
-#include "export/gzip_body.h"
 #include "export/http_target.h"
 #include "export/rate_limiter.h"
 
@@ -59,6 +59,9 @@ TEST(RequestTarget, ErrorsAreWordsFor400) {
   EXPECT_EQ(target_error("/a%g0"), "bad percent-encoding in the path");
   EXPECT_EQ(target_error("/a%00b"), "NUL byte in the path");
   EXPECT_THAT(target_error("/p?seconds=%ZZ"), HasSubstr("query parameter \"seconds\""));
+  // The 400 body quotes the parameter on one line, control bytes as \xNN.
+  EXPECT_EQ(target_error("/p?a\x1b[2J%ZZ=1"),
+            "bad percent-encoding in query parameter \"a\\x1b[2J%ZZ\"");
 }
 
 // RFC 7617 2: "Basic " + base64(user ":" password); the scheme is case-insensitive.

@@ -118,6 +118,18 @@ TEST(PprofHandler, BadSecondsAre400NamingTheProblem) {
   EXPECT_EQ(fake.drains_, 3) << "a refused request drains nothing";
 }
 
+// The value comes back in the 400 body: quoted, its control bytes as \xNN, on one line.
+TEST(PprofHandler, BadSecondsAreQuotedOnOneLine) {
+  FakeSource fake;
+  const HttpResponse r = make_pprof_handler(fake.source(), no_wait())(get({{"seconds", "1\n2"}}));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, "seconds: \"1\\x0a2\" is not a whole number of seconds from 1 to 600\n");
+  EXPECT_EQ(std::get<std::optional<int>>(profile_seconds({{"seconds", "30"}}, 600)), 30);
+  EXPECT_EQ(std::get<std::optional<int>>(profile_seconds({{"other", "x"}}, 600)), std::nullopt);
+  EXPECT_EQ(std::get<std::string>(profile_seconds({{"seconds", "601"}}, 600)),
+            "seconds: \"601\" is not a whole number of seconds from 1 to 600");
+}
+
 TEST(PprofHandler, CancelledRequestStopsWaiting) {
   FakeSource fake;
   int polls = 0;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "export/prometheus_exporter.h"
+#include "sample_snapshots.h"
 #include "text_lines.h"
 
 namespace hucprof {
@@ -30,23 +31,11 @@ std::vector<std::string> series_of(const std::vector<std::string>& lines,
 v1::Snapshot with_predictions() {
   v1::Snapshot s;
   s.set_busy_cpu_ns(12'500'000'000);
-  auto* p = s.add_predictions();
-  p->set_estimator("sampling");
-  p->set_window_seconds(300);
-  p->set_share(0.25);
-  p->set_speedup(4.0 / 3);
-  auto* site = p->add_callsites();
-  site->set_callsite("udp_recvmsg");
-  site->set_share(0.2);
-  site->set_speedup(1.25);
-  site = p->add_callsites();
-  site->set_callsite("udp_sendmsg");
-  site->set_share(0.05);
-  site->set_speedup(1 / 0.95);
-  auto* latency = s.add_predictions();
-  latency->set_estimator("latency");
-  latency->set_window_seconds(120);
-  latency->set_share(1.5);  // an overshooting estimate: no speed-up series
+  auto* p = add_prediction(s, "sampling", 300, 0.25, 4.0 / 3);
+  add_callsite_share(p, "udp_recvmsg", 0.2, 1.25);
+  add_callsite_share(p, "udp_sendmsg", 0.05, 1 / 0.95);
+  // An overshooting estimate: no speed-up series.
+  add_prediction(s, "latency", 120, 1.5, std::nullopt);
   return s;
 }
 

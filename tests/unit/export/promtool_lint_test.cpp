@@ -23,15 +23,8 @@ TEST(PromtoolLint, ScrapePassesCheckMetrics) {
   for (uint64_t slot = 0; slot < 32; ++slot) latency->add_bucket_counts(slot % 4);
   latency->set_sum_ns(123456);
   snapshot.set_busy_cpu_ns(7'000'000'000);
-  auto* prediction = snapshot.add_predictions();
-  prediction->set_estimator("sampling");
-  prediction->set_window_seconds(300);
-  prediction->set_share(0.04);
-  prediction->set_speedup(1 / 0.96);
-  auto* site = prediction->add_callsites();
-  site->set_callsite("udp_recvmsg");
-  site->set_share(0.04);
-  site->set_speedup(1 / 0.96);
+  add_callsite_share(add_prediction(snapshot, "sampling", 300, 0.04, 1 / 0.96), "udp_recvmsg", 0.04,
+                     1 / 0.96);
   auto* probe = snapshot.add_probes();
   probe->set_target("__check_object_size");
   probe->set_reason("fentry: EPERM (ftrace locked)");

@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,8 +50,8 @@ inline v1::Snapshot udp_flood_snapshot() {
     ctx->set_context(context);
     ctx->set_samples(samples);
   }
-  for (auto [walk, n] : {std::pair{"learned_offsets", 2997}, {"stack_walk", 3},
-                         {"offset_mismatch", 1}}) {
+  for (auto [walk, n] :
+       {std::pair{"learned_offsets", 2997}, {"stack_walk", 3}, {"offset_mismatch", 1}}) {
     auto* w = s.add_helper_walks();
     w->set_walk(walk);
     w->set_count(n);
@@ -67,6 +68,27 @@ inline v1::Snapshot udp_flood_snapshot() {
   s.set_last_drain_seconds(0.0125);
   s.set_sample_frequency_hz(99);
   return s;
+}
+
+// One estimator's prediction, as SpeedupPrediction writes it (no speed-up for a share of 1 or
+// more), and the call sites' part of it.
+inline v1::CostSharePrediction* add_prediction(v1::Snapshot& s, const std::string& estimator,
+                                               double window_seconds, double share,
+                                               std::optional<double> speedup) {
+  auto* p = s.add_predictions();
+  p->set_estimator(estimator);
+  p->set_window_seconds(window_seconds);
+  p->set_share(share);
+  if (speedup) p->set_speedup(*speedup);
+  return p;
+}
+
+inline void add_callsite_share(v1::CostSharePrediction* p, const std::string& callsite,
+                               double share, double speedup) {
+  auto* site = p->add_callsites();
+  site->set_callsite(callsite);
+  site->set_share(share);
+  site->set_speedup(speedup);
 }
 
 }  // namespace hucprof

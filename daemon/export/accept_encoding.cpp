@@ -1,37 +1,23 @@
-#include "export/gzip_body.h"
+#include "export/accept_encoding.h"
 
 #include <algorithm>
-#include <cctype>
-#include <string>
+
+#include "export/http_text.h"
 
 namespace hucprof {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // "q=0", "q=0.0", "q=0.000" refuse a coding; anything else (or no q) accepts it.
 bool q_is_zero(std::string_view params) {
   size_t start = 0;
   while (start < params.size()) {
     const size_t end = std::min(params.find(';', start), params.size());
-    const std::string param = lower(trim(params.substr(start, end - start)));
+    const std::string_view param = trim_ows(params.substr(start, end - start));
     start = end + 1;
-    if (param.rfind("q=", 0) != 0) continue;
-    const std::string value = param.substr(2);
+    if (!starts_with_ignoring_case(param, "q=")) continue;
+    const std::string_view value = param.substr(2);
     if (value.empty() || value[0] != '0') return false;
-    return value.find_first_not_of("0.", 1) == std::string::npos;
+    return value.find_first_not_of("0.", 1) == std::string_view::npos;
   }
   return false;
 }
@@ -46,10 +32,10 @@ bool accepts_gzip(std::string_view accept_encoding) {
     const std::string_view item = accept_encoding.substr(start, end - start);
     start = end + 1;
     const size_t semicolon = item.find(';');
-    const std::string coding = lower(trim(item.substr(0, semicolon)));
+    const std::string_view coding = trim_ows(item.substr(0, semicolon));
     const bool refused =
         semicolon != std::string_view::npos && q_is_zero(item.substr(semicolon + 1));
-    if (coding == "gzip" || coding == "x-gzip") {
+    if (equals_ignoring_case(coding, "gzip") || equals_ignoring_case(coding, "x-gzip")) {
       (refused ? gzip_refused : gzip) = true;
     } else if (coding == "*" && !refused) {
       star = true;
