@@ -432,6 +432,7 @@ static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct hu
 static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx, __u64 caller,
 					__u64 bytes, bool to_user)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct huc_site_key key = {};
 	struct huc_site_value *value;
 	struct huc_cpu_state *state;
@@ -439,7 +440,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	__u32 zero = 0;
 
 	key.generation = generation;
-	key.syscall_nr = huc_current_syscall_nr();
+	key.syscall_nr = huc_task_syscall_nr(task);
 	key.direction = to_user ? HUC_DIR_TO_USER : HUC_DIR_FROM_USER;
 	key.caller = caller;
 	if (!caller)
@@ -483,7 +484,9 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	state = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (state) {
 		state->site = key;
-		state->tgid_pid_low = (__u32)bpf_get_current_pid_tgid();
+		/* The low half of bpf_get_current_pid_tgid(), which the sub-check and return
+		 * programs compare it with, loaded from the task at hand instead of by a helper. */
+		state->tgid_pid_low = (__u32)task->pid;
 		state->active = 1;
 		state->entry_ns = latency_enabled ? bpf_ktime_get_ns() : 0;
 	}
