@@ -354,11 +354,16 @@ static __always_inline bool huc_verify_due(void)
 }
 
 /* The call site of a helper-called check from learned offsets, learning them first if a helper
- * on the way is new; 0 when they cannot say. */
-static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, __u64 caller,
-					      struct huc_site_key *key)
+ * on the way is new; 0 when they cannot say. slot_in_ctx: slot points into the fentry
+ * trampoline's frame and must be laundered before the global functions take it. */
+static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, bool slot_in_ctx,
+					      __u64 caller, struct huc_site_key *key)
 {
-	__u64 site = huc_follow_hops(slot, caller);
+	__u64 site;
+
+	if (slot_in_ctx)
+		slot = huc_as_scalar(slot);
+	site = huc_follow_hops(slot, caller);
 
 	if (site == HUC_HOPS_UNKNOWN) {
 		huc_take_trace(ctx);
@@ -421,11 +426,13 @@ static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct hu
 	}
 }
 
-/* slot: where the walk along learned offsets starts (arch_reads.bpf.h); caller: the immediate
- * caller's return address (0: unknown). */
-static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u64 bytes,
-					bool to_user)
+/* slot: where the walk along learned offsets starts (arch_reads.bpf.h), slot_in_ctx: see
+ * huc_site_by_hops (a constant: the branch is compiled away); caller: the immediate caller's
+ * return address (0: unknown). */
+static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx, __u64 caller,
+					__u64 bytes, bool to_user)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct huc_site_key key = {};
 	struct huc_site_value *value;
 	struct huc_cpu_state *state;
@@ -433,14 +440,14 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u
 	__u32 zero = 0;
 
 	key.generation = generation;
-	key.syscall_nr = huc_current_syscall_nr();
+	key.syscall_nr = huc_task_syscall_nr(task);
 	key.direction = to_user ? HUC_DIR_TO_USER : HUC_DIR_FROM_USER;
 	key.caller = caller;
 	if (!caller)
 		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
 
 	if (caller && huc_is_helper(caller)) {
-		from_hops = huc_site_by_hops(ctx, slot, caller, &key);
+		from_hops = huc_site_by_hops(ctx, slot, slot_in_ctx, caller, &key);
 		if (!from_hops)
 			huc_site_by_stack(ctx, caller, &key);
 	}
@@ -477,7 +484,9 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, __u64 caller, __u
 	state = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (state) {
 		state->site = key;
-		state->tgid_pid_low = (__u32)bpf_get_current_pid_tgid();
+		/* The low half of bpf_get_current_pid_tgid(), which the sub-check and return
+		 * programs compare it with, loaded from the task at hand instead of by a helper. */
+		state->tgid_pid_low = (__u32)task->pid;
 		state->active = 1;
 		state->entry_ns = latency_enabled ? bpf_ktime_get_ns() : 0;
 	}
@@ -555,7 +564,9 @@ int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, boo
 {
 	struct huc_caller c = huc_fentry_caller(ctx);
 
-	return huc_on_check(ctx, huc_as_scalar(c.slot), c.ret, n, to_user);
+	/* Laundered only on the helper-called path that needs it: a scratch lookup per check
+	 * otherwise. */
+	return huc_on_check(ctx, c.slot, true, c.ret, n, to_user);
 }
 
 SEC("kprobe/__check_object_size")
@@ -563,7 +574,7 @@ int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, b
 {
 	struct huc_caller c = huc_kprobe_caller(ctx);
 
-	return huc_on_check(ctx, c.slot, c.ret, n, to_user);
+	return huc_on_check(ctx, c.slot, false, c.ret, n, to_user);
 }
 
 SEC("fexit/__check_object_size")

@@ -73,13 +73,13 @@ static __always_inline bool huc_in_ranges(const volatile struct huc_range *range
 }
 
 /*
- * The syscall the current task is in, from its saved user registers (arch_reads.bpf.h): O(1) and exact,
- * unlike walking the stack for a sys_* frame. Kernel threads and io_uring workers have zeroed
- * user registers, which would read as syscall 0 (read), so they report -1.
+ * The syscall task (the current one, from bpf_get_current_task_btf()) is in, from its saved user
+ * registers (arch_reads.bpf.h): O(1) and exact, unlike walking the stack for a sys_* frame.
+ * Kernel threads and io_uring workers have zeroed user registers, which would read as syscall 0
+ * (read), so they report -1.
  */
-static __always_inline __s32 huc_current_syscall_nr(void)
+static __always_inline __s32 huc_task_syscall_nr(struct task_struct *task)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
 	long nr;
 
@@ -94,6 +94,11 @@ static __always_inline __s32 huc_current_syscall_nr(void)
 	if (nr < 0 || nr > HUC_MAX_SYSCALL_NR)
 		return -1;
 	return (__s32)nr;
+}
+
+static __always_inline __s32 huc_current_syscall_nr(void)
+{
+	return huc_task_syscall_nr(bpf_get_current_task_btf());
 }
 
 /* Adds 1 to a per-CPU counter array slot. */

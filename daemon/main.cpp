@@ -7,16 +7,13 @@
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
+#include "app/build_info.h"
 #include "app/doctor_command.h"
 #include "app/record_command.h"
 #include "app/report_command.h"
 #include "app/run_command.h"
 #include "cli/options.h"
 #include "log/logging.h"
-
-#ifndef HUCPROF_VERSION
-#define HUCPROF_VERSION "dev"
-#endif
 
 namespace {
 
@@ -43,8 +40,8 @@ int libbpf_print(enum libbpf_print_level, const char* format, va_list args) {
 int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& source) {
   switch (command.kind) {
     case hucprof::CommandKind::Version:
-      std::printf("hucprof %s (libbpf %u.%u)\n", HUCPROF_VERSION, libbpf_major_version(),
-                  libbpf_minor_version());
+      std::printf("hucprof %s (libbpf %s)\n", hucprof::hucprof_version(),
+                  hucprof::libbpf_version().c_str());
       return 0;
     case hucprof::CommandKind::Doctor:
       return hucprof::doctor_command(command.run);

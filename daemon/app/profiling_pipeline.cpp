@@ -4,10 +4,10 @@
 
 #include <chrono>
 
-#include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
 #include "app/attach_sessions.h"
+#include "app/build_info.h"
 #include "bpf/probe_session.h"
 #include "bpf/program_barrier.h"
 #include "bpf/sampling_session.h"
@@ -21,15 +21,7 @@
 #include "core/speedup_prediction.h"
 #include "core/symbolizer.h"
 
-#ifndef HUCPROF_VERSION
-#define HUCPROF_VERSION "dev"
-#endif
-
 namespace hucprof {
-
-namespace {
-using Clock = std::chrono::steady_clock;
-}  // namespace
 
 int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -46,9 +38,8 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
   status.set_hardened_usercopy_enabled(kernel.hardened.enabled);
   status.set_hardened_usercopy_reason(kernel.hardened.reason);
   auto* build = status.mutable_build();
-  build->set_version(HUCPROF_VERSION);
-  build->set_libbpf(std::to_string(libbpf_major_version()) + "." +
-                    std::to_string(libbpf_minor_version()));
+  build->set_version(hucprof_version());
+  build->set_libbpf(libbpf_version());
   build->set_kernel(kernel.facts.release);
 
   const AttachPlan plan = plan_attach(kernel, attach_options(options));
@@ -86,7 +77,7 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
   header.latency = header.probes && options.latency;
   header.sample_period_ns = cpu_clock_period_ns(status.sample_frequency_hz());
   header.kernel = kernel.facts.release;
-  header.hucprof_version = HUCPROF_VERSION;
+  header.hucprof_version = hucprof_version();
   header.hardened_usercopy =
       std::string(kernel.hardened.enabled ? "on" : "off") + " (" + kernel.hardened.reason + ")";
   header.time_unix_ns = unix_now_ns();
@@ -119,7 +110,7 @@ void ProfilingPipeline::drain(bool end_interval) {
 }
 
 void ProfilingPipeline::drain_locked(bool end_interval) {
-  auto started = Clock::now();
+  const auto started = std::chrono::steady_clock::now();
   RawDrain raw;
   // New counts go to a new generation; once no program writes the old one, it is read and
   // deleted (hucprof_abi.h), so the maps never fill up over a long run.
@@ -150,7 +141,8 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
   snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
   prediction_->update(std::chrono::duration<double>(started.time_since_epoch()).count(), snapshot);
   snapshot.set_timestamp_unix_ms(now / 1000000);
-  snapshot.set_last_drain_seconds(std::chrono::duration<double>(Clock::now() - started).count());
+  snapshot.set_last_drain_seconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   latest_ = std::move(snapshot);
   if (publish_) publish_(latest_);
 }

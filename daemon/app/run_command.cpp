@@ -7,9 +7,9 @@
 #include <chrono>
 #include <memory>
 
-#include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
+#include "app/build_info.h"
 #include "app/kernel_view.h"
 #include "app/privileges.h"
 #include "app/profiling_pipeline.h"
@@ -17,10 +17,6 @@
 #include "export/metrics_server.h"
 #include "export/pprof_handler.h"
 #include "export/web_view.h"
-
-#ifndef HUCPROF_VERSION
-#define HUCPROF_VERSION "dev"
-#endif
 
 namespace hucprof {
 
@@ -57,9 +53,8 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
     return 1;
   }
   KernelView& kernel = std::get<KernelView>(loaded);
-  spdlog::info("hucprof {} on kernel {}, mode {}, libbpf {}.{}", HUCPROF_VERSION,
-               kernel.facts.release, mode_name(options.mode), libbpf_major_version(),
-               libbpf_minor_version());
+  spdlog::info("hucprof {} on kernel {}, mode {}, libbpf {}", hucprof_version(),
+               kernel.facts.release, mode_name(options.mode), libbpf_version());
   spdlog::info("hardened usercopy: {} ({})", kernel.hardened.enabled ? "on" : "off",
                kernel.hardened.reason);
   if (!kernel.hardened.enabled) {

@@ -79,6 +79,34 @@ std::optional<std::string> read_gzip(const char* path) {
   return out;
 }
 
+// Whether a perf_event program may use a hash map without preallocation: kernels since 6.1
+// allocate such entries with bpf_mem_alloc, which is safe in any context; older ones refuse.
+Capability probe_on_demand_maps() {
+  LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
+  UniqueFd map(bpf_map_create(BPF_MAP_TYPE_HASH, "huc_feature", 4, 8, 1, &map_opts));
+  if (!map) {
+    return {false, "cannot create a hash map without preallocation (" + errno_words(errno) + ")"};
+  }
+  // *(u32 *)(r10 - 4) = 0; r1 = map; r2 = r10 - 4; call map_lookup_elem; r0 = 0; exit
+  const bpf_insn insns[] = {
+      {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
+      {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map.get()},
+      {0, 0, 0, 0, 0},
+      {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
+      {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
+      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+      {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "huc_feature", "GPL", insns,
+                              sizeof(insns) / sizeof(insns[0]), nullptr));
+  if (!prog) {
+    return {false, "the kernel refused a perf_event program using such a map (" +
+                       errno_words(errno) + "; kernels before 6.1 need preallocated maps there)"};
+  }
+  return {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
+}
+
 }  // namespace
 
 int read_perf_event_paranoid() {
@@ -140,32 +168,6 @@ KernelFacts KernelFacts::probe() {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }
   return facts;
-}
-
-Capability probe_on_demand_maps() {
-  LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
-  UniqueFd map(bpf_map_create(BPF_MAP_TYPE_HASH, "huc_feature", 4, 8, 1, &map_opts));
-  if (!map) {
-    return {false, "cannot create a hash map without preallocation (" + errno_words(errno) + ")"};
-  }
-  // *(u32 *)(r10 - 4) = 0; r1 = map; r2 = r10 - 4; call map_lookup_elem; r0 = 0; exit
-  const bpf_insn insns[] = {
-      {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
-      {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map.get()},
-      {0, 0, 0, 0, 0},
-      {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
-      {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
-      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
-      {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-  };
-  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "huc_feature", "GPL", insns,
-                              sizeof(insns) / sizeof(insns[0]), nullptr));
-  if (!prog) {
-    return {false, "the kernel refused a perf_event program using such a map (" +
-                       errno_words(errno) + "; kernels before 6.1 need preallocated maps there)"};
-  }
-  return {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
 }
 
 std::string fentry_attach_error(const std::string& function) {

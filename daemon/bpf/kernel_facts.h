@@ -30,10 +30,6 @@ struct KernelFacts {
 // (EPERM: ftrace is locked down on this kernel)").
 std::string fentry_attach_error(const std::string& function);
 
-// Whether a perf_event program may use a hash map without preallocation: kernels since 6.1
-// allocate such entries with bpf_mem_alloc, which is safe in any context; older ones refuse.
-Capability probe_on_demand_maps();
-
 // The kernel config: /proc/config.gz, else /boot/config-<release>.
 std::optional<std::string> read_kernel_config(const std::string& release, std::string& source);
 

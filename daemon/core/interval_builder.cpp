@@ -26,14 +26,12 @@ IntervalBuilder::SiteTuple IntervalBuilder::tuple_of(const huc_site_key& key) {
   return {key.caller, key.short_stack_id, key.syscall_nr, key.direction};
 }
 
-IntervalBuilder::Fold IntervalBuilder::fold_frames(const std::vector<uint64_t>& addrs,
-                                                   Symbolizer& symbols) const {
+IntervalBuilder::Fold IntervalBuilder::fold_frames(const ResolvedStack& frames) const {
   Fold out;
   std::vector<std::string> names;
-  names.reserve(addrs.size());
-  for (uint64_t addr : addrs) {
-    auto name = symbols.name(addr);
-    if (!name) {
+  names.reserve(frames.size());
+  for (const auto& frame : frames) {
+    if (!frame) {
       // An unnamed frame cannot be a check or a helper; stop here so it does not get skipped
       // over and mislabel the call site.
       if (names.empty()) {
@@ -45,7 +43,7 @@ IntervalBuilder::Fold IntervalBuilder::fold_frames(const std::vector<uint64_t>& 
       names.push_back(kUnknownCallsite);
       continue;
     }
-    names.push_back(std::move(*name));
+    names.push_back(frame->name);
   }
   out.site = folder_.fold(names);
   if (out.site.callsite == kUnknownCallsite) out.drop = kDropSymbolUnresolved;
@@ -70,9 +68,9 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
       fold.labels = site_labels(key, fold.site);
       return fold;  // not cached: a later drain may have the stack
     }
-    fold = fold_frames(stack->second, symbols);
+    fold = fold_frames(resolve_stack(stack->second, symbols));
   } else {
-    fold = fold_frames({key.caller}, symbols);
+    fold = fold_frames({symbols.frame(key.caller)});
   }
   fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
   fold.labels = site_labels(key, fold.site);
@@ -91,8 +89,10 @@ IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, co
     fold.labels = sample_labels(key, fold.site);
     return fold;
   }
-  Fold fold = fold_frames(stack->second, symbols);
-  fold.stack = stacks_.sampled(stack->second, symbols);
+  // Resolved once for both: the call site's fold and the profile stack.
+  ResolvedStack frames = resolve_stack(stack->second, symbols);
+  Fold fold = fold_frames(frames);
+  fold.stack = stacks_.sampled(std::move(frames));
   fold.labels = sample_labels(key, fold.site);
   return sample_folds_.put(key.stack_id, std::move(fold), drain_);
 }

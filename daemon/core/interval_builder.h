@@ -76,7 +76,7 @@ class IntervalBuilder {
   static SiteTuple tuple_of(const huc_site_key& key);
   Fold fold_site(const huc_site_key& key, const RawDrain& drain, Symbolizer& symbols);
   Fold fold_sample(const huc_sample_key& key, const RawDrain& drain, Symbolizer& symbols);
-  Fold fold_frames(const std::vector<uint64_t>& addrs, Symbolizer& symbols) const;
+  Fold fold_frames(const ResolvedStack& frames) const;
   std::string syscall_label(int32_t nr, const FoldedCallsite& folded) const;
   // The stack a site's counts go out with: the full stack the kernel captured for its key in
   // this generation; without one (stack map full), the call site's from a recent drain, else

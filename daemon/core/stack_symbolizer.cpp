@@ -20,11 +20,17 @@ bool is_bpf_machinery(const ProfileFrame& frame) {
 
 }  // namespace
 
+ResolvedStack resolve_stack(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+  ResolvedStack out;
+  out.reserve(addrs.size());
+  for (uint64_t addr : addrs) out.push_back(symbols.frame(addr));
+  return out;
+}
+
 StackSymbolizer::StackSymbolizer(FoldingRules rules, size_t max_stacks)
     : rules_(std::move(rules)), interner_(max_stacks) {}
 
-FramePtr StackSymbolizer::frame(uint64_t addr, Symbolizer& symbols) {
-  auto resolved = symbols.frame(addr);
+FramePtr StackSymbolizer::frame(std::optional<ResolvedFrame> resolved) {
   // An address outside every symbol is named as unknown, never printed: it would reveal KASLR.
   if (!resolved) return named(kUnknownFunction);
   return interner_.frame(ProfileFrame{std::move(resolved->name), std::move(resolved->module),
@@ -39,17 +45,17 @@ bool StackSymbolizer::is_check(const ProfileFrame& frame) const {
   return rules_.check_functions.contains(normalize_symbol(frame.function));
 }
 
-StackPtr StackSymbolizer::sampled(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+StackPtr StackSymbolizer::sampled(ResolvedStack resolved) {
   ProfileStack frames;
-  frames.reserve(addrs.size());
-  for (uint64_t addr : addrs) frames.push_back(frame(addr, symbols));
+  frames.reserve(resolved.size());
+  for (auto& r : resolved) frames.push_back(frame(std::move(r)));
   return interner_.stack(frames);
 }
 
 StackPtr StackSymbolizer::probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
   ProfileStack frames;
   frames.reserve(addrs.size() + 1);
-  for (uint64_t addr : addrs) frames.push_back(frame(addr, symbols));
+  for (uint64_t addr : addrs) frames.push_back(frame(symbols.frame(addr)));
   size_t first_check = 0;
   while (first_check < frames.size() && !is_check(*frames[first_check])) ++first_check;
   if (first_check < frames.size()) {

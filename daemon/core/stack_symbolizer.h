@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -8,6 +9,11 @@
 #include "core/symbolizer.h"
 
 namespace hucprof {
+
+// A kernel stack's frames resolved once (nullopt: outside every symbol), for whatever needs the
+// names: the call site's fold and the profile stack.
+using ResolvedStack = std::vector<std::optional<ResolvedFrame>>;
+ResolvedStack resolve_stack(const std::vector<uint64_t>& addrs, Symbolizer& symbols);
 
 // Kernel stacks (addresses, leaf first) → interned profile stacks: each frame named, with its
 // offsets, never its address. Pure: the addresses come from a drain, the names from a
@@ -19,7 +25,10 @@ class StackSymbolizer {
 
   // A cpu-clock sample's stack as it is: the leaf is the interrupted instruction, which may lie
   // below the check (a spinlock under find_vmap_area is the check's cost too).
-  StackPtr sampled(const std::vector<uint64_t>& addrs, Symbolizer& symbols);
+  StackPtr sampled(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+    return sampled(resolve_stack(addrs, symbols));
+  }
+  StackPtr sampled(ResolvedStack frames);
   // A stack taken at the entry of __check_object_size (probe mode): whatever ran below the check
   // to take it (BPF trampoline and program, kprobe handler) is dropped, so the check is the
   // leaf. Also right for a short stack or a lone caller address: a stack that does not show the
@@ -36,7 +45,7 @@ class StackSymbolizer {
   }
 
  private:
-  FramePtr frame(uint64_t addr, Symbolizer& symbols);
+  FramePtr frame(std::optional<ResolvedFrame> resolved);
   FramePtr named(std::string_view function);  // a frame known by name only (offsets 0)
   bool is_check(const ProfileFrame& frame) const;
 
