@@ -76,7 +76,7 @@ class HucprofRun:
     """A `hucprof run` (tl.Daemon) plus drain-aware scraping."""
 
     def __init__(self, binary: str, args: list[str], log_path: Path, port: int | None = None):
-        self.daemon = tl.Daemon(binary, args, port or tl.free_port(), str(log_path))
+        self.daemon = tl.Daemon(binary, args, str(log_path), port)
 
     def metrics(self) -> tuple[str, list]:
         text = self.daemon.scrape()
