@@ -157,14 +157,6 @@ def deaths(console: str) -> list[str]:
     return out
 
 
-def build_cycler(src: Path, out: Path) -> Path:
-    if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(out), str(src),
-                        "-lbpf"], check=True)
-    return out
-
-
 def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
     os.environ.setdefault("HUCVM_ACCEL", "tcg")  # thread=single is a TCG property
@@ -196,7 +188,8 @@ def host_main() -> int:
     try:
         vmlib.preflight()
         k, initrd = vm_tier.boot_files(a.kernel, cache)
-        cycler = build_cycler(HERE / "fentry_cycle.c", cache / "bin" / "fentry_cycle")
+        cycler = vmlib.compile_c(HERE / "fentry_cycle.c", cache / "bin" / "fentry_cycle",
+                                 libs=("-lbpf",))
     except vmlib.Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP

@@ -79,12 +79,6 @@ def guest_main() -> int:
     bare.call("ref_init")
     bare.call("ref_probe_unstacked", "bare", "__check_object_size", "to_user=%dx:u8", "to_user")
 
-    def prog_stats() -> dict:
-        r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
-                           check=True)
-        return {p["name"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0))
-                for p in json.loads(r.stdout) if p.get("name", "").startswith("huc_")}
-
     def measure(variant: str, rnd: int, diagnose: bool = False) -> None:
         rec = {"variant": variant, "round": rnd}
         if variant == "none":
@@ -104,12 +98,10 @@ def guest_main() -> int:
             try:
                 run.wait_ready()
                 c0 = cpu_seconds(run.daemon.proc.pid)
-                s0 = prog_stats() if diagnose else {}
+                s0 = guestlib.bpf_prog_runs() if diagnose else {}
                 rec |= flood(variant)
                 if diagnose:
-                    s1 = prog_stats()
-                    rec["progs"] = {n: [s1[n][0] - s0.get(n, (0, 0))[0],
-                                        s1[n][1] - s0.get(n, (0, 0))[1]] for n in s1}
+                    rec["progs"] = guestlib.prog_runs_since(s0)
                     rec["variant"] = variant + "+stats"
                 rec["daemon_cpu_s"] = cpu_seconds(run.daemon.proc.pid) - c0
                 text = run.scrape_after_drain()
@@ -132,13 +124,9 @@ def guest_main() -> int:
             for variant in VARIANTS:
                 measure("none", rnd)
                 measure(variant, rnd)
-        stats = Path("/proc/sys/kernel/bpf_stats_enabled")
-        stats.write_text("1\n")
-        try:
+        with guestlib.bpf_stats_enabled():
             for variant in ("kprobe", "fentry"):
                 measure(variant, plan["rounds"], diagnose=True)
-        finally:
-            stats.write_text("0\n")
     finally:
         ref.close()
         bare.close()
@@ -156,7 +144,7 @@ def host_main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", default="6.1", help="kernel label (6.1, 6.12)")
+    ap.add_argument("--kernel", default="6.1", choices=[k.label for k in vm_tier.KERNELS])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=4, help="per flood")
     ap.add_argument("--payload", type=int, default=64)
@@ -179,9 +167,6 @@ def host_main() -> int:
     try:
         vmlib.preflight()
         k, initrd = vm_tier.boot_files(a.kernel, cache)
-    except KeyError:
-        print(f"unknown kernel {a.kernel}", file=sys.stderr)
-        return 2
     except vmlib.Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP

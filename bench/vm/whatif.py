@@ -46,7 +46,6 @@ import json
 import os
 import random
 import re
-import shlex
 import subprocess
 import sys
 import time
@@ -124,12 +123,6 @@ def guest_main() -> int:
                 g[key] = found[0][1]
         return g
 
-    def prog_stats() -> dict:
-        r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
-                           check=True)
-        return {p["name"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0))
-                for p in json.loads(r.stdout) if p.get("name", "").startswith("huc_")}
-
     def patient_scrape(run, path: Path | None = None) -> str:
         # Under sleep=off the guest clock leaps ahead while the vCPU waits for the host (9p
         # reads on a loaded machine), so a 5 s HTTP timeout can expire with the daemon healthy.
@@ -166,16 +159,10 @@ def guest_main() -> int:
             if kind == "latency":
                 # Where the timed check's nanoseconds go: hucprof's own nested programs run
                 # inside the fentry..fexit interval (kernel.bpf_stats_enabled counts them).
-                stats = Path("/proc/sys/kernel/bpf_stats_enabled")
-                stats.write_text("1\n")
-                try:
-                    p0 = prog_stats()
+                with guestlib.bpf_stats_enabled():
+                    p0 = guestlib.bpf_prog_runs()
                     rec = {"kind": "probe_programs", "tag": tag} | load("udp", 20_000, 64)
-                    p1 = prog_stats()
-                finally:
-                    stats.write_text("0\n")
-                rec["programs"] = {n: [p1[n][0] - p0.get(n, (0, 0))[0],
-                                       p1[n][1] - p0.get(n, (0, 0))[1]] for n in p1}
+                    rec["programs"] = guestlib.prog_runs_since(p0)
                 save(rec)
         finally:
             rc = run.stop()
@@ -210,7 +197,8 @@ def host_main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", action="append", help="6.1 and/or 6.12 (default: both)")
+    ap.add_argument("--kernel", action="append", choices=[k.label for k in vm_tier.KERNELS],
+                    help="6.1 and/or 6.12 (default: both)")
     ap.add_argument("--pairs", type=int, default=5, help="A/B boot pairs per kernel (>= 2)")
     ap.add_argument("--reps", type=int, default=3, help="timed runs per workload per boot")
     ap.add_argument("--frequencies", type=int, default=3,
@@ -238,16 +226,7 @@ def host_main() -> int:
         vmlib.preflight()
         load = vmlib.compile_c(HERE / "workloads" / "whatif_load.c",
                                cache / "bin" / "whatif_load")
-        kernels = []
-        for label in labels:
-            spec = next((k for k in vm_tier.KERNELS if k.label == label), None)
-            if spec is None:
-                print(f"unknown kernel {label}", file=sys.stderr)
-                return 2
-            k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
-            initrd = cache / f"initramfs-{k.release}.cpio"
-            vmlib.build_initramfs(k, initrd)
-            kernels.append((k, initrd))
+        kernels = [vm_tier.boot_files(label, cache) for label in labels]
     except vmlib.Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP

@@ -1,5 +1,6 @@
 #pragma once
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -11,6 +12,12 @@ namespace hucprof {
 // time.ParseDuration. hucprof counts time in whole milliseconds, so a total that is not one is
 // refused rather than silently rounded. Errors are in words, e.g. `"10" has no unit (…)`.
 std::variant<std::chrono::milliseconds, std::string> parse_duration(std::string_view text);
+
+// parse_duration, then at least `min` (and at most `max` when given); the error names the
+// bounds: `"50ms" is below the minimum of 100ms`, `"25h" is out of range 1s..24h`.
+std::variant<std::chrono::milliseconds, std::string> parse_duration_within(
+    std::string_view text, std::chrono::milliseconds min,
+    std::optional<std::chrono::milliseconds> max = std::nullopt);
 
 // The inverse for messages and --help: "10s", "500ms", "1m30s".
 std::string format_duration(std::chrono::milliseconds duration);

@@ -1,6 +1,9 @@
 #pragma once
 #include <cctype>
 #include <string>
+#include <string_view>
+
+#include "core/quoted_value.h"
 
 namespace hucprof {
 
@@ -11,30 +14,30 @@ inline std::string lowercase_first(std::string text) {
   return text;
 }
 
+// What the user gave, in double quotes, inside a message that is made one line as a whole
+// (on_one_line, control_bytes_escaped) once it is complete.
+inline std::string in_quotes(std::string_view value) { return "\"" + std::string(value) + "\""; }
+
+// core/quoted_value's escaping without its quotes, for a whole message: every control byte
+// as \xNN ("tls\x0aserver").
+inline std::string control_bytes_escaped(std::string_view text) {
+  const std::string with_quotes = quoted_value(text);
+  return with_quotes.substr(1, with_quotes.size() - 2);
+}
+
 // Messages quote what the user gave (a flag value, a YAML key), which may hold a newline or a
-// terminal escape; printed as is, "one line on stderr" would no longer hold. Control characters
-// become visible escapes: "pro\nbe", "\x1b[31m".
-inline std::string on_one_line(const std::string& text) {
-  static constexpr char kHex[] = "0123456789abcdef";
+// terminal escape; printed as is, "one line on stderr" would no longer hold. Line breaks and
+// tabs read as C escapes, other control characters as control_bytes_escaped does:
+// "pro\nbe", "\x1b[31m".
+inline std::string on_one_line(std::string_view text) {
   std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xf];
-    } else {
-      out += c;
-    }
+  for (;;) {
+    const size_t cut = text.find_first_of("\n\t\r");
+    out += control_bytes_escaped(text.substr(0, cut));
+    if (cut == std::string_view::npos) return out;
+    out += text[cut] == '\n' ? "\\n" : text[cut] == '\t' ? "\\t" : "\\r";
+    text.remove_prefix(cut + 1);
   }
-  return out;
 }
 
 }  // namespace hucprof

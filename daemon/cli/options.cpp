@@ -141,18 +141,6 @@ std::string describe_mismatch(const std::string& what) {
 
 }  // namespace
 
-const char* mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::Auto:
-      return "auto";
-    case Mode::Probe:
-      return "probe";
-    case Mode::Sample:
-      return "sample";
-  }
-  return "auto";
-}
-
 ParseOutcome parse_command_line(int argc, const char* const* argv) {
   CLI::App app("hucprof: where the kernel's hardened-usercopy checks cost CPU, per call site",
                "hucprof");

@@ -21,13 +21,9 @@ void add_record_flags(CLI::App* app, RecordFlags& flags) {
 
 std::optional<std::string> apply_record_flags(const RecordFlags& flags, RecordOptions& record) {
   if (flags.duration->count() > 0) {
-    auto parsed = parse_duration(flags.duration_text);
+    auto parsed = parse_duration_within(flags.duration_text, std::chrono::seconds(1));
     if (const auto* error = std::get_if<std::string>(&parsed)) return "--duration: " + *error;
-    const auto duration = std::get<std::chrono::milliseconds>(parsed);
-    if (duration < std::chrono::seconds(1)) {
-      return "--duration: \"" + flags.duration_text + "\" is below the minimum of 1s";
-    }
-    record.duration = duration;
+    record.duration = std::get<std::chrono::milliseconds>(parsed);
   }
   if (flags.output.empty()) return std::string("--output: empty path");
   record.output = flags.output;

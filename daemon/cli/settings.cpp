@@ -9,6 +9,7 @@
 #include "cli/capability_names.h"
 #include "cli/duration.h"
 #include "cli/message_text.h"
+#include "cli/named_values.h"
 #include "core/listen_address.h"
 
 namespace hucprof {
@@ -17,14 +18,12 @@ namespace {
 // Below this a drain (read maps, symbolize, fold) costs more than the interval tells.
 constexpr std::chrono::milliseconds kMinInterval{100};
 
-std::string quoted(std::string_view value) { return "\"" + std::string(value) + "\""; }
-
 // Whole number in [min, max]; out-of-range numbers (however large) are reported as such.
 std::string apply_bounded(std::string_view value, uint32_t min, uint32_t max, uint32_t& into) {
   const bool digits_only = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
     return std::isdigit(static_cast<unsigned char>(c)) != 0;
   });
-  if (!digits_only) return quoted(value) + " is not a whole number";
+  if (!digits_only) return in_quotes(value) + " is not a whole number";
   uint64_t number = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
   const std::string range = " is out of range " + std::to_string(min) + ".." + std::to_string(max);
@@ -35,23 +34,22 @@ std::string apply_bounded(std::string_view value, uint32_t min, uint32_t max, ui
   return "";
 }
 
-template <size_t N>
-std::string one_of(std::string_view value, const std::array<std::string_view, N>& choices) {
-  std::string list;
-  for (size_t i = 0; i < N; ++i) list += (i == 0 ? "" : ", ") + std::string(choices[i]);
-  return quoted(value) + " is not one of " + list;
+// A parser's outcome stored into its option: "" when fine, else the parser's words.
+template <typename T>
+std::string store(std::variant<T, std::string> parsed, T& into) {
+  if (auto* error = std::get_if<std::string>(&parsed)) return std::move(*error);
+  into = std::get<T>(std::move(parsed));
+  return "";
 }
 
+constexpr NamedValues<Mode, 3> kModes{
+    {{"auto", Mode::Auto}, {"probe", Mode::Probe}, {"sample", Mode::Sample}}};
+constexpr NamedValues<ProbeAttach, 3> kProbeAttach{{{"auto", ProbeAttach::Auto},
+                                                    {"fentry", ProbeAttach::Fentry},
+                                                    {"kprobe", ProbeAttach::Kprobe}}};
+
 std::string apply_mode(std::string_view value, RunOptions& options) {
-  static constexpr std::array<std::pair<std::string_view, Mode>, 3> kModes{
-      {{"auto", Mode::Auto}, {"probe", Mode::Probe}, {"sample", Mode::Sample}}};
-  for (const auto& [name, mode] : kModes) {
-    if (value == name) {
-      options.mode = mode;
-      return "";
-    }
-  }
-  return one_of(value, std::array<std::string_view, 3>{"auto", "probe", "sample"});
+  return store(find_named(kModes, value), options.mode);
 }
 
 std::string apply_listen_address(std::string_view value, RunOptions& options) {
@@ -59,7 +57,8 @@ std::string apply_listen_address(std::string_view value, RunOptions& options) {
   // failure after start-up. Host names are resolved and ports bound when the server starts.
   if (value.empty()) return "empty address (expected host:port, :port or [::1]:port)";
   auto parsed = parse_listen_address(value);
-  if (const auto* error = std::get_if<std::string>(&parsed)) return quoted(value) + ": " + *error;
+  if (const auto* error = std::get_if<std::string>(&parsed))
+    return in_quotes(value) + ": " + *error;
   options.listen_address = std::string(value);
   return "";
 }
@@ -77,61 +76,29 @@ std::string apply_sample_frequency(std::string_view value, RunOptions& options) 
 }
 
 std::string apply_interval(std::string_view value, RunOptions& options) {
-  auto parsed = parse_duration(value);
-  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
-  const auto interval = std::get<std::chrono::milliseconds>(parsed);
-  if (interval < kMinInterval) {
-    return quoted(value) + " is below the minimum of " + format_duration(kMinInterval);
-  }
-  options.interval = interval;
-  return "";
+  return store(parse_duration_within(value, kMinInterval), options.interval);
 }
 
 // A window shorter than a drain interval still covers one interval; a day bounds the history.
 std::string apply_prediction_window(std::string_view value, RunOptions& options) {
   constexpr std::chrono::milliseconds kMin{1'000}, kMax{86'400'000};
-  auto parsed = parse_duration(value);
-  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
-  const auto window = std::get<std::chrono::milliseconds>(parsed);
-  if (window < kMin || window > kMax) {
-    return quoted(value) + " is out of range " + format_duration(kMin) + ".." +
-           format_duration(kMax);
-  }
-  options.prediction_window = window;
-  return "";
+  return store(parse_duration_within(value, kMin, kMax), options.prediction_window);
 }
 
 std::string apply_top_k(std::string_view value, RunOptions& options) {
   return apply_bounded(value, 1, 1000, options.top_k);
 }
 
+// YAML 1.1 spellings too, since that is what people write in YAML files.
 std::string apply_latency(std::string_view value, RunOptions& options) {
-  std::string lower(value);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // YAML 1.1 spellings too, since that is what people write in YAML files.
-  if (lower == "true" || lower == "yes" || lower == "on") {
-    options.latency = true;
-  } else if (lower == "false" || lower == "no" || lower == "off") {
-    options.latency = false;
-  } else {
-    return quoted(value) + " is not a boolean (true or false)";
-  }
+  const auto on = parse_boolean(value);
+  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
+  options.latency = *on;
   return "";
 }
 
 std::string apply_probe_attach(std::string_view value, RunOptions& options) {
-  static constexpr std::array<std::pair<std::string_view, ProbeAttach>, 3> kAttach{
-      {{"auto", ProbeAttach::Auto},
-       {"fentry", ProbeAttach::Fentry},
-       {"kprobe", ProbeAttach::Kprobe}}};
-  for (const auto& [name, attach] : kAttach) {
-    if (value == name) {
-      options.probe_attach = attach;
-      return "";
-    }
-  }
-  return one_of(value, std::array<std::string_view, 3>{"auto", "fentry", "kprobe"});
+  return store(find_named(kProbeAttach, value), options.probe_attach);
 }
 
 // A map holds one drain interval's keys or stacks (the daemon deletes them once drained). The
@@ -145,22 +112,10 @@ std::string apply_max_stacks(std::string_view value, RunOptions& options) {
   return apply_bounded(value, 64, 1 << 18, options.bpf_max_stacks);
 }
 
-const char* probe_attach_name(ProbeAttach attach) {
-  switch (attach) {
-    case ProbeAttach::Fentry:
-      return "fentry";
-    case ProbeAttach::Kprobe:
-      return "kprobe";
-    case ProbeAttach::Auto:
-      break;
-  }
-  return "auto";
-}
-
 std::string apply_log_level(std::string_view value, RunOptions& options) {
   static constexpr std::array<std::string_view, 4> kLevels{"debug", "info", "warn", "error"};
   if (std::find(kLevels.begin(), kLevels.end(), value) == kLevels.end()) {
-    return one_of(value, kLevels);
+    return in_quotes(value) + " is not one of " + comma_list(kLevels);
   }
   options.log_level = std::string(value);
   return "";
@@ -168,16 +123,13 @@ std::string apply_log_level(std::string_view value, RunOptions& options) {
 
 std::string apply_log_format(std::string_view value, RunOptions& options) {
   const auto format = parse_log_format(value);
-  if (!format) return one_of(value, kLogFormatNames);
+  if (!format) return in_quotes(value) + " is not one of " + comma_list(kLogFormatNames);
   options.log_format = *format;
   return "";
 }
 
 std::string apply_capabilities_keep(std::string_view value, RunOptions& options) {
-  auto parsed = parse_capability_keep(value);
-  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
-  options.capabilities_keep = std::get<CapabilityKeep>(parsed);
-  return "";
+  return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
 const std::array<Setting, 14> kSettings{{
@@ -214,7 +166,7 @@ const std::array<Setting, 14> kSettings{{
     {"probe.attach", "HOW",
      "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
      true, OnReload::Restart, apply_probe_attach,
-     [](const RunOptions& o) { return std::string(probe_attach_name(o.probe_attach)); }},
+     [](const RunOptions& o) { return std::string(name_of(kProbeAttach, o.probe_attach)); }},
     {"bpf.max-keys", "N",
      "distinct counter keys (call site, syscall, direction; or stack, syscall) each BPF map holds "
      "per --interval; 256..1048576",
@@ -241,6 +193,8 @@ const std::array<Setting, 14> kSettings{{
 
 }  // namespace
 
+const char* mode_name(Mode mode) { return name_of(kModes, mode).data(); }
+
 std::span<const Setting> settings() { return kSettings; }
 
 std::optional<std::string> apply_config_entries(const std::vector<ConfigEntry>& entries,
@@ -248,7 +202,7 @@ std::optional<std::string> apply_config_entries(const std::vector<ConfigEntry>& 
   for (const ConfigEntry& entry : entries) {
     const std::string where = name + ":" + std::to_string(entry.line) + ": ";
     const Setting* setting = find_setting(entry.key);
-    if (setting == nullptr) return on_one_line(where + "unknown key \"" + entry.key + "\"");
+    if (setting == nullptr) return on_one_line(where + "unknown key " + in_quotes(entry.key));
     const std::string key = std::string(setting->key) + ": ";
     switch (entry.kind) {
       case ConfigEntry::Kind::Null:

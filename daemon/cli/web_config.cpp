@@ -8,6 +8,8 @@
 #include <set>
 
 #include "cli/duration.h"
+#include "cli/message_text.h"
+#include "cli/named_values.h"
 #include "cli/safe_yaml.h"
 
 namespace hucprof {
@@ -28,33 +30,6 @@ struct Invalid {
 int line_of(const YAML::Node& node, int fallback) {
   const int line = node.Mark().line;
   return line >= 0 ? line + 1 : fallback;
-}
-
-std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
-// Messages are one line, but YAML keys and values may hold line breaks ("a\nb" in quotes):
-// control characters are shown escaped.
-std::string one_line(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      out += c;
-      continue;
-    }
-    static constexpr char kHex[] = "0123456789abcdef";
-    out += "\\x";
-    out += kHex[byte >> 4];
-    out += kHex[byte & 0xf];
-  }
-  return out;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 // One mapping of the file: each known key is read by its own function, anything else is an
@@ -110,12 +85,7 @@ Section::Reader set_text(std::string& into, std::string key) {
 bool boolean(const YAML::Node& value, int line, const std::string& key) {
   const std::string text = scalar(value, line, key);
   // YAML 1.1 spellings too, as Go's yaml.v2 reads them.
-  for (const char* yes : {"true", "yes", "on"}) {
-    if (equals_ignoring_case(text, yes)) return true;
-  }
-  for (const char* no : {"false", "no", "off"}) {
-    if (equals_ignoring_case(text, no)) return false;
-  }
+  if (const auto on = parse_boolean(text)) return *on;
   Section::fail(line, key + ": " + in_quotes(text) + " is not a boolean (true or false)");
 }
 
@@ -131,17 +101,14 @@ std::vector<std::string> string_list(const YAML::Node& value, int line, const st
 }
 
 template <typename T, size_t N>
-T one_of(const std::string& text, const std::array<std::pair<std::string_view, T>, N>& choices,
-         int line, const std::string& key) {
-  std::string names;
-  for (const auto& [name, choice] : choices) {
-    if (text == name) return choice;
-    names += (names.empty() ? "" : ", ") + std::string(name);
-  }
-  Section::fail(line, key + ": " + in_quotes(text) + " is not one of " + names);
+T one_of(const std::string& text, const NamedValues<T, N>& choices, int line,
+         const std::string& key) {
+  auto found = find_named(choices, text);
+  if (auto* error = std::get_if<std::string>(&found)) Section::fail(line, key + ": " + *error);
+  return std::get<T>(found);
 }
 
-constexpr std::array<std::pair<std::string_view, ClientAuth>, 6> kClientAuth{{
+constexpr NamedValues<ClientAuth, 6> kClientAuth{{
     {"NoClientCert", ClientAuth::NoClientCert},
     {"RequestClientCert", ClientAuth::RequestClientCert},
     {"RequireAnyClientCert", ClientAuth::RequireAnyClientCert},
@@ -150,7 +117,7 @@ constexpr std::array<std::pair<std::string_view, ClientAuth>, 6> kClientAuth{{
     {"RequireClientCert", ClientAuth::RequireAnyClientCert},  // exporter-toolkit's old name
 }};
 
-constexpr std::array<std::pair<std::string_view, TlsVersion>, 4> kVersions{{
+constexpr NamedValues<TlsVersion, 4> kVersions{{
     {"TLS10", TlsVersion::TLS10},
     {"TLS11", TlsVersion::TLS11},
     {"TLS12", TlsVersion::TLS12},
@@ -158,7 +125,7 @@ constexpr std::array<std::pair<std::string_view, TlsVersion>, 4> kVersions{{
 }};
 
 // Go's tls.CurveID names -> OpenSSL's group names.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kCurves{{
+constexpr NamedValues<std::string_view, 4> kCurves{{
     {"CurveP256", "P-256"},
     {"CurveP384", "P-384"},
     {"CurveP521", "P-521"},
@@ -316,11 +283,8 @@ void read_http(const YAML::Node& node, int line, WebConfig& config) {
                                     [&](std::string_view allowed) {
                                       return equals_ignoring_case(value, allowed);
                                     })) {
-                     std::string list;
-                     for (auto allowed : header.values) {
-                       list += (list.empty() ? "" : ", ") + std::string(allowed);
-                     }
-                     Section::fail(hl, key + ": " + in_quotes(value) + " is not one of " + list);
+                     Section::fail(hl, key + ": " + in_quotes(value) + " is not one of " +
+                                           comma_list(header.values));
                    }
                    config.headers.emplace_back(std::string(header.name), value);
                  };
@@ -418,18 +382,13 @@ bool is_bcrypt_hash(std::string_view hash) {
   });
 }
 
-const char* tls_version_name(TlsVersion version) {
-  for (const auto& [name, value] : kVersions) {
-    if (value == version) return name.data();
-  }
-  return "TLS12";
-}
+const char* tls_version_name(TlsVersion version) { return name_of(kVersions, version).data(); }
 
 std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
                                                       const std::string& name,
                                                       const std::string& base_dir) {
   auto loaded = load_yaml_text(text, name);
-  if (auto* error = std::get_if<std::string>(&loaded)) return one_line(*error);
+  if (auto* error = std::get_if<std::string>(&loaded)) return control_bytes_escaped(*error);
   const YAML::Node& root = std::get<YAML::Node>(loaded);
   WebConfig config;
   if (!root.IsDefined() || root.IsNull()) return config;  // empty: plain HTTP, no auth
@@ -454,11 +413,11 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
              }},
         });
   } catch (const Invalid& invalid) {
-    return one_line(name + ":" + std::to_string(invalid.line) + ": " + invalid.words);
+    return control_bytes_escaped(name + ":" + std::to_string(invalid.line) + ": " + invalid.words);
   } catch (const YAML::Exception& e) {
     // Node access on a malformed tree; the screen in load_yaml_text makes this unlikely.
-    return one_line(name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " +
-                    e.msg);
+    return control_bytes_escaped(
+        name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " + e.msg);
   }
   return config;
 }

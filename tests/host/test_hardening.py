@@ -12,7 +12,6 @@ Capabilities are read from /proc/PID/task/*/status, i.e. from the kernel, for ev
 Needs root; exits 77 with the reason otherwise.
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -327,19 +326,10 @@ class Capabilities(unittest.TestCase):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--hucprof", required=True)
-    p.add_argument("--workdir", default=tempfile.gettempdir())
-    ARGS, rest = p.parse_known_args()
-    if not t.is_root():
-        print("SKIP host hardening: needs root (BPF, perf_event_open, capabilities to drop)")
-        return t.SKIP
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        print("SKIP host hardening: this kernel has no BTF (/sys/kernel/btf/vmlinux)")
-        return t.SKIP
-    os.makedirs(ARGS.workdir, exist_ok=True)
-    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if prog.result.wasSuccessful() else 1
+    ARGS, rest = t.script_args("hucprof")
+    return t.run_unittests(rest, ARGS.workdir, [
+        (t.is_root(), "host hardening: needs root (BPF, perf_event_open, capabilities to drop)"),
+        t.has_btf("host hardening")])
 
 
 if __name__ == "__main__":

@@ -4,13 +4,11 @@
 This kernel cannot probe (no kprobes, fentry EPERM), so probe targets must be reported
 unavailable with a reason while sampling attributes the flood to udp_recvmsg."""
 
-import argparse
 import os
 import re
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -37,8 +35,7 @@ class FloodTest(unittest.TestCase):
     def setUpClass(cls):
         cls.log = os.path.join(ARGS.workdir, "host_flood_daemon.log")
         cls.daemon = t.Daemon(ARGS.hucprof, ["--mode", "auto", "--interval", "1s",
-                                             "--sample-frequency", "499"],
-                              t.free_port(), cls.log)
+                                             "--sample-frequency", "499"], cls.log)
         try:
             cls.daemon.wait_ready()
             cls.before = cls.daemon.scrape()
@@ -120,8 +117,7 @@ class FloodTest(unittest.TestCase):
 class CliTest(unittest.TestCase):
     def test_sigterm_exits_zero(self):
         log = os.path.join(ARGS.workdir, "host_sigterm.log")
-        d = t.Daemon(ARGS.hucprof, ["--interval", "1s"], t.free_port(), log)
-        d.wait_ready()
+        d = t.Daemon.started(ARGS.hucprof, ["--interval", "1s"], log)
         self.assertEqual(d.stop(), 0, d.log())
         self.assertIn("detaching", d.log())
 
@@ -164,21 +160,11 @@ class CliTest(unittest.TestCase):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--hucprof", required=True)
-    p.add_argument("--flood", required=True)
-    p.add_argument("--workdir", default=tempfile.gettempdir())
-    ARGS, rest = p.parse_known_args()
-    if not t.is_root():
-        print("SKIP host tier: needs root (BPF and perf_event_open); run the README test "
-              "command as root")
-        return t.SKIP
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        print("SKIP host tier: this kernel has no BTF (/sys/kernel/btf/vmlinux)")
-        return t.SKIP
-    os.makedirs(ARGS.workdir, exist_ok=True)
-    prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if prog.result.wasSuccessful() else 1
+    ARGS, rest = t.script_args("hucprof", "flood")
+    return t.run_unittests(rest, ARGS.workdir, [
+        (t.is_root(), "host tier: needs root (BPF and perf_event_open); run the README test "
+                      "command as root"),
+        t.has_btf("host tier")])
 
 
 if __name__ == "__main__":

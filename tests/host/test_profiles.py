@@ -5,7 +5,6 @@ Google's pprof reading it, and /debug/pprof/usercopy of a running daemon.
 References written by no one here: Google's pprof (built from Debian's package) must find the
 flood's stacks in hucprof's files; the flood itself is the ground truth of what ran."""
 
-import argparse
 import gzip
 import os
 import re
@@ -179,10 +178,9 @@ class DaemonProfiles(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.daemon = t.Daemon(ARGS.hucprof, ["--mode", "sample", "--interval", "1s",
-                                             "--sample-frequency", "499"],
-                              t.free_port(), os.path.join(ARGS.workdir, "host_profiles_daemon.log"))
-        cls.daemon.wait_ready()
+        cls.daemon = t.Daemon.started(ARGS.hucprof, ["--mode", "sample", "--interval", "1s",
+                                                     "--sample-frequency", "499"],
+                                      os.path.join(ARGS.workdir, "host_profiles_daemon.log"))
 
     @classmethod
     def tearDownClass(cls):
@@ -229,13 +227,7 @@ class DaemonProfiles(unittest.TestCase):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--hucprof", required=True)
-    p.add_argument("--flood", required=True)
-    p.add_argument("--fixture", required=True)
-    p.add_argument("--pprof", default="")
-    p.add_argument("--workdir", default=tempfile.gettempdir())
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = t.script_args("hucprof", "flood", "fixture", optional=["pprof"])
     return t.run_unittests(rest, ARGS.workdir, [
         (t.is_root(), "host profiles: needs root (BPF and perf_event_open)"),
         (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),

@@ -4,11 +4,9 @@ daemon during a UDP flood. The DOM Chromium built must list udp_recvmsg among th
 of the last interval, the probe table must give every target with its reason, and the flame
 graph must be there; the screenshot is kept as a test artifact (web_view.png in the work dir)."""
 
-import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -26,7 +24,7 @@ class WebViewDuringAFlood(unittest.TestCase):
     def setUpClass(cls):
         cls.daemon = t.Daemon(ARGS.hucprof, ["--mode", "auto", "--interval", "2s",
                                              "--sample-frequency", "499"],
-                              t.free_port(), os.path.join(ARGS.workdir, "web_view_daemon.log"))
+                              os.path.join(ARGS.workdir, "web_view_daemon.log"))
         cls.flood = None
         try:
             cls.daemon.wait_ready()
@@ -95,11 +93,7 @@ class WebViewDuringAFlood(unittest.TestCase):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--hucprof", required=True)
-    p.add_argument("--flood", required=True)
-    p.add_argument("--workdir", default=tempfile.gettempdir())
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = t.script_args("hucprof", "flood")
     return t.run_unittests(rest, ARGS.workdir, [
         (t.is_root(), "web view: needs root (the daemon attaches BPF programs)"),
         (chromium.find(), "web view: Debian's chromium is not installed (scripts/install-deps.sh)"),

@@ -58,14 +58,26 @@ def http_get(url, timeout=5):
 class Daemon:
     """A running `hucprof run`; stops it with SIGTERM and records the exit status."""
 
-    def __init__(self, binary, args, port, log_path):
-        self.port = port
+    def __init__(self, binary, args, log_path, port=None):
+        self.port = port or free_port()
         self.log_path = log_path
         self._log = open(log_path, "w")
         self.proc = subprocess.Popen([binary, "run", "--web.listen-address",
-                                      "127.0.0.1:%d" % port] + list(args),
+                                      "127.0.0.1:%d" % self.port] + list(args),
                                      stdout=self._log, stderr=subprocess.STDOUT)
         self.returncode = None
+
+    @classmethod
+    def started(cls, binary, args, log_path, port=None, timeout=30):
+        """A daemon that is ready (wait_ready); stopped again when it does not get there, so a
+        failed setUpClass leaves no daemon behind."""
+        d = cls(binary, args, log_path, port)
+        try:
+            d.wait_ready(timeout)
+        except BaseException:
+            d.stop()
+            raise
+        return d
 
     def url(self, path="/metrics"):
         return "http://127.0.0.1:%d%s" % (self.port, path)
@@ -114,9 +126,8 @@ class Daemon:
 
 @contextlib.contextmanager
 def running_daemon(binary, args, log_path, port=None):
-    d = Daemon(binary, args, port or free_port(), log_path)
+    d = Daemon.started(binary, args, log_path, port)
     try:
-        d.wait_ready()
         yield d
     finally:
         d.stop()
@@ -124,6 +135,29 @@ def running_daemon(binary, args, log_path, port=None):
 
 def is_root():
     return os.geteuid() == 0
+
+
+def has_btf(what):
+    """The requirement (for run_unittests) of a test whose daemon loads hucprof's CO-RE BPF
+    programs: the running kernel's BTF."""
+    return (os.path.exists("/sys/kernel/btf/vmlinux"),
+            what + ": this kernel has no BTF (/sys/kernel/btf/vmlinux)")
+
+
+def script_args(*required, optional=(), workdir=True):
+    """The command line of a script-driven test: --NAME (required) for each of `required`,
+    --NAME (default "") for each of `optional`, and --workdir (default: the temp dir) unless
+    workdir=False. Returns (args, what is left for unittest)."""
+    import argparse
+    import tempfile
+    p = argparse.ArgumentParser()
+    for name in required:
+        p.add_argument("--" + name, required=True)
+    for name in optional:
+        p.add_argument("--" + name, default="")
+    if workdir:
+        p.add_argument("--workdir", default=tempfile.gettempdir())
+    return p.parse_known_args()
 
 
 def run_unittests(argv_rest, workdir=None, requirements=()):

@@ -4,12 +4,10 @@ JavaScript: Chromium must parse the SVG (an SVG that is not well-formed XML come
 <parsererror>), and the text it holds must name the fixture's frames. No root needed. The
 screenshot is kept as a test artifact (flame_graph.png in the work dir)."""
 
-import argparse
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -54,11 +52,7 @@ class FlameGraphInChromium(unittest.TestCase):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--hucprof", required=True)
-    p.add_argument("--fixture", required=True)
-    p.add_argument("--workdir", default=tempfile.gettempdir())
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = t.script_args("hucprof", "fixture")
     return t.run_unittests(rest, ARGS.workdir, [
         (chromium.find(), "Debian's chromium is not installed (scripts/install-deps.sh)")])
 

@@ -6,7 +6,6 @@ huc_profile_fixture writes the profile spelled out in tests/lib/fixture_profile.
 first, the labels, the values per sample type, CPU time = samples x 10101010 ns, and no kernel
 address. The daemon's real profiles are read by pprof in the host and VM tiers."""
 
-import argparse
 import os
 import re
 import subprocess
@@ -88,10 +87,7 @@ class PprofReadsFixture(unittest.TestCase):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--pprof", default="")
-    p.add_argument("--fixture", required=True)
-    ARGS, rest = p.parse_known_args()
+    ARGS, rest = t.script_args("fixture", optional=["pprof"], workdir=False)
     return t.run_unittests(rest, requirements=[
         (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
          "Google's pprof was not built (needs golang-go and golang-github-google-pprof-dev: "

@@ -88,7 +88,8 @@ KERNELS = [
 def boot_files(label: str, cache: Path) -> tuple[vmlib.Kernel, Path]:
     """One kernel of KERNELS ready to boot, for scripts that boot a single kernel (bench/vm/):
     its package (downloaded into `cache` the first time) and its initramfs. KeyError for a label
-    not in KERNELS; vmlib.Skip when the host lacks what it takes."""
+    not in KERNELS (argparse's choices=[k.label for k in KERNELS] keeps it out); vmlib.Skip when
+    the host lacks what it takes."""
     spec = {k.label: k for k in KERNELS}[label]
     k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
     initrd = cache / f"initramfs-{k.release}.cpio"

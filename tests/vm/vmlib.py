@@ -91,10 +91,16 @@ class Kernel:
         return None
 
 
+def qemu_binary() -> str:
+    path = shutil.which("qemu-system-x86_64")
+    if path is None:
+        raise Skip("qemu-system-x86_64 not installed")
+    return path
+
+
 def preflight() -> None:
     """Skip early (before downloading anything) if this machine cannot run the tier at all."""
-    if shutil.which("qemu-system-x86_64") is None:
-        raise Skip("qemu-system-x86_64 not installed")
+    qemu_binary()
     find_busybox()
     if not Path("/proc/self").exists():
         raise Skip("no /proc")
@@ -509,9 +515,7 @@ def probe_kvm_boot(qemu: str, k: Kernel) -> accel.ProbeResult:
 
 def choose_accel(k: Kernel, device: Path = accel.KVM_DEVICE) -> accel.Choice:
     """accel.choose with this module's probe guest (`k`'s kernel)."""
-    qemu = shutil.which("qemu-system-x86_64")
-    if qemu is None:
-        raise Skip("qemu-system-x86_64 not installed")
+    qemu = qemu_binary()
     try:
         return accel.choose(qemu, k.cache_dir, lambda: probe_kvm_boot(qemu, k), device)
     except accel.AccelError as e:
@@ -599,9 +603,7 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
     the console log (or the report's stacks) is included. A non-zero guest rc is *returned*
     (callers decide), not raised.
     """
-    qemu = shutil.which("qemu-system-x86_64")
-    if qemu is None:
-        raise Skip("qemu-system-x86_64 not installed")
+    qemu = qemu_binary()
     script = script.resolve()
     results_dir = results_dir.resolve()
     if results_dir.exists():
@@ -697,12 +699,15 @@ def format_console(res: RunResult, n=200) -> str:
 # Host helpers
 # --------------------------------------------------------------------------------------------
 
-def compile_c(src: Path, out: Path, cflags=("-O2", "-Wall", "-Wextra", "-Werror")) -> Path:
+def compile_c(src: Path, out: Path, cflags=("-O2", "-Wall", "-Wextra", "-Werror"),
+              libs=()) -> Path:
+    """`out` built from `src` unless it is newer; `libs` ("-lbpf") go after the source, where the
+    linker looks for what it uses."""
     if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
         return out
     cc = os.environ.get("CC", "cc")
     if shutil.which(cc) is None:
         raise Skip(f"no C compiler ({cc}) to build guest workloads")
     out.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([cc, *cflags, "-o", str(out), str(src)], check=True)
+    subprocess.run([cc, *cflags, "-o", str(out), str(src), *libs], check=True)
     return out

@@ -7,10 +7,14 @@ standard library + tests/lib/hucprof_testlib.py).
 - HucprofRun is a `hucprof run` whose metrics are only read after a drain that began after
   everything of interest happened (the daemon drains its BPF maps every --interval; a scrape in
   between would miss the tail of a workload).
+- bpf_stats_enabled / bpf_prog_runs / prog_runs_since: what each of hucprof's BPF programs
+  costs, as the kernel counts it (the benches in bench/vm/).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -76,7 +80,7 @@ class HucprofRun:
     """A `hucprof run` (tl.Daemon) plus drain-aware scraping."""
 
     def __init__(self, binary: str, args: list[str], log_path: Path, port: int | None = None):
-        self.daemon = tl.Daemon(binary, args, port or tl.free_port(), str(log_path))
+        self.daemon = tl.Daemon(binary, args, str(log_path), port)
 
     def metrics(self) -> tuple[str, list]:
         text = self.daemon.scrape()
@@ -127,3 +131,30 @@ def run_workload(argv: list[str], log_path: Path, timeout: float = 180) -> int:
         except subprocess.TimeoutExpired:
             log.write(f"\nhucvm: workload timed out after {timeout:.0f}s\n")
             return -9
+
+
+@contextlib.contextmanager
+def bpf_stats_enabled():
+    """kernel.bpf_stats_enabled=1 for the block: the kernel counts each program's runs and run
+    time (it costs two clock reads per run, so only around what measures it)."""
+    stats = Path("/proc/sys/kernel/bpf_stats_enabled")
+    stats.write_text("1\n")
+    try:
+        yield
+    finally:
+        stats.write_text("0\n")
+
+
+def bpf_prog_runs() -> dict[str, tuple[int, int]]:
+    """hucprof's BPF programs (huc_*) by name: (runs, run time in ns) so far (bpftool)."""
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                       check=True)
+    return {p["name"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0))
+            for p in json.loads(r.stdout) if p.get("name", "").startswith("huc_")}
+
+
+def prog_runs_since(before: dict[str, tuple[int, int]]) -> dict[str, list[int]]:
+    """[runs, ns] of each huc_ program since `before` (a bpf_prog_runs())."""
+    after = bpf_prog_runs()
+    return {n: [runs - before.get(n, (0, 0))[0], ns - before.get(n, (0, 0))[1]]
+            for n, (runs, ns) in after.items()}
