@@ -3,8 +3,6 @@
 #include <cstdio>
 
 #include "app/profile_file.h"
-#include "core/flame_tree.h"
-#include "core/folding_rules.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/pprof_format.h"
@@ -18,18 +16,10 @@ namespace {
 constexpr int kBadInput = 2;
 
 std::string flame_graph_for(const StackProfile& profile, const std::string& file) {
-  FlameGraphStyle style;
-  if (profile.sampling) {
-    style.title = file + ": CPU in the hardened-usercopy checks";
-    style.unit = "samples";
-    style.seconds_per_unit = static_cast<double>(profile.sample_period_ns) / 1e9;
-  } else {
-    style.title = file + ": hardened-usercopy checks (calls)";
-    style.unit = "calls";
-  }
-  const FlameNode root = build_flame_tree(profile, profile.sampling ? kSamples : kCalls,
-                                          FoldingRules::defaults(), "all");
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + render_flame_graph_svg(root, style);
+  const std::string title = profile.sampling ? file + ": CPU in the hardened-usercopy checks"
+                                             : file + ": hardened-usercopy checks (calls)";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+         render_profile_flame_graph(profile, title);
 }
 
 }  // namespace
