@@ -10,6 +10,7 @@
 #include "app/build_info.h"
 #include "bpf/probe_session.h"
 #include "bpf/program_barrier.h"
+#include "bpf/program_stats.h"
 #include "bpf/sampling_session.h"
 #include "core/aggregator.h"
 #include "core/attach_plan.h"
@@ -120,6 +121,7 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
   if (probes_) probes_->drain(raw);
   if (sampler_) sampler_->drain(raw);
   barrier_->add_map_memory(raw.map_memory);
+  raw.program_costs.stats = read_bpf_stats_enabled();
   if (symbolizer_->begin_interval()) {
     spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
                  symbolizer_->index().size());
@@ -138,6 +140,7 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
     map->set_bytes(m.bytes);
   }
   snapshot.set_kallsyms_reloads(symbolizer_->reloads());
+  fill_program_costs(raw.program_costs, snapshot);
   snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
   prediction_->update(std::chrono::duration<double>(started.time_since_epoch()).count(), snapshot);
   snapshot.set_timestamp_unix_ms(now / 1000000);

@@ -13,6 +13,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
+#include "bpf/program_stats.h"
 #include "probe.skel.h"
 
 namespace hucprof {
@@ -264,6 +265,7 @@ void ProbeSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), possible_cpus_, out.helper_walks);
   add_map_memory(skel_->obj, out.map_memory);
+  add_program_costs(skel_->obj, out.program_costs.programs);
 }
 
 }  // namespace hucprof

@@ -11,6 +11,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
+#include "bpf/program_stats.h"
 #include "core/cpu_list.h"
 #include "core/file_text.h"
 #include "hucprof_abi.h"
@@ -125,6 +126,7 @@ void SamplingSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.contexts), possible_cpus_, out.contexts);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
   add_map_memory(skel_->obj, out.map_memory);
+  add_program_costs(skel_->obj, out.program_costs.programs);
 }
 
 }  // namespace hucprof

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/program_cost.h"
 #include "hucprof_abi.h"
 
 namespace hucprof {
@@ -60,6 +61,8 @@ struct RawDrain {
   std::array<uint64_t, HUC_WALK_KINDS> helper_walks{};
   // Every map of the loaded objects.
   std::vector<MapMemory> map_memory;
+  // What the loaded programs cost the kernel so far (bpf_stats), and whether it is counting.
+  ProgramCosts program_costs;
 };
 
 // Label for each enum huc_drop_reason, and for each enum huc_context / huc_check_kind.

@@ -12,6 +12,7 @@
 #include "export/family_builder.h"
 #include "export/latency_buckets.h"
 #include "export/prediction_families.h"
+#include "export/program_cost_families.h"
 #include "export/prometheus_exporter.h"
 
 namespace hucprof {
@@ -209,6 +210,8 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
                         MetricType::Counter, {});
   reloads.add({}, as_double(snapshot.kallsyms_reloads()));
   out.push_back(std::move(reloads).build());
+
+  add_program_cost_families(snapshot, out);
 
   FamilyBuilder frequency("hucprof_sample_frequency_hertz",
                           "CPU clock sampling frequency per CPU; 0 when sampling is off.",

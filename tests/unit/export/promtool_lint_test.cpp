@@ -28,6 +28,11 @@ TEST(PromtoolLint, ScrapePassesCheckMetrics) {
   auto* probe = snapshot.add_probes();
   probe->set_target("__check_object_size");
   probe->set_reason("fentry: EPERM (ftrace locked)");
+  snapshot.set_bpf_stats(v1::BPF_STATS_ON);
+  auto* program = snapshot.add_bpf_programs();
+  program->set_program("huc_sample");
+  program->set_runs(4990);
+  program->set_run_ns(12'500'000);
   SnapshotCollectable collectable;
   collectable.update(snapshot);
 
