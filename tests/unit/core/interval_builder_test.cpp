@@ -6,6 +6,10 @@
 
 #include <map>
 
+// The target architecture's numbers: the builder names syscalls by the ABI it is built for
+// (SyscallName.KnownNumbers pins them per architecture).
+#include <sys/syscall.h>
+
 namespace hucprof {
 namespace {
 
@@ -76,7 +80,7 @@ TEST(IntervalBuilder, DirectCallerIsTheCallsiteAndSyscallComesFromItsNumber) {
   auto syms = symbols();
   RawDrain drain;
   drain.probes = true;
-  drain.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 10, 640});
+  drain.sites.push_back({direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 10, 640});
   auto deltas = b.build(drain, syms);
   ASSERT_EQ(deltas.checks.size(), 1u);
   EXPECT_EQ(deltas.checks[0].callsite, "udp_recvmsg");
@@ -90,11 +94,11 @@ TEST(IntervalBuilder, EachDrainReportsTheCountsOfItsGeneration) {
   auto b = builder();
   auto syms = symbols();
   RawDrain first;
-  first.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 10, 640});
+  first.sites.push_back({direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 10, 640});
   b.build(first, syms);
   // The kernel deleted the drained keys: the next drain holds only what came since.
   RawDrain second;
-  second.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 3, 192});
+  second.sites.push_back({direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 3, 192});
   auto deltas = b.build(second, syms);
   ASSERT_EQ(deltas.checks.size(), 1u);
   EXPECT_EQ(deltas.checks[0].calls, 3u);
@@ -106,7 +110,7 @@ TEST(IntervalBuilder, OneCallSiteInTwoGenerationsCountsBoth) {
   auto b = builder();
   auto syms = symbols();
   RawDrain drain;
-  auto older = direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER);
+  auto older = direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER);
   auto newer = older;
   newer.generation = 1;
   drain.sites.push_back({older, 2, 128});
@@ -127,7 +131,7 @@ TEST(IntervalBuilder, HelperCallerFoldsThroughItsShortStack) {
   RawDrain drain;
   huc_site_key key{};
   key.short_stack_id = 7;
-  key.syscall_nr = 47;  // recvmsg
+  key.syscall_nr = SYS_recvmsg;
   key.direction = HUC_DIR_TO_USER;
   drain.sites.push_back({key, 4, 4 * 65536});
   drain.short_stacks[7] = {kCheck,           kSimpleCopy,     kSkbDatagramIter,
@@ -189,7 +193,7 @@ TEST(IntervalBuilder, SampleStackGivesCallsiteCheckAndSyscall) {
   auto syms = symbols();
   RawDrain drain;
   drain.sampling = true;
-  drain.samples.push_back({sample_key(3, 47), 6});
+  drain.samples.push_back({sample_key(3, SYS_recvmsg), 6});
   drain.sample_stacks[3] = {kFindVmap,        kCheck,          kSimpleCopy, kSkbDatagramIter,
                             kSkbCopyDatagram, kNetlinkRecvmsg, kSysRecvmsg};
   drain.contexts = {100, 50, 25};
@@ -243,7 +247,7 @@ TEST(IntervalBuilder, LatencySlotsAreGroupedPerCallsite) {
   auto syms = symbols();
   RawDrain drain;
   huc_latency_key k{};
-  k.site = direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER);
+  k.site = direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER);
   k.slot = 7;
   drain.latency.push_back({k, 4});
   k.slot = 9;
@@ -264,7 +268,7 @@ TEST(IntervalBuilder, LateSubcheckFoldsThroughTheCheckKeysStack) {
   auto syms = symbols();
   huc_site_key key{};
   key.short_stack_id = 0x9e3779b97f4a7c15;
-  key.syscall_nr = 47;
+  key.syscall_nr = SYS_recvmsg;
   key.direction = HUC_DIR_TO_USER;
   RawDrain first;
   first.sites.push_back({key, 1, 65536});
@@ -293,12 +297,12 @@ TEST(IntervalBuilder, FoldsUnusedForAWhileAreForgotten) {
   auto b = builder();
   auto syms = symbols();
   RawDrain drain;
-  drain.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 1, 64});
-  drain.sites.push_back({direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER), 1, 64});
+  drain.sites.push_back({direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 1, 64});
+  drain.sites.push_back({direct_key(kNetlinkRecvmsg, SYS_recvmsg, HUC_DIR_TO_USER), 1, 64});
   b.build(drain, syms);
   EXPECT_EQ(b.cached_folds(), 2u);
   RawDrain only_udp;
-  only_udp.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 1, 64});
+  only_udp.sites.push_back({direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 1, 64});
   for (uint64_t i = 0; i < IntervalBuilder::kFoldKeepDrains; ++i) b.build(only_udp, syms);
   EXPECT_EQ(b.cached_folds(), 1u);     // netlink_recvmsg's went, udp_recvmsg's stays
   auto deltas = b.build(drain, syms);  // and comes back folded the same
@@ -311,7 +315,8 @@ TEST(IntervalBuilder, ProbeCountsGoOutByTheKeysFullStack) {
   auto syms = symbols();
   RawDrain drain;
   drain.probes = true;
-  RawSiteCount site{direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER), 10, 1000, kFullStackId};
+  RawSiteCount site{direct_key(kNetlinkRecvmsg, SYS_recvmsg, HUC_DIR_TO_USER), 10, 1000,
+                    kFullStackId};
   drain.sites.push_back(site);
   drain.full_stacks[kFullStackId] = {kCheck,           kSimpleCopy,     kSkbDatagramIter,
                                      kSkbCopyDatagram, kNetlinkRecvmsg, kSysRecvmsg};
@@ -356,14 +361,15 @@ TEST(IntervalBuilder, ACallSiteKeepsItsRecentFullStackForKeysWithoutOne) {
   auto syms = symbols();
   RawDrain first;
   first.probes = true;
-  first.sites.push_back({direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER), 10, 1000, kFullStackId});
+  first.sites.push_back(
+      {direct_key(kNetlinkRecvmsg, SYS_recvmsg, HUC_DIR_TO_USER), 10, 1000, kFullStackId});
   first.full_stacks[kFullStackId] = {kCheck, kSimpleCopy, kNetlinkRecvmsg, kSysRecvmsg};
   const StackPtr full = b.build(first, syms).stacks.at(0).stack;
   ASSERT_EQ(full->size(), 4u);
 
   RawDrain second;
   second.probes = true;
-  huc_site_key key = direct_key(kNetlinkRecvmsg, 47, HUC_DIR_TO_USER);
+  huc_site_key key = direct_key(kNetlinkRecvmsg, SYS_recvmsg, HUC_DIR_TO_USER);
   key.generation = 1;
   second.sites.push_back({key, 3, 300, 0});
   huc_subcheck_key sub{};
@@ -384,7 +390,7 @@ TEST(IntervalBuilder, KeyWithoutFullStackGoesOutAsCheckAndCaller) {
   auto b = builder();
   auto syms = symbols();
   RawDrain drain;
-  drain.sites.push_back({direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER), 3, 30});
+  drain.sites.push_back({direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 3, 30});
   auto deltas = b.build(drain, syms);
   ASSERT_EQ(deltas.stacks.size(), 1u);
   EXPECT_THAT(names(deltas.stacks[0]), ElementsAre("__check_object_size", "udp_recvmsg"));
@@ -395,7 +401,7 @@ TEST(IntervalBuilder, SamplesGoOutByTheirStackWithTheLabelsOfTheMetrics) {
   auto syms = symbols();
   RawDrain drain;
   drain.sampling = true;
-  drain.samples.push_back({sample_key(3, 47), 6});
+  drain.samples.push_back({sample_key(3, SYS_recvmsg), 6});
   drain.sample_stacks[3] = {kFindVmap, kCheck, kSimpleCopy, kNetlinkRecvmsg, kSysRecvmsg};
   auto deltas = b.build(drain, syms);
   ASSERT_EQ(deltas.stacks.size(), 1u);
@@ -411,7 +417,7 @@ TEST(IntervalBuilder, LatencyGoesOutAsSlotMidpointsOnTheSitesStack) {
   auto syms = symbols();
   RawDrain drain;
   huc_latency_key k{};
-  k.site = direct_key(kUdpRecvmsg, 45, HUC_DIR_TO_USER);
+  k.site = direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER);
   k.slot = 7;  // 128..255 ns: counted as 192
   drain.latency.push_back({k, 4});
   auto deltas = b.build(drain, syms);
