@@ -80,21 +80,8 @@ def stack_ids(fd):
     return ids
 
 
-def daemon_map_ids(pid):
-    ids = set()
-    for fd in os.listdir("/proc/%d/fdinfo" % pid):
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                for line in f:
-                    if line.startswith("map_id:"):
-                        ids.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return ids
-
-
 def find_map(pid, name):
-    held = daemon_map_ids(pid)
+    held = t.held_bpf_ids(pid, "map")
     listing = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True,
                                         text=True, check=True).stdout)
     for m in listing:

@@ -32,21 +32,6 @@ def write_sysctl(value):
         f.write(value)
 
 
-def daemon_prog_ids(pid):
-    """prog_id of every BPF program descriptor the daemon holds."""
-    ids = set()
-    fd_dir = "/proc/%d/fdinfo" % pid
-    for fd in os.listdir(fd_dir):
-        try:
-            with open(os.path.join(fd_dir, fd)) as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        ids.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return ids
-
-
 def bpftool_programs(ids):
     """name -> (run_cnt, run_time_ns) from bpftool for the given program ids."""
     out = {}
@@ -75,7 +60,7 @@ class ProgramCostTest(unittest.TestCase):
         after): the last drain before the scrape lies between the two bpftool reads."""
         write_sysctl(value)
         time.sleep(1.5 * INTERVAL_S)
-        ids = daemon_prog_ids(self.daemon.proc.pid)
+        ids = t.held_bpf_ids(self.daemon.proc.pid, "prog")
         before = bpftool_programs(ids)
         time.sleep(2.5 * INTERVAL_S)
         metrics = t.parse_metrics(self.daemon.scrape())

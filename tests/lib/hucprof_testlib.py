@@ -133,6 +133,22 @@ def running_daemon(binary, args, log_path, port=None):
         d.stop()
 
 
+def held_bpf_ids(pid, kind):
+    """Ids of the BPF objects (kind "map" or "prog") process pid holds open, from its fdinfo:
+    what is the daemon's, whatever else is loaded on the machine."""
+    ids = set()
+    fd_dir = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(fd_dir):
+        try:
+            with open(os.path.join(fd_dir, fd)) as f:
+                for line in f:
+                    if line.startswith(kind + "_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass  # closed meanwhile
+    return ids
+
+
 def is_root():
     return os.geteuid() == 0
 

@@ -136,15 +136,7 @@ def record_maps(run, results: Path, name: str) -> None:
     after a drain (hucprof_bpf_map_memory_bytes)."""
     run.scrape_after_drain(results / f"{name}-maps-metrics.txt")
     pid = run.daemon.proc.pid
-    ids = set()
-    for fd in Path(f"/proc/{pid}/fdinfo").iterdir():
-        try:
-            text = fd.read_text()
-        except OSError:
-            continue  # closed meanwhile
-        for line in text.splitlines():
-            if line.startswith("map_id:"):
-                ids.add(int(line.split()[1]))
+    ids = guestlib.tl.held_bpf_ids(pid, "map")
     (results / f"{name}-map-ids.txt").write_text("".join(f"{i}\n" for i in sorted(ids)))
     bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
     out = subprocess.run([bpftool, "-j", "map", "show"], capture_output=True, text=True,
