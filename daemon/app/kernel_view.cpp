@@ -37,6 +37,7 @@ AttachOptions attach_options(const RunOptions& options) {
   out.mode = options.mode;
   out.attach = options.probe_attach;
   out.latency = options.latency;
+  out.subchecks = options.probe_subchecks;
   out.max_keys = options.bpf_max_keys;
   out.max_stacks = options.bpf_max_stacks;
   const FoldingRules rules = FoldingRules::defaults();

@@ -111,6 +111,7 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   set_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
   set_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges, plan.dispatcher_ranges);
   rodata->latency_enabled = plan.maps.latency;
+  rodata->classify_subchecks = plan.classify_subchecks;
 
   const MapSizing sizing[] = {
       {skel.maps.sites, plan.maps.max_keys, MapSizing::Preallocated},

@@ -91,6 +91,21 @@ void choose_flavour(TargetPlan& plan, const AttachFacts& facts, const AttachOpti
   plan.reason = "fentry: " + fentry_why + "; kprobe: " + kprobe_why;
 }
 
+// The sub-checks the check's program can classify from the object's address
+// (bpf/usercopy_classify.bpf.h); check_heap_object and check_kernel_text_object are real functions
+// on no kernel we know, and stay probed where they are.
+bool is_classified(const ProbeTarget& target) {
+  switch (target.program) {
+    case TargetProgram::Slab:
+    case TargetProgram::Vmalloc:
+    case TargetProgram::Page:
+    case TargetProgram::Stack:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::vector<std::string_view> views_of(const std::vector<std::string>& names) {
   return {names.begin(), names.end()};
 }
@@ -145,6 +160,8 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
     } else if (!target.is_check() && !check_attaches) {
       t.reason =
           "not tried: __check_object_size is not attached (sub-checks are counted inside it)";
+    } else if (options.subchecks == SubcheckCounting::Classify && is_classified(target)) {
+      t.reason = std::string(kClassifiedReason);
     } else {
       choose_flavour(t, facts, options);
     }
@@ -159,6 +176,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                 : "kretprobe, as the entry is kprobe"});
   }
   plan.probes = check_attaches;
+  plan.classify_subchecks = check_attaches && options.subchecks == SubcheckCounting::Classify;
 
   plan.dispatcher_ranges = build_address_ranges(kallsyms, dispatcher_symbols());
   if (plan.probes) {

@@ -33,6 +33,7 @@ struct AttachOptions {
   Mode mode = Mode::Auto;
   ProbeAttach attach = ProbeAttach::Auto;
   bool latency = false;
+  SubcheckCounting subchecks = SubcheckCounting::Attach;
   uint32_t max_keys = 16384;
   uint32_t max_stacks = 8192;
   // Copy-helper symbols (normalized) whose callers are the real call sites.
@@ -40,6 +41,11 @@ struct AttachOptions {
 };
 
 enum class Flavour { None, Fentry, Kprobe };
+
+// Why a sub-check function is not probed with --probe.subchecks classify.
+inline constexpr const char* kClassifiedReason =
+    "not attached: counted inside __check_object_size's probe from the object's address "
+    "(--probe.subchecks classify)";
 // "fentry", "kprobe", "" for None: the mode label of hucprof_probe_attached.
 const char* flavour_name(Flavour flavour);
 
@@ -73,6 +79,7 @@ struct AttachPlan {
   std::string sampling_reason;      // why not, when !sampling
   AddressRanges helper_ranges;      // copy helpers: their callers are looked through (probe)
   AddressRanges dispatcher_ranges;  // check dispatchers: sub-check filter (probe), sampler
+  bool classify_subchecks = false;  // the check's program counts slab/vmalloc/page/stack itself
   MapPlan maps;
 
   // The __check_object_size target (always present).

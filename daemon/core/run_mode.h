@@ -7,5 +7,8 @@ namespace hucprof {
 enum class Mode { Auto, Probe, Sample };
 // How probe mode attaches: fentry where the kernel allows, else kprobe (auto); or forced.
 enum class ProbeAttach { Auto, Fentry, Kprobe };
+// How probe mode counts the sub-checks (--probe.subchecks): a program at each sub-check's entry
+// (attach), or decided inside the check's own program from the object's address (classify).
+enum class SubcheckCounting { Attach, Classify };
 
 }  // namespace hucprof

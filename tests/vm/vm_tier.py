@@ -322,6 +322,16 @@ def present_symbols(c: RunContext) -> set[str]:
     return names
 
 
+# Sub-check functions that --probe.subchecks classify counts inside __check_object_size's program.
+CLASSIFIED_TARGETS = {"__check_heap_object", "find_vmap_area", "__virt_addr_valid",
+                      "check_stack_object"}
+
+
+def classified(ready, target: str) -> bool:
+    return any("--probe.subchecks classify" in labels.get("reason", "")
+               for labels, _ in tl.select(ready, "hucprof_probe_unavailable_info", target=target))
+
+
 def attach_rows(c: RunContext, s: Session, mode: str, extra_targets=()) -> list[Row]:
     ready = c.metrics(f"{s.name}-ready.txt")
     present = present_symbols(c)
@@ -330,6 +340,11 @@ def attach_rows(c: RunContext, s: Session, mode: str, extra_targets=()) -> list[
         exists = target.split(":")[0] in present
         if ready is None:
             rows.append(c.row(s.name, f"probe {target}", "scrape", None, "no metrics"))
+        elif exists and target in CLASSIFIED_TARGETS and classified(ready, target):
+            # --probe.subchecks classify: counted inside the check's program, not probed; the
+            # exactness rows compare those counts with the kernel's own.
+            rows.append(c.row(s.name, f"{target}: not probed, classified in the check", 0,
+                              round(tl.total(ready, "hucprof_probe_attached", target=target))))
         elif exists:
             rows.append(c.row(s.name, f"hucprof_probe_attached{{{target},mode={mode}}}", 1,
                               round(tl.total(ready, "hucprof_probe_attached", target=target,

@@ -89,6 +89,25 @@ TEST(AttachPlan, Debian61EveryRealTargetByFentryInlinedOnesAbsent) {
   EXPECT_EQ(v.summary, "sampling on, probes on (fentry)");
 }
 
+TEST(AttachPlan, ClassifiedSubchecksAreNotProbedAndTheCheckCountsThem) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto plan = compute_attach_plan(k, debian_facts(k), opts);
+  EXPECT_TRUE(plan.classify_subchecks);
+  EXPECT_EQ(plan.check().flavour, Flavour::Fentry);
+  for (auto name :
+       {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
+    const TargetPlan& t = target(plan, name);
+    EXPECT_EQ(t.symbol, name);
+    EXPECT_FALSE(t.attaches()) << name;
+    EXPECT_TRUE(contains(t.reason, "--probe.subchecks classify")) << t.reason;
+  }
+  // Not classified: still absent for its own reason.
+  EXPECT_TRUE(contains(target(plan, "check_heap_object").reason, "inlined or not built in"));
+  EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), options()).classify_subchecks);
+}
+
 TEST(AttachPlan, Debian612ForcedKprobeNeverProbesFentry) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
