@@ -20,8 +20,8 @@
  * the slab flag are read with CO-RE: PG_slab in page->flags up to 6.9, the PGTY_slab page type
  * from 6.12. Where a flavour is missing the object is not called slab.
  *
- * Status (--probe.subchecks classify, not the default): on Debian 6.12 under the VM tier the
- * stack, page and slab splits agree with the kernel's own count per call site; a vmalloc'ed
+ * Status (--probe.subchecks classify, not the default): on Debian 6.1 and 6.12 under the VM
+ * tier the stack, page and slab splits agree with the kernel's own count per call site; a vmalloc'ed
  * object is still taken for a direct-map one (counted "page" where the kernel called
  * find_vmap_area), so the vmalloc test below is not yet what the kernel does.
  */
