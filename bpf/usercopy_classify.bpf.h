@@ -20,10 +20,8 @@
  * the slab flag are read with CO-RE: PG_slab in page->flags up to 6.9, the PGTY_slab page type
  * from 6.12. Where a flavour is missing the object is not called slab.
  *
- * Status (--probe.subchecks classify, not the default): on Debian 6.1 and 6.12 under the VM
- * tier the stack, page and slab splits agree with the kernel's own count per call site; a vmalloc'ed
- * object is still taken for a direct-map one (counted "page" where the kernel called
- * find_vmap_area), so the vmalloc test below is not yet what the kernel does.
+ * Checked by the VM tier against the kernel's own sub-check calls per call site (Debian 6.1 and
+ * 6.12, fentry and kprobe): stack, vmalloc, page and slab all exact.
  */
 #ifndef HUCPROF_USERCOPY_CLASSIFY_BPF_H
 #define HUCPROF_USERCOPY_CLASSIFY_BPF_H
@@ -132,9 +130,8 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr, __u64 page_offset,
 }
 
 /* The sub-checks __check_object_size(ptr, n) runs, as HUC_KIND_BIT()s. */
-static __always_inline __u32 huc_classify_subchecks(__u64 ptr, __u64 n)
+static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __u64 ptr, __u64 n)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 stack, page_offset, vmalloc_start, vmalloc_end;
 	__u32 kinds = HUC_KIND_BIT(HUC_CHECK_STACK);
 	bool l5;
@@ -155,7 +152,10 @@ static __always_inline __u32 huc_classify_subchecks(__u64 ptr, __u64 n)
 	if (vmalloc_end <= vmalloc_start)
 		vmalloc_end = vmalloc_start +
 			      ((l5 ? HUC_VMALLOC_SIZE_TB_L5 : HUC_VMALLOC_SIZE_TB_L4) << 40) - 1;
-	if (ptr >= vmalloc_start && ptr < vmalloc_end && !BPF_CORE_READ(task, pagefault_disabled))
+	/* A direct load, not BPF_CORE_READ: bpf_probe_read_kernel() runs with page faults
+	 * disabled, so through it this task's pagefault_disabled reads one higher than the
+	 * kernel's own test sees (every vmalloc'ed object was taken for a direct-map one). */
+	if (ptr >= vmalloc_start && ptr < vmalloc_end && !task->pagefault_disabled)
 		return kinds | HUC_KIND_BIT(HUC_CHECK_VMALLOC);
 
 	kinds |= HUC_KIND_BIT(HUC_CHECK_PAGE);
