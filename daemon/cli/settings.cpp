@@ -48,7 +48,7 @@ constexpr NamedValues<ProbeAttach, 3> kProbeAttach{{{"auto", ProbeAttach::Auto},
                                                     {"fentry", ProbeAttach::Fentry},
                                                     {"kprobe", ProbeAttach::Kprobe}}};
 constexpr NamedValues<SubcheckCounting, 2> kProbeSubchecks{
-    {{"classify", SubcheckCounting::Classify}, {"attach", SubcheckCounting::Attach}}};
+    {{"attach", SubcheckCounting::Attach}, {"classify", SubcheckCounting::Classify}}};
 
 std::string apply_mode(std::string_view value, RunOptions& options) {
   return store(find_named(kModes, value), options.mode);
@@ -104,7 +104,13 @@ std::string apply_probe_attach(std::string_view value, RunOptions& options) {
 }
 
 std::string apply_probe_subchecks(std::string_view value, RunOptions& options) {
-  return store(find_named(kProbeSubchecks, value), options.probe_subchecks);
+  auto parsed = find_named(kProbeSubchecks, value);
+  if (!kCanClassifySubchecks && std::get_if<SubcheckCounting>(&parsed) &&
+      std::get<SubcheckCounting>(parsed) == SubcheckCounting::Classify) {
+    return "\"classify\" reads x86_64's kernel memory layout and this build is for another "
+           "architecture (use attach)";
+  }
+  return store(std::move(parsed), options.probe_subchecks);
 }
 
 // A map holds one drain interval's keys or stacks (the daemon deletes them once drained). The
@@ -138,7 +144,7 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
-const std::array<Setting, 14> kSettings{{
+const std::array<Setting, 15> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, true, OnReload::Restart, apply_mode,

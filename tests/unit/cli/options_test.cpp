@@ -47,8 +47,13 @@ TEST(Options, EachRunFlag) {
   EXPECT_TRUE(parse_run({"run", "--latency"}).latency);
   EXPECT_EQ(parse_run({"run", "--probe.attach", "kprobe"}).probe_attach, ProbeAttach::Kprobe);
   EXPECT_EQ(parse_run({"run", "--probe.attach", "fentry"}).probe_attach, ProbeAttach::Fentry);
-  EXPECT_EQ(parse_run({"run", "--probe.subchecks", "classify"}).probe_subchecks,
-            SubcheckCounting::Classify);
+  if (kCanClassifySubchecks) {
+    EXPECT_EQ(parse_run({"run", "--probe.subchecks", "classify"}).probe_subchecks,
+              SubcheckCounting::Classify);
+    EXPECT_EQ(parse_run({"run"}).probe_subchecks, SubcheckCounting::Classify);
+  } else {
+    EXPECT_EQ(parse_run({"run"}).probe_subchecks, SubcheckCounting::Attach);
+  }
   EXPECT_EQ(parse_run({"run", "--probe.subchecks", "attach"}).probe_subchecks,
             SubcheckCounting::Attach);
   for (const char* level : {"debug", "info", "warn", "error"}) {
