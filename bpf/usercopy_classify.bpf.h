@@ -16,9 +16,9 @@
  *
  * x86_64 only (the layout reads below), like the rest of the BPF side. The KASLR bases are the
  * kernel's own variables (page_offset_base, vmalloc_base, vmemmap_base, __pgtable_l5_enabled),
- * resolved by libbpf from /proc/kallsyms (CONFIG_KALLSYMS_ALL, as Debian builds); struct page and
- * the slab flag are read with CO-RE: PG_slab in page->flags up to 6.9, the PGTY_slab page type
- * from 6.12. Where a flavour is missing the object is not called slab.
+ * resolved by libbpf from /proc/kallsyms (CONFIG_KALLSYMS_ALL, as Debian builds); struct page is
+ * read with CO-RE, the slab marker comes from the daemon: PG_slab in page->flags up to 6.9, the
+ * PGTY_slab page type from 6.12. The daemon does not classify where the kernel has neither.
  *
  * Checked by the VM tier against the kernel's own sub-check calls per call site (Debian 6.1 and
  * 6.12, fentry and kprobe): stack, vmalloc, page and slab all exact.
@@ -55,8 +55,10 @@ struct page___huc {
 	unsigned int page_type;
 } __attribute__((preserve_access_index));
 
-enum pageflags___huc { PG_slab___huc = 0 };
-enum pagetype___huc { PGTY_slab___huc = 0 };
+/* How this kernel marks a slab page, from its BTF (daemon/core/slab_marker.h says why the daemon
+ * reads it, not CO-RE): the PGTY_slab page type, else PG_slab's bit in page->flags; -1: none. */
+const volatile __s32 slab_page_type = -1;
+const volatile __s32 slab_flag_bit = -1;
 
 struct vm_struct___huc {
 	unsigned int nr_pages;
@@ -116,15 +118,15 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr, __u64 page_offset,
 	page = (void *)(vmemmap + pfn * bpf_core_type_size(struct page___huc));
 	compound_head = BPF_CORE_READ(page, compound_head);
 	head = (compound_head & 1) ? (void *)(compound_head - 1) : page;
-	if (bpf_core_enum_value_exists(enum pagetype___huc, PGTY_slab___huc)) {
+	if (slab_page_type >= 0) {
 		unsigned int type = BPF_CORE_READ(head, page_type);
 
-		return (type >> 24) == bpf_core_enum_value(enum pagetype___huc, PGTY_slab___huc);
+		return (type >> 24) == (unsigned int)slab_page_type;
 	}
-	if (bpf_core_enum_value_exists(enum pageflags___huc, PG_slab___huc)) {
+	if (slab_flag_bit >= 0 && slab_flag_bit < 64) {
 		unsigned long flags = BPF_CORE_READ(head, flags);
 
-		return (flags >> bpf_core_enum_value(enum pageflags___huc, PG_slab___huc)) & 1;
+		return (flags >> slab_flag_bit) & 1;
 	}
 	return false;
 }

@@ -52,6 +52,7 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   facts.perf_events = kernel.facts.perf_events;
   facts.hardened = kernel.hardened;
   facts.on_demand_maps = kernel.facts.on_demand_maps;
+  facts.slab_marker = kernel.facts.slab_marker;
   for (const std::string& symbol : fentry_candidates(kernel.kallsyms, facts, options)) {
     facts.fentry_errors.emplace(symbol, fentry_attach_error(symbol));
   }

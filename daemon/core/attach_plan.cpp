@@ -146,6 +146,8 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                const AttachOptions& options) {
   AttachPlan plan;
   const bool wanted = probes_wanted(facts, options);
+  const bool classify =
+      options.subchecks == SubcheckCounting::Classify && facts.slab_marker.known();
   if (!wanted) plan.probes_not_tried = probes_off_reason(facts, options);
   bool check_attaches = false;
   for (const ProbeTarget& target : probe_targets()) {
@@ -160,7 +162,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
     } else if (!target.is_check() && !check_attaches) {
       t.reason =
           "not tried: __check_object_size is not attached (sub-checks are counted inside it)";
-    } else if (options.subchecks == SubcheckCounting::Classify && is_classified(target)) {
+    } else if (classify && is_classified(target)) {
       t.reason = std::string(kClassifiedReason);
     } else {
       choose_flavour(t, facts, options);
@@ -176,7 +178,20 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                 : "kretprobe, as the entry is kprobe"});
   }
   plan.probes = check_attaches;
-  plan.classify_subchecks = check_attaches && options.subchecks == SubcheckCounting::Classify;
+  plan.classify_subchecks = check_attaches && classify;
+  if (plan.classify_subchecks) {
+    plan.slab_marker = facts.slab_marker;
+    plan.subchecks_reason =
+        "classified inside __check_object_size's probe (slab pages: " + facts.slab_marker.detail +
+        ")";
+  } else if (check_attaches && options.subchecks == SubcheckCounting::Classify) {
+    plan.subchecks_reason =
+        "sub-check functions probed instead of classified: the kernel BTF does not say how a "
+        "page is marked slab (" +
+        facts.slab_marker.detail + ")";
+  } else if (check_attaches) {
+    plan.subchecks_reason = "sub-check functions probed (--probe.subchecks attach)";
+  }
 
   plan.dispatcher_ranges = build_address_ranges(kallsyms, dispatcher_symbols());
   if (plan.probes) {
