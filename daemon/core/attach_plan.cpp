@@ -49,8 +49,7 @@ bool probes_wanted(const AttachFacts& facts, const AttachOptions& options) {
 
 std::string probes_off_reason(const AttachFacts& facts, const AttachOptions& options) {
   if (options.mode == Mode::Sample) return "not tried: --mode sample";
-  return "not attached: the hardened usercopy checks are off on this kernel (" +
-         facts.hardened.reason + ")";
+  return "the hardened usercopy checks are off on this kernel (" + facts.hardened.reason + ")";
 }
 
 bool fentry_possible(const AttachFacts& facts, const AttachOptions& options) {

@@ -47,7 +47,7 @@ enum class Flavour { None, Fentry, Kprobe };
 
 // Why a sub-check function is not probed with --probe.subchecks classify.
 inline constexpr const char* kClassifiedReason =
-    "not attached: counted inside __check_object_size's probe from the object's address "
+    "counted inside __check_object_size's probe from the object's address "
     "(--probe.subchecks classify)";
 // "fentry", "kprobe", "" for None: the mode label of hucprof_probe_attached.
 const char* flavour_name(Flavour flavour);
