@@ -27,6 +27,7 @@
  * Every target has an fentry and a kprobe flavour; the daemon picks one per target at run time
  * (autoload off for the other) and reports the choice.
  */
+#include "usercopy_classify.bpf.h"
 #include "usercopy_common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -39,6 +40,9 @@ const volatile __u32 nr_helper_ranges = 0;
 const volatile struct huc_range dispatcher_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_dispatcher_ranges = 0;
 const volatile bool latency_enabled = false;
+/* Sub-checks (stack, vmalloc, page, slab) classified inside the check's program
+ * (usercopy_classify.bpf.h) instead of probed at their own entries. */
+const volatile bool classify_subchecks = false;
 /* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
 volatile __u8 generation = 0;
 
@@ -426,10 +430,29 @@ static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct hu
 	}
 }
 
+/* The sub-checks this check runs, charged to its call site: what the sub-check programs would
+ * count at their entries, without running them. */
+static __always_inline void huc_count_classified(struct task_struct *task,
+						 const struct huc_site_key *site, __u64 ptr,
+						 __u64 bytes)
+{
+	__u32 kinds = huc_classify_subchecks(task, ptr, bytes);
+	struct huc_subcheck_key key = {};
+
+	key.site = *site;
+	for (__u32 kind = 0; kind < HUC_CHECK_KINDS; kind++) {
+		if (!(kinds & HUC_KIND_BIT(kind)))
+			continue;
+		key.kind = kind;
+		huc_hash_add(&subchecks, &key, 1, &drops, HUC_DROP_SUBCHECKS_MAP_FULL);
+	}
+}
+
 /* slot: where the walk along learned offsets starts (arch_reads.bpf.h), slot_in_ctx: see
  * huc_site_by_hops (a constant: the branch is compiled away); caller: the immediate caller's
- * return address (0: unknown). */
+ * return address (0: unknown); ptr: the object (read only to classify sub-checks). */
 static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx, __u64 caller,
+					__u64 ptr,
 					__u64 bytes, bool to_user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -480,6 +503,8 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	/* One value shared by every CPU. */
 	__sync_fetch_and_add(&value->calls, 1);
 	__sync_fetch_and_add(&value->bytes, bytes);
+	if (classify_subchecks)
+		huc_count_classified(task, &key, ptr, bytes);
 
 	state = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (state) {
@@ -563,10 +588,14 @@ SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
 	struct huc_caller c = huc_fentry_caller(ctx);
+	__u64 object = 0;
 
-	/* Laundered only on the helper-called path that needs it: a scratch lookup per check
-	 * otherwise. */
-	return huc_on_check(ctx, c.slot, true, c.ret, n, to_user);
+	/* The verifier refuses a direct read of a `const void *` argument ("arg0 type UNKNOWN is
+	 * not a struct", 6.12); the helper hands it over as a number. The slot is laundered only
+	 * on the helper-called path that needs it: a scratch lookup per check otherwise. */
+	if (classify_subchecks)
+		bpf_get_func_arg(ctx, 0, &object);
+	return huc_on_check(ctx, c.slot, true, c.ret, object, n, to_user);
 }
 
 SEC("kprobe/__check_object_size")
@@ -574,7 +603,7 @@ int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, b
 {
 	struct huc_caller c = huc_kprobe_caller(ctx);
 
-	return huc_on_check(ctx, c.slot, false, c.ret, n, to_user);
+	return huc_on_check(ctx, c.slot, false, c.ret, (__u64)ptr, n, to_user);
 }
 
 SEC("fexit/__check_object_size")

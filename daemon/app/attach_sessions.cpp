@@ -12,6 +12,9 @@ void log_status(const hucprof::v1::ProbeStatus& s) {
   if (s.attached()) {
     spdlog::info("probe {}: attached as {} ({})", s.target(), s.mode(),
                  s.attach_name().empty() ? s.target() : s.attach_name());
+  } else if (s.reason() == kClassifiedReason) {
+    // The plan's choice, not a problem: the check's program counts this sub-check.
+    spdlog::info("probe {}: {}", s.target(), s.reason());
   } else {
     spdlog::warn("probe {}: unavailable: {}", s.target(), s.reason());
   }
@@ -77,6 +80,7 @@ AttachedSessions attach_sessions(const AttachPlan& plan, const RunOptions& optio
   out.outcome.check_flavour = plan.check().flavour;
   spdlog::info("BPF maps: {} keys per counter map, {} stacks per stack map ({})",
                plan.maps.max_keys, plan.maps.max_stacks, plan.maps.stacks_reason);
+  if (!plan.subchecks_reason.empty()) spdlog::info("sub-checks: {}", plan.subchecks_reason);
   if (plan.helper_ranges.overflow) {
     spdlog::warn(
         "{} copy-helper ranges did not fit into BPF's {}; their callers fold as "

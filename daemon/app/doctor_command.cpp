@@ -60,6 +60,8 @@ int doctor_command(const RunOptions& options) {
   const AttachPlan plan = plan_attach(kernel, attach_options(options));
   std::printf("\nProbe targets\n");
   for (const TargetPlan& t : plan.targets) print_target(t);
+  if (!plan.subchecks_reason.empty())
+    std::printf("  sub-checks: %s\n", plan.subchecks_reason.c_str());
 
   std::printf("\nSampling\n");
   row("perf_event cpu-clock", plan.sampling,

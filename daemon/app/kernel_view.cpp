@@ -37,6 +37,7 @@ AttachOptions attach_options(const RunOptions& options) {
   out.mode = options.mode;
   out.attach = options.probe_attach;
   out.latency = options.latency;
+  out.subchecks = options.probe_subchecks;
   out.max_keys = options.bpf_max_keys;
   out.max_stacks = options.bpf_max_stacks;
   const FoldingRules rules = FoldingRules::defaults();
@@ -51,6 +52,7 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   facts.perf_events = kernel.facts.perf_events;
   facts.hardened = kernel.hardened;
   facts.on_demand_maps = kernel.facts.on_demand_maps;
+  facts.slab_marker = kernel.facts.slab_marker;
   for (const std::string& symbol : fentry_candidates(kernel.kallsyms, facts, options)) {
     facts.fentry_errors.emplace(symbol, fentry_attach_error(symbol));
   }

@@ -118,10 +118,11 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
   if (probes_) probes_->retire_generation();
   if (sampler_) sampler_->retire_generation();
   if (probes_ || sampler_) barrier_->wait();
+  // First: the sessions ask the kernel for their programs' run counts only while it counts.
+  raw.program_costs.stats = read_bpf_stats_enabled();
   if (probes_) probes_->drain(raw);
   if (sampler_) sampler_->drain(raw);
   barrier_->add_map_memory(raw.map_memory);
-  raw.program_costs.stats = read_bpf_stats_enabled();
   if (symbolizer_->begin_interval()) {
     spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
                  symbolizer_->index().size());

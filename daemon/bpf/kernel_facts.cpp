@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include <bpf/bpf.h>
@@ -107,6 +108,43 @@ Capability probe_on_demand_maps() {
   return {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
 }
 
+// The value of enumerator `value` of `enum name` in the kernel BTF, if it has one.
+std::optional<int64_t> btf_enum_value(const btf* kernel, const char* name, const char* value) {
+  const int id = btf__find_by_name_kind(kernel, name, BTF_KIND_ENUM);
+  if (id < 0) return std::nullopt;
+  const btf_type* type = btf__type_by_id(kernel, static_cast<__u32>(id));
+  const struct btf_enum* e = btf_enum(type);
+  for (__u16 i = 0; i < btf_vlen(type); ++i, ++e) {
+    if (std::strcmp(btf__name_by_offset(kernel, e->name_off), value) == 0) return e->val;
+  }
+  return std::nullopt;
+}
+
+SlabMarker read_slab_marker(bool have_btf) {
+  SlabMarker marker;
+  if (!have_btf) {
+    marker.detail = "no kernel BTF";
+    return marker;
+  }
+  btf* kernel = btf__load_vmlinux_btf();
+  if (!kernel) {
+    marker.detail = "cannot read the kernel BTF (" + errno_words(errno) + ")";
+    return marker;
+  }
+  if (auto type = btf_enum_value(kernel, "pagetype", "PGTY_slab")) {
+    marker.page_type = *type;
+    marker.detail = "PGTY_slab = " + std::to_string(*type) + " in enum pagetype";
+  } else if (auto bit = btf_enum_value(kernel, "pageflags", "PG_slab")) {
+    marker.flag_bit = *bit;
+    marker.detail = "PG_slab = " + std::to_string(*bit) + " in enum pageflags";
+  } else {
+    marker.detail =
+        "neither PGTY_slab (enum pagetype) nor PG_slab (enum pageflags) in the kernel BTF";
+  }
+  btf__free(kernel);
+  return marker;
+}
+
 }  // namespace
 
 int read_perf_event_paranoid() {
@@ -164,6 +202,7 @@ KernelFacts KernelFacts::probe() {
   facts.lockdown = read_lockdown();
   facts.perf_event_paranoid = read_perf_event_paranoid();
   facts.on_demand_maps = probe_on_demand_maps();
+  facts.slab_marker = read_slab_marker(facts.btf.ok);
   if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/capability.h"
+#include "core/slab_marker.h"
 
 namespace hucprof {
 
@@ -21,6 +22,7 @@ struct KernelFacts {
   std::string cmdline;                // /proc/cmdline
   int perf_event_paranoid = 0;        // kernel.perf_event_paranoid, -99 when unreadable
   Capability on_demand_maps;          // hash maps may allocate on use in perf_event programs
+  SlabMarker slab_marker;             // from the kernel BTF
 
   static KernelFacts probe();
 };

@@ -111,6 +111,9 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   set_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
   set_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges, plan.dispatcher_ranges);
   rodata->latency_enabled = plan.maps.latency;
+  rodata->classify_subchecks = plan.classify_subchecks;
+  rodata->slab_page_type = static_cast<__s32>(plan.slab_marker.page_type);
+  rodata->slab_flag_bit = static_cast<__s32>(plan.slab_marker.flag_bit);
 
   const MapSizing sizing[] = {
       {skel.maps.sites, plan.maps.max_keys, MapSizing::Preallocated},
@@ -265,7 +268,9 @@ void ProbeSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), possible_cpus_, out.helper_walks);
   add_map_memory(skel_->obj, out.map_memory);
-  add_program_costs(skel_->obj, out.program_costs.programs);
+  if (out.program_costs.stats == BpfStats::on) {
+    add_program_costs(skel_->obj, out.program_costs.programs);
+  }
 }
 
 }  // namespace hucprof

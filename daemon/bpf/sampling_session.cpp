@@ -126,7 +126,9 @@ void SamplingSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.contexts), possible_cpus_, out.contexts);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
   add_map_memory(skel_->obj, out.map_memory);
-  add_program_costs(skel_->obj, out.program_costs.programs);
+  if (out.program_costs.stats == BpfStats::on) {
+    add_program_costs(skel_->obj, out.program_costs.programs);
+  }
 }
 
 }  // namespace hucprof

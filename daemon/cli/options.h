@@ -25,6 +25,8 @@ struct RunOptions {
   std::string log_level = "info";                      // --log.level: debug|info|warn|error
   LogFormat log_format = LogFormat::Text;              // --log.format: text|logfmt|json
   std::optional<std::string> config_path;              // --config FILE
+  // --probe.subchecks classify|attach: how probe mode counts the sub-checks.
+  SubcheckCounting probe_subchecks = kDefaultSubcheckCounting;
   // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
   CapabilityKeep capabilities_keep = default_capability_keep();
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.

@@ -47,6 +47,8 @@ constexpr NamedValues<Mode, 3> kModes{
 constexpr NamedValues<ProbeAttach, 3> kProbeAttach{{{"auto", ProbeAttach::Auto},
                                                     {"fentry", ProbeAttach::Fentry},
                                                     {"kprobe", ProbeAttach::Kprobe}}};
+constexpr NamedValues<SubcheckCounting, 2> kProbeSubchecks{
+    {{"attach", SubcheckCounting::Attach}, {"classify", SubcheckCounting::Classify}}};
 
 std::string apply_mode(std::string_view value, RunOptions& options) {
   return store(find_named(kModes, value), options.mode);
@@ -101,6 +103,16 @@ std::string apply_probe_attach(std::string_view value, RunOptions& options) {
   return store(find_named(kProbeAttach, value), options.probe_attach);
 }
 
+std::string apply_probe_subchecks(std::string_view value, RunOptions& options) {
+  auto parsed = find_named(kProbeSubchecks, value);
+  if (!kCanClassifySubchecks && std::get_if<SubcheckCounting>(&parsed) &&
+      std::get<SubcheckCounting>(parsed) == SubcheckCounting::Classify) {
+    return "\"classify\" reads x86_64's kernel memory layout and this build is for another "
+           "architecture (use attach)";
+  }
+  return store(std::move(parsed), options.probe_subchecks);
+}
+
 // A map holds one drain interval's keys or stacks (the daemon deletes them once drained). The
 // lower bounds keep a typo from starving a busy machine, the upper ones keep a typo from asking
 // the kernel for gigabytes (a stack takes ~1 KiB).
@@ -132,7 +144,7 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
-const std::array<Setting, 14> kSettings{{
+const std::array<Setting, 15> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, true, OnReload::Restart, apply_mode,
@@ -167,6 +179,12 @@ const std::array<Setting, 14> kSettings{{
      "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
      true, OnReload::Restart, apply_probe_attach,
      [](const RunOptions& o) { return std::string(name_of(kProbeAttach, o.probe_attach)); }},
+    {"probe.subchecks", "HOW",
+     "how probe mode counts sub-checks (slab, vmalloc, page, stack): classify (decided inside "
+     "the check's probe from the object's address, as mm/usercopy.c decides) or attach (a probe "
+     "at each sub-check function: more program runs per copy)",
+     true, true, OnReload::Restart, apply_probe_subchecks,
+     [](const RunOptions& o) { return std::string(name_of(kProbeSubchecks, o.probe_subchecks)); }},
     {"bpf.max-keys", "N",
      "distinct counter keys (call site, syscall, direction; or stack, syscall) each BPF map holds "
      "per --interval; 256..1048576",

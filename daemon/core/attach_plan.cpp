@@ -49,8 +49,7 @@ bool probes_wanted(const AttachFacts& facts, const AttachOptions& options) {
 
 std::string probes_off_reason(const AttachFacts& facts, const AttachOptions& options) {
   if (options.mode == Mode::Sample) return "not tried: --mode sample";
-  return "not attached: the hardened usercopy checks are off on this kernel (" +
-         facts.hardened.reason + ")";
+  return "the hardened usercopy checks are off on this kernel (" + facts.hardened.reason + ")";
 }
 
 bool fentry_possible(const AttachFacts& facts, const AttachOptions& options) {
@@ -89,6 +88,21 @@ void choose_flavour(TargetPlan& plan, const AttachFacts& facts, const AttachOpti
     kprobe_why = facts.kprobes.detail;
   }
   plan.reason = "fentry: " + fentry_why + "; kprobe: " + kprobe_why;
+}
+
+// The sub-checks the check's program can classify from the object's address
+// (bpf/usercopy_classify.bpf.h); check_heap_object and check_kernel_text_object are real functions
+// on no kernel we know, and stay probed where they are.
+bool is_classified(const ProbeTarget& target) {
+  switch (target.program) {
+    case TargetProgram::Slab:
+    case TargetProgram::Vmalloc:
+    case TargetProgram::Page:
+    case TargetProgram::Stack:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::vector<std::string_view> views_of(const std::vector<std::string>& names) {
@@ -131,6 +145,8 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                const AttachOptions& options) {
   AttachPlan plan;
   const bool wanted = probes_wanted(facts, options);
+  const bool classify =
+      options.subchecks == SubcheckCounting::Classify && facts.slab_marker.known();
   if (!wanted) plan.probes_not_tried = probes_off_reason(facts, options);
   bool check_attaches = false;
   for (const ProbeTarget& target : probe_targets()) {
@@ -145,6 +161,8 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
     } else if (!target.is_check() && !check_attaches) {
       t.reason =
           "not tried: __check_object_size is not attached (sub-checks are counted inside it)";
+    } else if (classify && is_classified(target)) {
+      t.reason = std::string(kClassifiedReason);
     } else {
       choose_flavour(t, facts, options);
     }
@@ -159,6 +177,20 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                 : "kretprobe, as the entry is kprobe"});
   }
   plan.probes = check_attaches;
+  plan.classify_subchecks = check_attaches && classify;
+  if (plan.classify_subchecks) {
+    plan.slab_marker = facts.slab_marker;
+    plan.subchecks_reason =
+        "classified inside __check_object_size's probe (slab pages: " + facts.slab_marker.detail +
+        ")";
+  } else if (check_attaches && options.subchecks == SubcheckCounting::Classify) {
+    plan.subchecks_reason =
+        "sub-check functions probed instead of classified: the kernel BTF does not say how a "
+        "page is marked slab (" +
+        facts.slab_marker.detail + ")";
+  } else if (check_attaches) {
+    plan.subchecks_reason = "sub-check functions probed (--probe.subchecks attach)";
+  }
 
   plan.dispatcher_ranges = build_address_ranges(kallsyms, dispatcher_symbols());
   if (plan.probes) {

@@ -10,6 +10,7 @@
 #include "core/kallsyms_index.h"
 #include "core/probe_targets.h"
 #include "core/run_mode.h"
+#include "core/slab_marker.h"
 
 namespace hucprof {
 
@@ -26,6 +27,8 @@ struct AttachFacts {
   // Whether the kernel lets hash maps allocate entries on use in tracing and perf_event
   // programs (bpf_mem_alloc, 6.1+); before that they must be preallocated.
   Capability on_demand_maps;
+  // What sub-check classification needs to tell slab from page objects.
+  SlabMarker slab_marker;
 };
 
 // The user's choices that shape the plan (from the flags).
@@ -33,6 +36,7 @@ struct AttachOptions {
   Mode mode = Mode::Auto;
   ProbeAttach attach = ProbeAttach::Auto;
   bool latency = false;
+  SubcheckCounting subchecks = SubcheckCounting::Attach;
   uint32_t max_keys = 16384;
   uint32_t max_stacks = 8192;
   // Copy-helper symbols (normalized) whose callers are the real call sites.
@@ -40,6 +44,11 @@ struct AttachOptions {
 };
 
 enum class Flavour { None, Fentry, Kprobe };
+
+// Why a sub-check function is not probed with --probe.subchecks classify.
+inline constexpr const char* kClassifiedReason =
+    "counted inside __check_object_size's probe from the object's address "
+    "(--probe.subchecks classify)";
 // "fentry", "kprobe", "" for None: the mode label of hucprof_probe_attached.
 const char* flavour_name(Flavour flavour);
 
@@ -73,6 +82,9 @@ struct AttachPlan {
   std::string sampling_reason;      // why not, when !sampling
   AddressRanges helper_ranges;      // copy helpers: their callers are looked through (probe)
   AddressRanges dispatcher_ranges;  // check dispatchers: sub-check filter (probe), sampler
+  bool classify_subchecks = false;  // the check's program counts slab/vmalloc/page/stack itself
+  SlabMarker slab_marker;           // what that program tests pages with
+  std::string subchecks_reason;     // how sub-checks are counted, and why
   MapPlan maps;
 
   // The __check_object_size target (always present).

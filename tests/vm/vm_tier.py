@@ -9,8 +9,11 @@ Per kernel (6.1, 6.12) three boots, each running guest/hucprof_guest.py with a p
            exactly N UDP send/recv pairs and M netlink messages (64 KiB: seed 001's vmalloc path
            on 6.1; 6 MiB on 6.12, where a 64 KiB skb head no longer comes from vmalloc). hucprof's
            counters must rise by exactly N/M per call site, and equal the reference's stacks
-           folded by hucprof's own CallsiteFolder (tests/vm/fold_tool.cpp). Then once more with
-           --latency (fexit): the duration histogram counts N.
+           folded by hucprof's own CallsiteFolder (tests/vm/fold_tool.cpp); sub-checks are
+           classified inside the check's program (the default --probe.subchecks classify) and
+           must equal the kernel's own sub-check calls per call site. Then once more with
+           --latency (fexit) and --probe.subchecks attach (a probe per sub-check): the duration
+           histogram counts N, the slab sub-check N.
   kprobe   the same with --probe.attach kprobe, plus a UDP flood under probe mode and under
            `--mode sample`: both must name the same top call site.
   hardened_usercopy=off
@@ -322,6 +325,16 @@ def present_symbols(c: RunContext) -> set[str]:
     return names
 
 
+# Sub-check functions that --probe.subchecks classify counts inside __check_object_size's program.
+CLASSIFIED_TARGETS = {"__check_heap_object", "find_vmap_area", "__virt_addr_valid",
+                      "check_stack_object"}
+
+
+def classified(ready, target: str) -> bool:
+    return any("--probe.subchecks classify" in labels.get("reason", "")
+               for labels, _ in tl.select(ready, "hucprof_probe_unavailable_info", target=target))
+
+
 def attach_rows(c: RunContext, s: Session, mode: str, extra_targets=()) -> list[Row]:
     ready = c.metrics(f"{s.name}-ready.txt")
     present = present_symbols(c)
@@ -330,6 +343,11 @@ def attach_rows(c: RunContext, s: Session, mode: str, extra_targets=()) -> list[
         exists = target.split(":")[0] in present
         if ready is None:
             rows.append(c.row(s.name, f"probe {target}", "scrape", None, "no metrics"))
+        elif exists and target in CLASSIFIED_TARGETS and classified(ready, target):
+            # --probe.subchecks classify: counted inside the check's program, not probed; the
+            # exactness rows compare those counts with the kernel's own.
+            rows.append(c.row(s.name, f"{target}: not probed, classified in the check", 0,
+                              round(tl.total(ready, "hucprof_probe_attached", target=target))))
         elif exists:
             rows.append(c.row(s.name, f"hucprof_probe_attached{{{target},mode={mode}}}", 1,
                               round(tl.total(ready, "hucprof_probe_attached", target=target,
@@ -622,8 +640,10 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
     if mode == "fentry":
         # --latency once per kernel: fexit on top of fentry (the trampoline then also calls the
         # original and keeps a return-value slot: the caller read must still be right).
+        # --probe.subchecks attach here: the probe session covers the default (classify), this
+        # one a probe at each sub-check's entry (udp_rows: slab counted N times).
         sessions.append(Session("latency", ["--mode", "probe", "--probe.attach", mode,
-                                             "--latency"] + base,
+                                             "--latency", "--probe.subchecks", "attach"] + base,
                                 [Workload("udp", [str(tools.udp_pairs), str(UDP_N),
                                                   str(UDP_PAYLOAD)])]))
     else:

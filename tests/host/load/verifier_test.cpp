@@ -41,6 +41,20 @@ TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
   probe_bpf__destroy(skel);
 }
 
+// --probe.subchecks classify: the check's program classifies the sub-checks itself (struct page,
+// the task's stack, the kernel's KASLR bases read with CO-RE and typeless ksyms).
+TEST_F(VerifierTest, ProbeClassifyingSubchecksLoads) {
+  probe_bpf* skel = probe_bpf__open();
+  ASSERT_NE(skel, nullptr);
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel->obj) {
+    bpf_program__set_autoload(prog, prog == skel->progs.huc_kprobe_check_object_size);
+  }
+  skel->rodata->classify_subchecks = true;
+  EXPECT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
+  probe_bpf__destroy(skel);
+}
+
 TEST_F(VerifierTest, SamplerLoads) {
   sampler_bpf* skel = sampler_bpf__open();
   ASSERT_NE(skel, nullptr);

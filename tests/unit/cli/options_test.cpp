@@ -47,6 +47,15 @@ TEST(Options, EachRunFlag) {
   EXPECT_TRUE(parse_run({"run", "--latency"}).latency);
   EXPECT_EQ(parse_run({"run", "--probe.attach", "kprobe"}).probe_attach, ProbeAttach::Kprobe);
   EXPECT_EQ(parse_run({"run", "--probe.attach", "fentry"}).probe_attach, ProbeAttach::Fentry);
+  if (kCanClassifySubchecks) {
+    EXPECT_EQ(parse_run({"run", "--probe.subchecks", "classify"}).probe_subchecks,
+              SubcheckCounting::Classify);
+    EXPECT_EQ(parse_run({"run"}).probe_subchecks, SubcheckCounting::Classify);
+  } else {
+    EXPECT_EQ(parse_run({"run"}).probe_subchecks, SubcheckCounting::Attach);
+  }
+  EXPECT_EQ(parse_run({"run", "--probe.subchecks", "attach"}).probe_subchecks,
+            SubcheckCounting::Attach);
   for (const char* level : {"debug", "info", "warn", "error"}) {
     EXPECT_EQ(parse_run({"run", "--log.level", level}).log_level, level);
   }
@@ -142,6 +151,8 @@ TEST(Options, BadFlagValuesNameTheFlag) {
             "--mode: \"fast\" is not one of auto, probe, sample");
   EXPECT_EQ(parse_error({"run", "--probe.attach", "uprobe"}),
             "--probe.attach: \"uprobe\" is not one of auto, fentry, kprobe");
+  EXPECT_EQ(parse_error({"run", "--probe.subchecks", "guess"}),
+            "--probe.subchecks: \"guess\" is not one of attach, classify");
   EXPECT_EQ(parse_error({"run", "--log.level", "verbose"}),
             "--log.level: \"verbose\" is not one of debug, info, warn, error");
   // What the user typed is quoted back on one line, control characters made visible

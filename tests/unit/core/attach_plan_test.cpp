@@ -40,6 +40,7 @@ AttachFacts debian_facts(const KallsymsIndex& kallsyms) {
   f.perf_events = {true, "perf_event_open(cpu-clock) works"};
   f.hardened = {true, "CONFIG_HARDENED_USERCOPY=y, default on, no boot parameter"};
   f.on_demand_maps = {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
+  f.slab_marker = {-1, 9, "PG_slab = 9 in enum pageflags"};  // Debian 6.1's BTF
   AttachOptions probe_all;
   for (const auto& name : fentry_candidates(kallsyms, f, probe_all)) f.fentry_errors[name] = "";
   return f;
@@ -87,6 +88,46 @@ TEST(AttachPlan, Debian61EveryRealTargetByFentryInlinedOnesAbsent) {
   const Verdict v = judge(Mode::Auto, debian_facts(k).hardened, planned_outcome(plan));
   EXPECT_TRUE(v.runs);
   EXPECT_EQ(v.summary, "sampling on, probes on (fentry)");
+}
+
+TEST(AttachPlan, ClassifiedSubchecksAreNotProbedAndTheCheckCountsThem) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto plan = compute_attach_plan(k, debian_facts(k), opts);
+  EXPECT_TRUE(plan.classify_subchecks);
+  EXPECT_EQ(plan.check().flavour, Flavour::Fentry);
+  for (auto name :
+       {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
+    const TargetPlan& t = target(plan, name);
+    EXPECT_EQ(t.symbol, name);
+    EXPECT_FALSE(t.attaches()) << name;
+    EXPECT_TRUE(contains(t.reason, "--probe.subchecks classify")) << t.reason;
+  }
+  // Not classified: still absent for its own reason.
+  EXPECT_TRUE(contains(target(plan, "check_heap_object").reason, "inlined or not built in"));
+  EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), options()).classify_subchecks);
+  EXPECT_EQ(plan.slab_marker.flag_bit, 9);
+  EXPECT_TRUE(contains(plan.subchecks_reason, "PG_slab")) << plan.subchecks_reason;
+}
+
+TEST(AttachPlan, ClassifyWithoutASlabMarkerProbesTheSubcheckFunctions) {
+  // A kernel whose BTF names neither PGTY_slab nor PG_slab (6.10-6.11 keep an inverted PG_slab
+  // page type): the probe could not tell slab from page objects, so the sub-check functions are
+  // attached.
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.slab_marker = {-1, -1, "neither PGTY_slab nor PG_slab in the kernel BTF"};
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto plan = compute_attach_plan(k, facts, opts);
+  EXPECT_FALSE(plan.classify_subchecks);
+  for (auto name :
+       {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
+    EXPECT_EQ(target(plan, name).flavour, Flavour::Fentry) << name;
+  }
+  EXPECT_TRUE(contains(plan.subchecks_reason, "neither PGTY_slab nor PG_slab"))
+      << plan.subchecks_reason;
 }
 
 TEST(AttachPlan, Debian612ForcedKprobeNeverProbesFentry) {

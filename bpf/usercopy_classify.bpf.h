@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which sub-checks one __check_object_size(ptr, n) call will run, decided inside the check's own
+ * program from the object's address and the kernel's own layout, instead of one more program run
+ * per sub-check entry (check_stack_object on every check, __virt_addr_valid and
+ * __check_heap_object on every heap copy). It mirrors mm/usercopy.c of 6.1 (Debian's 6.1.y has
+ * the pagefault_disabled() test backported) and 6.12, in the kernel's order:
+ *
+ *   __check_object_size:  n == 0 -> nothing
+ *     check_stack_object  always (it is noinline): "stack"
+ *       object inside [task_stack_page(current), + THREAD_SIZE) -> return
+ *     check_heap_object (inlined):
+ *       is_vmalloc_addr(ptr) && !pagefault_disabled() -> find_vmap_area: "vmalloc", return
+ *       __virt_addr_valid (out of line on x86): "page"; not valid -> return
+ *       folio_test_slab(virt_to_folio(ptr)) -> __check_heap_object: "slab"
+ *
+ * x86_64 only (the layout reads below), like the rest of the BPF side. The KASLR bases are the
+ * kernel's own variables (page_offset_base, vmalloc_base, vmemmap_base, __pgtable_l5_enabled),
+ * resolved by libbpf from /proc/kallsyms (CONFIG_KALLSYMS_ALL, as Debian builds); struct page is
+ * read with CO-RE, the slab marker comes from the daemon: PG_slab in page->flags up to 6.9, the
+ * PGTY_slab page type from 6.12. The daemon does not classify where the kernel has neither.
+ *
+ * Checked by the VM tier against the kernel's own sub-check calls per call site (Debian 6.1 and
+ * 6.12, fentry and kprobe): stack, vmalloc, page and slab all exact.
+ */
+#ifndef HUCPROF_USERCOPY_CLASSIFY_BPF_H
+#define HUCPROF_USERCOPY_CLASSIFY_BPF_H
+
+#include "usercopy_common.bpf.h"
+
+extern const void page_offset_base __ksym __weak;
+extern const void vmalloc_base __ksym __weak;
+extern const void vmemmap_base __ksym __weak;
+extern const void __pgtable_l5_enabled __ksym __weak;
+
+/* arch/x86/include/asm/page_64_types.h, pgtable_64_types.h: the fixed layout when the bases
+ * are not randomized (no such variables), and the vmalloc area's size by paging depth. */
+#define HUC_START_KERNEL_MAP 0xffffffff80000000ULL
+#define HUC_PAGE_OFFSET_L4 0xffff888000000000ULL
+#define HUC_PAGE_OFFSET_L5 0xff11000000000000ULL
+#define HUC_VMALLOC_START_L4 0xffffc90000000000ULL
+#define HUC_VMALLOC_START_L5 0xffa0000000000000ULL
+#define HUC_VMEMMAP_START_L4 0xffffea0000000000ULL
+#define HUC_VMEMMAP_START_L5 0xffd4000000000000ULL
+#define HUC_VMALLOC_SIZE_TB_L4 32ULL
+#define HUC_VMALLOC_SIZE_TB_L5 12800ULL
+#define HUC_PAGE_SHIFT 12
+#define HUC_THREAD_SIZE_DEFAULT (16384ULL) /* x86_64 without KASAN */
+/* Physical addresses above this are not RAM on any x86_64 (MAX_PHYSMEM_BITS is 52). */
+#define HUC_MAX_PHYS (1ULL << 52)
+
+struct page___huc {
+	unsigned long flags;
+	unsigned long compound_head;
+	unsigned int page_type;
+} __attribute__((preserve_access_index));
+
+/* How this kernel marks a slab page, from its BTF (daemon/core/slab_marker.h says why the daemon
+ * reads it, not CO-RE): the PGTY_slab page type, else PG_slab's bit in page->flags; -1: none. */
+const volatile __s32 slab_page_type = -1;
+const volatile __s32 slab_flag_bit = -1;
+
+struct vm_struct___huc {
+	unsigned int nr_pages;
+} __attribute__((preserve_access_index));
+
+struct task_struct___huc {
+	struct vm_struct___huc *stack_vm_area;
+} __attribute__((preserve_access_index));
+
+/* Bit i set: the check runs sub-check kind i (enum huc_check_kind). */
+#define HUC_KIND_BIT(kind) (1U << (kind))
+
+static __always_inline __u64 huc_read_kernel_u64(const void *addr, __u64 fallback)
+{
+	__u64 v = 0;
+
+	if (!addr || bpf_probe_read_kernel(&v, sizeof(v), addr))
+		return fallback;
+	return v;
+}
+
+static __always_inline bool huc_l5(void)
+{
+	__u32 v = 0;
+
+	if (!&__pgtable_l5_enabled ||
+	    bpf_probe_read_kernel(&v, sizeof(v), &__pgtable_l5_enabled))
+		return false;
+	return v != 0;
+}
+
+/* THREAD_SIZE: the pages of the task's stack area (CONFIG_VMAP_STACK, as Debian builds), else
+ * x86_64's 16 KiB. */
+static __always_inline __u64 huc_thread_size(struct task_struct *task)
+{
+	struct task_struct___huc *t = (void *)task;
+
+	if (bpf_core_field_exists(t->stack_vm_area)) {
+		struct vm_struct___huc *area = BPF_CORE_READ(t, stack_vm_area);
+		__u32 pages = area ? BPF_CORE_READ(area, nr_pages) : 0;
+
+		if (pages)
+			return (__u64)pages << HUC_PAGE_SHIFT;
+	}
+	return HUC_THREAD_SIZE_DEFAULT;
+}
+
+/* folio_test_slab() of the folio holding the direct-map address ptr. */
+static __always_inline bool huc_direct_map_is_slab(__u64 ptr, __u64 page_offset, bool l5)
+{
+	__u64 vmemmap = huc_read_kernel_u64(&vmemmap_base,
+					    l5 ? HUC_VMEMMAP_START_L5 : HUC_VMEMMAP_START_L4);
+	__u64 pfn = (ptr - page_offset) >> HUC_PAGE_SHIFT;
+	struct page___huc *page, *head;
+	unsigned long compound_head;
+
+	page = (void *)(vmemmap + pfn * bpf_core_type_size(struct page___huc));
+	compound_head = BPF_CORE_READ(page, compound_head);
+	head = (compound_head & 1) ? (void *)(compound_head - 1) : page;
+	if (slab_page_type >= 0) {
+		unsigned int type = BPF_CORE_READ(head, page_type);
+
+		return (type >> 24) == (unsigned int)slab_page_type;
+	}
+	if (slab_flag_bit >= 0 && slab_flag_bit < 64) {
+		unsigned long flags = BPF_CORE_READ(head, flags);
+
+		return (flags >> slab_flag_bit) & 1;
+	}
+	return false;
+}
+
+/* The sub-checks __check_object_size(ptr, n) runs, as HUC_KIND_BIT()s. */
+static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __u64 ptr, __u64 n)
+{
+	__u64 stack, page_offset, vmalloc_start, vmalloc_end;
+	__u32 kinds = HUC_KIND_BIT(HUC_CHECK_STACK);
+	bool l5;
+
+	if (!n)
+		return 0;
+	stack = (__u64)BPF_CORE_READ(task, stack);
+	if (ptr >= stack && ptr < stack + huc_thread_size(task))
+		return kinds;
+
+	l5 = huc_l5();
+	vmalloc_start = huc_read_kernel_u64(&vmalloc_base,
+					    l5 ? HUC_VMALLOC_START_L5 : HUC_VMALLOC_START_L4);
+	/* VMALLOC_END depends on the paging depth the kernel chose at boot; the vmemmap area
+	 * follows the vmalloc area in x86_64's layout (KASLR keeps the order), and nothing is
+	 * mapped between the two, so its base bounds the vmalloc area without that guess. */
+	vmalloc_end = huc_read_kernel_u64(&vmemmap_base, 0);
+	if (vmalloc_end <= vmalloc_start)
+		vmalloc_end = vmalloc_start +
+			      ((l5 ? HUC_VMALLOC_SIZE_TB_L5 : HUC_VMALLOC_SIZE_TB_L4) << 40) - 1;
+	/* A direct load, not BPF_CORE_READ: bpf_probe_read_kernel() runs with page faults
+	 * disabled, so through it this task's pagefault_disabled reads one higher than the
+	 * kernel's own test sees (every vmalloc'ed object was taken for a direct-map one). */
+	if (ptr >= vmalloc_start && ptr < vmalloc_end && !task->pagefault_disabled)
+		return kinds | HUC_KIND_BIT(HUC_CHECK_VMALLOC);
+
+	kinds |= HUC_KIND_BIT(HUC_CHECK_PAGE);
+	/* __virt_addr_valid: the kernel image mapping is valid but never slab; below it only the
+	 * direct map [PAGE_OFFSET, PAGE_OFFSET + RAM) is. */
+	if (ptr >= HUC_START_KERNEL_MAP)
+		return kinds;
+	page_offset = huc_read_kernel_u64(&page_offset_base,
+					  l5 ? HUC_PAGE_OFFSET_L5 : HUC_PAGE_OFFSET_L4);
+	if (ptr < page_offset || ptr - page_offset >= HUC_MAX_PHYS)
+		return kinds;
+	if (huc_direct_map_is_slab(ptr, page_offset, l5))
+		kinds |= HUC_KIND_BIT(HUC_CHECK_SLAB);
+	return kinds;
+}
+
+#endif
