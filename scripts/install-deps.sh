@@ -17,6 +17,9 @@ packages=(
   curl python3 python3-yaml iproute2 procps strace dpkg-dev util-linux
   golang-go golang-github-go-logfmt-logfmt-dev  # go-logfmt reads our logfmt (tests/tools)
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod
+  # arm64 (vm_arm64): the cross compiler and the arm64 guest's emulator; the sysroot, kernels and
+  # busybox are arm64 packages, downloaded and unpacked, never installed (dpkg multiarch below)
+  g++-aarch64-linux-gnu qemu-system-arm
   prometheus
   # web tests: certificates (openssl) and bcrypt hashes (htpasswd) made by tools, not by us
   openssl apache2-utils
@@ -27,11 +30,26 @@ packages=(
   golang-github-google-pprof-dev chromium
 )
 
+# apt-get download of :arm64 packages needs dpkg to know the architecture; adding it installs
+# nothing by itself.
+need_update=
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "install-deps: dpkg --add-architecture arm64 (for the arm64 cross build and guests)"
+    dpkg --add-architecture arm64
+    need_update=1
+  else
+    echo "install-deps: dpkg does not know arm64, so vm_arm64 will skip; as root:" \
+      "dpkg --add-architecture arm64 && apt-get update" >&2
+  fi
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  [ -z "$need_update" ] || apt-get update -q
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
 fi

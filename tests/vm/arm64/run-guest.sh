@@ -6,14 +6,33 @@
 # direction="to_user"} must rise by exactly the N recvfrom() calls of udp_pairs) next to the
 # kernel's own kprobe event count for the same window.
 #
-#   tests/vm/arm64/run-guest.sh [BUILD_DIR]        default: build-arm64 (scripts/build.sh --arch arm64)
+# Per flavour also the netlink vmalloc path (100 64 KiB messages; on 6.12 also 3 of 6 MiB):
+# usercopy_subchecks_total{check="vmalloc"} at netlink call sites against the kernel's own
+# count of find_vmap_area calls from the check. doctor must say the checks are on and `run` will
+# run. Then sample mode over 20x as many pairs: the top call site by CPU samples must be a UDP
+# one, with probe mode's top call site within 3 sigma of it.
 #
-# Not yet part of ctest (one TCG boot is minutes on a loaded 2-core machine); exits 77 when it
-# cannot run. The arm64 libraries come from the sysroot (its dynamic loader runs hucprof): an
-# x86 host root has no arm64 Python or shell, so the guest flow is busybox sh, not tests/vm's.
+#   tests/vm/arm64/run-guest.sh [BUILD_DIR] [--checks-off]
+#       BUILD_DIR      default: build-arm64 (scripts/build.sh --arch arm64)
+#       --checks-off   boot with hardened_usercopy=off instead: doctor must say the checks are
+#                      off, and probe mode count nothing over the pairs
+#   HUC_ARM64_KERNEL=linux-image-6.12-arm64 for 6.12 (default linux-image-arm64, 6.1)
+#
+# ctest's vm_arm64 (tests/vm/arm64/ci.sh) runs a smaller set; exits 77 when it cannot run. The
+# arm64 libraries come from the sysroot (its dynamic loader runs hucprof): an x86 host root has
+# no arm64 Python or shell, so the guest flow is busybox sh, not tests/vm's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../../.." && pwd)
-build=$(realpath "${1:-$here/build-arm64}")
+build=$here/build-arm64
+append=
+for arg in "$@"; do
+  case $arg in
+    --checks-off) append=hardened_usercopy=off ;;
+    -*) echo "run-guest.sh: unknown option '$arg' (usage: run-guest.sh [BUILD_DIR] [--checks-off])" >&2; exit 2 ;;
+    *) build=$arg ;;
+  esac
+done
+build=$(realpath "$build")
 meta=${HUC_ARM64_KERNEL:-linux-image-arm64}
 cache=$build/vm-arm64
 skip() { echo "arm64 guest: SKIP: $*" >&2; exit 77; }
@@ -40,9 +59,11 @@ if [ ! -x "$cache/busybox/bin/busybox" ]; then
   dpkg-deb -x "$(ls "$cache"/busybox-static_*_arm64.deb | tail -n1)" "$cache/busybox"
 fi
 
-# The workload, static for arm64.
-aarch64-linux-gnu-gcc -O2 -static --sysroot="$build/sysroot" -o "$cache/udp_pairs" \
-  "$here/tests/vm/workloads/udp_pairs.c"
+# The workloads, static for arm64.
+for w in udp_pairs netlink_self; do
+  aarch64-linux-gnu-gcc -O2 -static --sysroot="$build/sysroot" -o "$cache/$w" \
+    "$here/tests/vm/workloads/$w.c"
+done
 
 # Initramfs: busybox, init, the kernel's config (doctor reads /boot/config-<release>) and the
 # virtio-pci + 9p modules in dependency order (modinfo's depends, resolved here).
@@ -76,16 +97,16 @@ add_module() {
 for m in virtio_pci 9pnet_virtio 9p; do add_module "$m"; done
 printf '%s.ko\n' "${order[@]}" >"$root/modules/order"
 printf 'BUILD=%s\nN=%s\nPAYLOAD=%s\n' "$build" "${HUC_ARM64_UDP_N:-1000}" 64 >"$root/hucvm.env"
-cp "$cache/udp_pairs" "$root/bin/udp_pairs"
+cp "$cache/udp_pairs" "$cache/netlink_self" "$root/bin/"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$cache/initramfs.cpio"
 
-console=$cache/console-$rel.log
+console=$cache/console-$rel${append:+-checks-off}.log
 echo "arm64 guest: booting $pkg ($rel) under TCG; console in $console"
 start=$(date +%s)
 timeout "${HUC_ARM64_TIMEOUT:-1800}" qemu-system-aarch64 -machine virt -cpu max -smp 2 -m 1024 \
   -nographic -no-reboot -nic none \
   -kernel "$kdir/boot/vmlinuz-$rel" -initrd "$cache/initramfs.cpio" \
-  -append "console=ttyAMA0 panic=-1 loglevel=4 rdinit=/init" \
+  -append "console=ttyAMA0 panic=-1 loglevel=4 rdinit=/init $append" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
   </dev/null >"$console" 2>&1 || true
 echo "arm64 guest: $(($(date +%s) - start)) s wall"
