@@ -41,6 +41,16 @@ struct huc_range {
 	__u64 end;
 };
 
+/* The kernel's layout as sub-check classification sees it (x86_64; usercopy_classify.bpf.h),
+ * in the probe object's .bss: filled once after load by the huc_read_layout program. */
+struct huc_kernel_layout {
+	__u64 page_offset;
+	__u64 vmalloc_start;
+	__u64 vmalloc_end;
+	__u64 vmemmap;
+	__u64 thread_size;
+};
+
 enum huc_direction {
 	HUC_DIR_FROM_USER = 0,
 	HUC_DIR_TO_USER = 1,

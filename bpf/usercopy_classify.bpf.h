@@ -71,6 +71,11 @@ struct task_struct___huc {
 /* Bit i set: the check runs sub-check kind i (enum huc_check_kind). */
 #define HUC_KIND_BIT(kind) (1U << (kind))
 
+/* The kernel's layout as the checks see it, fixed at boot (KASLR picks the bases once, THREAD_SIZE
+ * is a build constant). huc_read_layout, a syscall program the daemon runs once after load,
+ * fills it; each check then reads plain globals instead of making six kernel reads. */
+struct huc_kernel_layout huc_layout = {};
+
 static __always_inline __u64 huc_read_kernel_u64(const void *addr, __u64 fallback)
 {
 	__u64 v = 0;
@@ -106,16 +111,38 @@ static __always_inline __u64 huc_thread_size(struct task_struct *task)
 	return HUC_THREAD_SIZE_DEFAULT;
 }
 
-/* folio_test_slab() of the folio holding the direct-map address ptr. */
-static __always_inline bool huc_direct_map_is_slab(__u64 ptr, __u64 page_offset, bool l5)
+SEC("syscall")
+int huc_read_layout(void *ctx)
 {
-	__u64 vmemmap = huc_read_kernel_u64(&vmemmap_base,
-					    l5 ? HUC_VMEMMAP_START_L5 : HUC_VMEMMAP_START_L4);
-	__u64 pfn = (ptr - page_offset) >> HUC_PAGE_SHIFT;
+	struct huc_kernel_layout *l = &huc_layout;
+	bool l5 = huc_l5();
+
+	l->page_offset = huc_read_kernel_u64(&page_offset_base,
+					     l5 ? HUC_PAGE_OFFSET_L5 : HUC_PAGE_OFFSET_L4);
+	l->vmalloc_start = huc_read_kernel_u64(&vmalloc_base,
+					       l5 ? HUC_VMALLOC_START_L5 : HUC_VMALLOC_START_L4);
+	l->vmemmap = huc_read_kernel_u64(&vmemmap_base,
+					 l5 ? HUC_VMEMMAP_START_L5 : HUC_VMEMMAP_START_L4);
+	/* VMALLOC_END depends on the paging depth the kernel chose at boot; the vmemmap area
+	 * follows the vmalloc area in x86_64's layout (KASLR keeps the order), and nothing is
+	 * mapped between the two, so its base bounds the vmalloc area without that guess. */
+	l->vmalloc_end = l->vmemmap;
+	if (l->vmalloc_end <= l->vmalloc_start)
+		l->vmalloc_end = l->vmalloc_start +
+				 ((l5 ? HUC_VMALLOC_SIZE_TB_L5 : HUC_VMALLOC_SIZE_TB_L4) << 40) - 1;
+	/* Any task's: the daemon's own thread runs this. */
+	l->thread_size = huc_thread_size(bpf_get_current_task_btf());
+	return 0;
+}
+
+/* folio_test_slab() of the folio holding the direct-map address ptr. */
+static __always_inline bool huc_direct_map_is_slab(__u64 ptr)
+{
+	__u64 pfn = (ptr - huc_layout.page_offset) >> HUC_PAGE_SHIFT;
 	struct page___huc *page, *head;
 	unsigned long compound_head;
 
-	page = (void *)(vmemmap + pfn * bpf_core_type_size(struct page___huc));
+	page = (void *)(huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc));
 	compound_head = BPF_CORE_READ(page, compound_head);
 	head = (compound_head & 1) ? (void *)(compound_head - 1) : page;
 	if (slab_page_type >= 0) {
@@ -134,30 +161,20 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr, __u64 page_offset,
 /* The sub-checks __check_object_size(ptr, n) runs, as HUC_KIND_BIT()s. */
 static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __u64 ptr, __u64 n)
 {
-	__u64 stack, page_offset, vmalloc_start, vmalloc_end;
+	const struct huc_kernel_layout *l = &huc_layout;
 	__u32 kinds = HUC_KIND_BIT(HUC_CHECK_STACK);
-	bool l5;
+	__u64 stack;
 
 	if (!n)
 		return 0;
-	stack = (__u64)BPF_CORE_READ(task, stack);
-	if (ptr >= stack && ptr < stack + huc_thread_size(task))
+	/* Direct loads from the task (a BTF pointer), not BPF_CORE_READ: no helper call, and
+	 * bpf_probe_read_kernel() runs with page faults disabled, so through it this task's
+	 * pagefault_disabled reads one higher than the kernel's own test sees (every vmalloc'ed
+	 * object was taken for a direct-map one). */
+	stack = (__u64)task->stack;
+	if (ptr >= stack && ptr < stack + l->thread_size)
 		return kinds;
-
-	l5 = huc_l5();
-	vmalloc_start = huc_read_kernel_u64(&vmalloc_base,
-					    l5 ? HUC_VMALLOC_START_L5 : HUC_VMALLOC_START_L4);
-	/* VMALLOC_END depends on the paging depth the kernel chose at boot; the vmemmap area
-	 * follows the vmalloc area in x86_64's layout (KASLR keeps the order), and nothing is
-	 * mapped between the two, so its base bounds the vmalloc area without that guess. */
-	vmalloc_end = huc_read_kernel_u64(&vmemmap_base, 0);
-	if (vmalloc_end <= vmalloc_start)
-		vmalloc_end = vmalloc_start +
-			      ((l5 ? HUC_VMALLOC_SIZE_TB_L5 : HUC_VMALLOC_SIZE_TB_L4) << 40) - 1;
-	/* A direct load, not BPF_CORE_READ: bpf_probe_read_kernel() runs with page faults
-	 * disabled, so through it this task's pagefault_disabled reads one higher than the
-	 * kernel's own test sees (every vmalloc'ed object was taken for a direct-map one). */
-	if (ptr >= vmalloc_start && ptr < vmalloc_end && !task->pagefault_disabled)
+	if (ptr >= l->vmalloc_start && ptr < l->vmalloc_end && !task->pagefault_disabled)
 		return kinds | HUC_KIND_BIT(HUC_CHECK_VMALLOC);
 
 	kinds |= HUC_KIND_BIT(HUC_CHECK_PAGE);
@@ -165,11 +182,9 @@ static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __
 	 * direct map [PAGE_OFFSET, PAGE_OFFSET + RAM) is. */
 	if (ptr >= HUC_START_KERNEL_MAP)
 		return kinds;
-	page_offset = huc_read_kernel_u64(&page_offset_base,
-					  l5 ? HUC_PAGE_OFFSET_L5 : HUC_PAGE_OFFSET_L4);
-	if (ptr < page_offset || ptr - page_offset >= HUC_MAX_PHYS)
+	if (ptr < l->page_offset || ptr - l->page_offset >= HUC_MAX_PHYS)
 		return kinds;
-	if (huc_direct_map_is_slab(ptr, page_offset, l5))
+	if (huc_direct_map_is_slab(ptr))
 		kinds |= HUC_KIND_BIT(HUC_CHECK_SLAB);
 	return kinds;
 }

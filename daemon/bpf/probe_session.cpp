@@ -65,6 +65,17 @@ void set_ranges(huc_range* dst, __u32* count, const AddressRanges& ranges) {
   *count = static_cast<__u32>(ranges.ranges.size());
 }
 
+// Fills the layout sub-check classification reads (usercopy_classify.bpf.h) before any check
+// runs: one run of the huc_read_layout syscall program.
+std::string read_kernel_layout(const probe_bpf& skel) {
+  LIBBPF_OPTS(bpf_test_run_opts, run);
+  if (bpf_prog_test_run_opts(bpf_program__fd(skel.progs.huc_read_layout), &run) != 0) {
+    return "cannot read the kernel layout for sub-check classification (" + errno_text(errno) +
+           "); --probe.subchecks attach does without it";
+  }
+  return "";
+}
+
 struct Opened {
   ProbeSkeleton skel;
   std::string error;
@@ -87,6 +98,7 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   }
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel.obj) bpf_program__set_autoload(prog, false);
+  if (plan.classify_subchecks) bpf_program__set_autoload(skel.progs.huc_read_layout, true);
   for (size_t i : enabled) {
     const TargetPlan& target = plan.targets[i];
     const std::string name(target.target.symbol);
@@ -190,6 +202,7 @@ ProbeSession::Started ProbeSession::start(const AttachPlan& plan) {
   } else if (!opened.error.empty()) {
     out.error = opened.error;
   }
+  if (out.error.empty() && plan.classify_subchecks) out.error = read_kernel_layout(*opened.skel);
   if (!out.error.empty()) {
     for (size_t i = 0; i < plan.targets.size(); ++i) {
       const TargetPlan& t = plan.targets[i];

@@ -4,7 +4,17 @@
 // VM tier.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
+
+#include <bpf/bpf.h>
 
 #include <bpf/libbpf.h>
 
@@ -42,17 +52,54 @@ TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
 }
 
 // --probe.subchecks classify: the check's program classifies the sub-checks itself (struct page,
-// the task's stack, the kernel's KASLR bases read with CO-RE and typeless ksyms).
-TEST_F(VerifierTest, ProbeClassifyingSubchecksLoads) {
+// the task's stack, the kernel's layout), and huc_read_layout fills that layout once, from the
+// KASLR bases (typeless ksyms). Every vmalloc area the kernel lists in /proc/vmallocinfo must lie
+// inside the vmalloc range it read.
+TEST_F(VerifierTest, ProbeClassifyingSubchecksLoadsAndReadsTheKernelLayout) {
+#if defined(__x86_64__)
   probe_bpf* skel = probe_bpf__open();
   ASSERT_NE(skel, nullptr);
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel->obj) {
-    bpf_program__set_autoload(prog, prog == skel->progs.huc_kprobe_check_object_size);
+    bpf_program__set_autoload(prog, prog == skel->progs.huc_kprobe_check_object_size ||
+                                        prog == skel->progs.huc_read_layout);
   }
   skel->rodata->classify_subchecks = true;
-  EXPECT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
+  ASSERT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
+  LIBBPF_OPTS(bpf_test_run_opts, run);
+  ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.huc_read_layout), &run), 0)
+      << strerror(errno);
+  const huc_kernel_layout layout = skel->bss->huc_layout;
+  EXPECT_EQ(layout.thread_size % 4096, 0u);
+  EXPECT_GE(layout.thread_size, 16384u);
+  EXPECT_LT(layout.page_offset, layout.vmalloc_start);
+  EXPECT_LT(layout.vmalloc_start, layout.vmalloc_end);
+  EXPECT_LE(layout.vmalloc_end, layout.vmemmap);
+  // vmallocinfo prints addresses with %pK: hashed at kptr_restrict=0, real for CAP_SYSLOG at 1.
+  std::string kptr_restrict;
+  std::getline(std::ifstream("/proc/sys/kernel/kptr_restrict"), kptr_restrict);
+  if (kptr_restrict == "0") std::ofstream("/proc/sys/kernel/kptr_restrict") << "1\n";
+  std::ifstream vmallocinfo("/proc/vmallocinfo");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(vmallocinfo, line);) lines.push_back(line);
+  if (kptr_restrict == "0") std::ofstream("/proc/sys/kernel/kptr_restrict") << "0\n";
+  int areas = 0;
+  for (const std::string& line : lines) {
+    // 0xffffc90000000000-0xffffc90000005000   20480 irq_init_percpu_irqstack+0x...
+    uint64_t start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "0x%" SCNx64 "-0x%" SCNx64, &start, &end) != 2) continue;
+    // The module area (from __START_KERNEL_map up) is vmalloc'ed too but outside
+    // [VMALLOC_START, VMALLOC_END), where is_vmalloc_addr() looks.
+    if (start >= 0xffffffff80000000ull) continue;
+    ++areas;
+    EXPECT_GE(start, layout.vmalloc_start) << line;
+    EXPECT_LE(end, layout.vmalloc_end) << line;
+  }
+  EXPECT_GT(areas, 0) << "/proc/vmallocinfo listed no areas";
   probe_bpf__destroy(skel);
+#else
+  GTEST_SKIP() << "sub-check classification is x86_64 only";
+#endif
 }
 
 TEST_F(VerifierTest, SamplerLoads) {
