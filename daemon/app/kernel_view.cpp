@@ -53,6 +53,7 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   facts.hardened = kernel.hardened;
   facts.on_demand_maps = kernel.facts.on_demand_maps;
   facts.slab_marker = kernel.facts.slab_marker;
+  facts.syscall_programs = kernel.facts.syscall_programs;
   for (const std::string& symbol : fentry_candidates(kernel.kallsyms, facts, options)) {
     facts.fentry_errors.emplace(symbol, fentry_attach_error(symbol));
   }

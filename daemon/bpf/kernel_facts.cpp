@@ -108,6 +108,27 @@ Capability probe_on_demand_maps() {
   return {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
 }
 
+// Whether the kernel loads and runs a sleepable syscall program (5.14+): sub-check
+// classification reads the kernel's layout with one.
+Capability probe_syscall_programs() {
+  // r0 = 0; exit
+  const bpf_insn insns[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_SLEEPABLE);
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_SYSCALL, "huc_feature", "GPL", insns, 2, &opts));
+  if (!prog) {
+    return {false,
+            "the kernel refused a syscall program (" + errno_words(errno) + "; they came in 5.14)"};
+  }
+  LIBBPF_OPTS(bpf_test_run_opts, run);
+  if (bpf_prog_test_run_opts(prog.get(), &run) != 0) {
+    return {false, "the kernel refused to run a syscall program (" + errno_words(errno) + ")"};
+  }
+  return {true, "the kernel runs syscall programs"};
+}
+
 // The value of enumerator `value` of `enum name` in the kernel BTF, if it has one.
 std::optional<int64_t> btf_enum_value(const btf* kernel, const char* name, const char* value) {
   const int id = btf__find_by_name_kind(kernel, name, BTF_KIND_ENUM);
@@ -203,6 +224,7 @@ KernelFacts KernelFacts::probe() {
   facts.perf_event_paranoid = read_perf_event_paranoid();
   facts.on_demand_maps = probe_on_demand_maps();
   facts.slab_marker = read_slab_marker(facts.btf.ok);
+  facts.syscall_programs = probe_syscall_programs();
   if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }

@@ -23,6 +23,7 @@ struct KernelFacts {
   int perf_event_paranoid = 0;        // kernel.perf_event_paranoid, -99 when unreadable
   Capability on_demand_maps;          // hash maps may allocate on use in perf_event programs
   SlabMarker slab_marker;             // from the kernel BTF
+  Capability syscall_programs;        // BPF_PROG_TYPE_SYSCALL loads and runs (5.14+)
 
   static KernelFacts probe();
 };

@@ -145,8 +145,8 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                const AttachOptions& options) {
   AttachPlan plan;
   const bool wanted = probes_wanted(facts, options);
-  const bool classify =
-      options.subchecks == SubcheckCounting::Classify && facts.slab_marker.known();
+  const bool classify = options.subchecks == SubcheckCounting::Classify &&
+                        facts.slab_marker.known() && facts.syscall_programs.ok;
   if (!wanted) plan.probes_not_tried = probes_off_reason(facts, options);
   bool check_attaches = false;
   for (const ProbeTarget& target : probe_targets()) {
@@ -185,9 +185,10 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
         ")";
   } else if (check_attaches && options.subchecks == SubcheckCounting::Classify) {
     plan.subchecks_reason =
-        "sub-check functions probed instead of classified: the kernel BTF does not say how a "
-        "page is marked slab (" +
-        facts.slab_marker.detail + ")";
+        "sub-check functions probed instead of classified: " +
+        (facts.slab_marker.known() ? facts.syscall_programs.detail
+                                   : "the kernel BTF does not say how a page is marked slab (" +
+                                         facts.slab_marker.detail + ")");
   } else if (check_attaches) {
     plan.subchecks_reason = "sub-check functions probed (--probe.subchecks attach)";
   }

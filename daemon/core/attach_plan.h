@@ -27,8 +27,10 @@ struct AttachFacts {
   // Whether the kernel lets hash maps allocate entries on use in tracing and perf_event
   // programs (bpf_mem_alloc, 6.1+); before that they must be preallocated.
   Capability on_demand_maps;
-  // What sub-check classification needs to tell slab from page objects.
+  // What sub-check classification needs: how slab pages are marked, and a syscall program to
+  // read the kernel's layout once.
   SlabMarker slab_marker;
+  Capability syscall_programs;
 };
 
 // The user's choices that shape the plan (from the flags).

@@ -41,6 +41,7 @@ AttachFacts debian_facts(const KallsymsIndex& kallsyms) {
   f.hardened = {true, "CONFIG_HARDENED_USERCOPY=y, default on, no boot parameter"};
   f.on_demand_maps = {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
   f.slab_marker = {-1, 9, "PG_slab = 9 in enum pageflags"};  // Debian 6.1's BTF
+  f.syscall_programs = {true, "the kernel runs syscall programs"};
   AttachOptions probe_all;
   for (const auto& name : fentry_candidates(kallsyms, f, probe_all)) f.fentry_errors[name] = "";
   return f;
@@ -109,6 +110,19 @@ TEST(AttachPlan, ClassifiedSubchecksAreNotProbedAndTheCheckCountsThem) {
   EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), options()).classify_subchecks);
   EXPECT_EQ(plan.slab_marker.flag_bit, 9);
   EXPECT_TRUE(contains(plan.subchecks_reason, "PG_slab")) << plan.subchecks_reason;
+}
+
+TEST(AttachPlan, ClassifyWithoutSyscallProgramsProbesTheSubcheckFunctions) {
+  // Before 5.14 the layout cannot be read once after load: the sub-check functions are attached.
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.syscall_programs = {false, "the kernel refused a syscall program (EINVAL)"};
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto plan = compute_attach_plan(k, facts, opts);
+  EXPECT_FALSE(plan.classify_subchecks);
+  EXPECT_EQ(target(plan, "check_stack_object").flavour, Flavour::Fentry);
+  EXPECT_TRUE(contains(plan.subchecks_reason, "syscall program")) << plan.subchecks_reason;
 }
 
 TEST(AttachPlan, ClassifyWithoutASlabMarkerProbesTheSubcheckFunctions) {
