@@ -5,15 +5,20 @@
 #   scripts/build.sh --arch arm64    cross-build for arm64 into build-arm64/ (needs
 #                                    g++-aarch64-linux-gnu and `dpkg --add-architecture arm64`;
 #                                    the sysroot is made by scripts/arm64-sysroot.sh, cached)
-# HUCPROF_ARCH=arm64 is the same as --arch arm64.
+#   scripts/build.sh [...] TARGET... only these ninja targets (e.g. daemon/hucprof)
+# HUCPROF_ARCH=arm64 is the same as --arch arm64. BUILD_TYPE picks CMAKE_BUILD_TYPE; CFLAGS and
+# CXXFLAGS seed a new build directory's flags, as CMake does.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 arch=${HUCPROF_ARCH:-host}
+targets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --arch) arch=${2:?--arch needs a value: host or arm64}; shift 2 ;;
     --arch=*) arch=${1#--arch=}; shift ;;
-    *) echo "build.sh: unknown argument '$1' (usage: build.sh [--arch host|arm64])" >&2; exit 2 ;;
+    -*) echo "build.sh: unknown option '$1' (usage: build.sh [--arch host|arm64] [TARGET...])" >&2
+      exit 2 ;;
+    *) targets+=("$1"); shift ;;
   esac
 done
 host_arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
@@ -33,4 +38,4 @@ case $arch in
     ;;
   *) echo "build.sh: --arch '$arch' is not supported (host or arm64)" >&2; exit 2 ;;
 esac
-ninja -C "$build" -j"$(nproc)"
+ninja -C "$build" -j"$(nproc)" "${targets[@]}"

@@ -19,10 +19,7 @@ dpkg --print-foreign-architectures | grep -qx arm64 ||
   skip "dpkg does not know arm64 (as root: dpkg --add-architecture arm64 && apt-get update)"
 
 start=$(date +%s)
-"$here/scripts/arm64-sysroot.sh" "$build/sysroot"
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS=-O0 \
-  -DCMAKE_CXX_FLAGS=-O0 -DCMAKE_TOOLCHAIN_FILE="$here/cmake/toolchain-aarch64.cmake" \
-  -DHUC_SYSROOT="$build/sysroot" >/dev/null
-ninja -C "$build" daemon/hucprof | tail -n 1
+BUILD_DIR=$build BUILD_TYPE=None CFLAGS=-O0 CXXFLAGS=-O0 \
+  "$here/scripts/build.sh" --arch arm64 daemon/hucprof
 echo "vm_arm64: sysroot and cross build of the daemon took $(($(date +%s) - start)) s"
 HUC_ARM64_KERNEL=${HUC_ARM64_KERNEL:-linux-image-6.12-arm64} exec "$here/tests/vm/arm64/run-guest.sh" "$build"
