@@ -52,10 +52,14 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   facts.perf_events = kernel.facts.perf_events;
   facts.hardened = kernel.hardened;
   facts.on_demand_maps = kernel.facts.on_demand_maps;
-  facts.slab_marker = kernel.facts.slab_marker;
   facts.syscall_programs = kernel.facts.syscall_programs;
+  // Parsed once: the slab marker and every fentry candidate are looked up in it.
+  const BtfPtr types = kernel.facts.btf.ok ? load_kernel_btf() : nullptr;
+  if (options.subchecks == SubcheckCounting::Classify) {
+    facts.slab_marker = read_slab_marker(types.get());
+  }
   for (const std::string& symbol : fentry_candidates(kernel.kallsyms, facts, options)) {
-    facts.fentry_errors.emplace(symbol, fentry_attach_error(symbol));
+    facts.fentry_errors.emplace(symbol, fentry_attach_error(types.get(), symbol));
   }
   return compute_attach_plan(kernel.kallsyms, facts, options);
 }

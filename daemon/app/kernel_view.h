@@ -32,7 +32,8 @@ KallsymsIndex load_kallsyms(const std::string& path, bool* readable = nullptr);
 AttachOptions attach_options(const RunOptions& options);
 
 // The one attach plan `run` carries out and `doctor` prints: tries a do-nothing fentry program
-// on each symbol the plan may use (the only facts that depend on the options), then decides.
+// on each symbol the plan may use and, when classifying sub-checks, reads how slab pages are
+// marked (the facts that depend on the options), then decides.
 AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options);
 
 }  // namespace hucprof

@@ -141,31 +141,6 @@ std::optional<int64_t> btf_enum_value(const btf* kernel, const char* name, const
   return std::nullopt;
 }
 
-SlabMarker read_slab_marker(bool have_btf) {
-  SlabMarker marker;
-  if (!have_btf) {
-    marker.detail = "no kernel BTF";
-    return marker;
-  }
-  btf* kernel = btf__load_vmlinux_btf();
-  if (!kernel) {
-    marker.detail = "cannot read the kernel BTF (" + errno_words(errno) + ")";
-    return marker;
-  }
-  if (auto type = btf_enum_value(kernel, "pagetype", "PGTY_slab")) {
-    marker.page_type = *type;
-    marker.detail = "PGTY_slab = " + std::to_string(*type) + " in enum pagetype";
-  } else if (auto bit = btf_enum_value(kernel, "pageflags", "PG_slab")) {
-    marker.flag_bit = *bit;
-    marker.detail = "PG_slab = " + std::to_string(*bit) + " in enum pageflags";
-  } else {
-    marker.detail =
-        "neither PGTY_slab (enum pagetype) nor PG_slab (enum pageflags) in the kernel BTF";
-  }
-  btf__free(kernel);
-  return marker;
-}
-
 }  // namespace
 
 int read_perf_event_paranoid() {
@@ -223,7 +198,6 @@ KernelFacts KernelFacts::probe() {
   facts.lockdown = read_lockdown();
   facts.perf_event_paranoid = read_perf_event_paranoid();
   facts.on_demand_maps = probe_on_demand_maps();
-  facts.slab_marker = read_slab_marker(facts.btf.ok);
   facts.syscall_programs = probe_syscall_programs();
   if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
@@ -231,11 +205,30 @@ KernelFacts KernelFacts::probe() {
   return facts;
 }
 
-std::string fentry_attach_error(const std::string& function) {
-  btf* vmlinux = btf__load_vmlinux_btf();
-  if (!vmlinux) return "no kernel BTF, fentry needs it";
-  int id = btf__find_by_name_kind(vmlinux, function.c_str(), BTF_KIND_FUNC);
-  btf__free(vmlinux);
+SlabMarker read_slab_marker(const btf* kernel) {
+  SlabMarker marker;
+  if (!kernel) {
+    marker.detail = "no kernel BTF";
+    return marker;
+  }
+  if (auto type = btf_enum_value(kernel, "pagetype", "PGTY_slab")) {
+    marker.page_type = *type;
+    marker.detail = "PGTY_slab = " + std::to_string(*type) + " in enum pagetype";
+  } else if (auto bit = btf_enum_value(kernel, "pageflags", "PG_slab")) {
+    marker.flag_bit = *bit;
+    marker.detail = "PG_slab = " + std::to_string(*bit) + " in enum pageflags";
+  } else {
+    marker.detail =
+        "neither PGTY_slab (enum pagetype) nor PG_slab (enum pageflags) in the kernel BTF";
+  }
+  return marker;
+}
+
+BtfPtr load_kernel_btf() { return BtfPtr(btf__load_vmlinux_btf()); }
+
+std::string fentry_attach_error(const btf* kernel, const std::string& function) {
+  if (!kernel) return "no kernel BTF, fentry needs it";
+  int id = btf__find_by_name_kind(kernel, function.c_str(), BTF_KIND_FUNC);
   if (id < 0) return "not in kernel BTF (fentry needs a BTF function; kprobe can still attach)";
 
   // r0 = 0; exit

@@ -2,6 +2,7 @@
 #include <optional>
 #include <string>
 
+#include "bpf/libbpf_ptr.h"
 #include "core/capability.h"
 #include "core/slab_marker.h"
 
@@ -22,16 +23,23 @@ struct KernelFacts {
   std::string cmdline;                // /proc/cmdline
   int perf_event_paranoid = 0;        // kernel.perf_event_paranoid, -99 when unreadable
   Capability on_demand_maps;          // hash maps may allocate on use in perf_event programs
-  SlabMarker slab_marker;             // from the kernel BTF
   Capability syscall_programs;        // BPF_PROG_TYPE_SYSCALL loads and runs (5.14+)
 
   static KernelFacts probe();
 };
 
+// The kernel's BTF (/sys/kernel/btf/vmlinux), parsed once for every question below; null when
+// the kernel has none or it cannot be read (errno says why).
+BtfPtr load_kernel_btf();
+
 // Tries to load and attach a do-nothing fentry program to `function` (BTF name). Returns an
 // empty string on success, else why not in words (e.g. "the kernel refused to attach fentry
-// (EPERM: ftrace is locked down on this kernel)").
-std::string fentry_attach_error(const std::string& function);
+// (EPERM: ftrace is locked down on this kernel)"). `kernel` may be null (no BTF).
+std::string fentry_attach_error(const btf* kernel, const std::string& function);
+
+// How the kernel marks slab pages, from its BTF: PGTY_slab in enum pagetype (6.12+) or PG_slab
+// in enum pageflags. Unknown, with the reason, when `kernel` is null or names neither.
+SlabMarker read_slab_marker(const btf* kernel);
 
 // The kernel config: /proc/config.gz, else /boot/config-<release>.
 std::optional<std::string> read_kernel_config(const std::string& release, std::string& source);

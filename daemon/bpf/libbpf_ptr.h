@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 namespace hucprof {
@@ -14,6 +15,11 @@ struct BpfLinkDeleter {
   void operator()(bpf_link* link) const { bpf_link__destroy(link); }
 };
 using BpfLinkPtr = std::unique_ptr<bpf_link, BpfLinkDeleter>;
+
+struct BtfDeleter {
+  void operator()(btf* types) const { btf__free(types); }
+};
+using BtfPtr = std::unique_ptr<btf, BtfDeleter>;
 
 // Skeletons have their own destroy(); Skel is e.g. probe_bpf.
 template <typename Skel, void (*Destroy)(Skel*)>

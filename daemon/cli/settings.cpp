@@ -105,8 +105,8 @@ std::string apply_probe_attach(std::string_view value, RunOptions& options) {
 
 std::string apply_probe_subchecks(std::string_view value, RunOptions& options) {
   auto parsed = find_named(kProbeSubchecks, value);
-  if (!kCanClassifySubchecks && std::get_if<SubcheckCounting>(&parsed) &&
-      std::get<SubcheckCounting>(parsed) == SubcheckCounting::Classify) {
+  const auto* counting = std::get_if<SubcheckCounting>(&parsed);
+  if (!kCanClassifySubchecks && counting && *counting == SubcheckCounting::Classify) {
     return "\"classify\" reads x86_64's kernel memory layout and this build is for another "
            "architecture (use attach)";
   }

@@ -20,7 +20,7 @@ class ProbeSessionRefused : public ::testing::Test {
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to load BPF programs";
     if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) GTEST_SKIP() << "kernel has no BTF";
-    if (fentry_attach_error("__check_object_size").empty()) {
+    if (fentry_attach_error(load_kernel_btf().get(), "__check_object_size").empty()) {
       GTEST_SKIP() << "this kernel takes fentry programs; the refusal path needs one that does not";
     }
   }
