@@ -14,11 +14,12 @@
  *       __virt_addr_valid (out of line on x86): "page"; not valid -> return
  *       folio_test_slab(virt_to_folio(ptr)) -> __check_heap_object: "slab"
  *
- * x86_64 only (the layout reads below), like the rest of the BPF side. The KASLR bases are the
- * kernel's own variables (page_offset_base, vmalloc_base, vmemmap_base, __pgtable_l5_enabled),
- * resolved by libbpf from /proc/kallsyms (CONFIG_KALLSYMS_ALL, as Debian builds); struct page is
- * read with CO-RE, the slab marker comes from the daemon: PG_slab in page->flags up to 6.9, the
- * PGTY_slab page type from 6.12. The daemon does not classify where the kernel has neither.
+ * x86_64 only (the layout reads below); on other architectures the daemon attaches the sub-check
+ * functions instead. The KASLR bases are the kernel's own variables (page_offset_base,
+ * vmalloc_base, vmemmap_base, __pgtable_l5_enabled), resolved by libbpf from /proc/kallsyms
+ * (CONFIG_KALLSYMS_ALL, as Debian builds) and read once after load by huc_read_layout; struct page
+ * is read with CO-RE, the slab marker comes from the daemon: PG_slab in page->flags up to 6.9,
+ * the PGTY_slab page type from 6.12. The daemon does not classify where the kernel has neither.
  *
  * Checked by the VM tier against the kernel's own sub-check calls per call site (Debian 6.1 and
  * 6.12, fentry and kprobe): stack, vmalloc, page and slab all exact.
