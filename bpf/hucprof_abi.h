@@ -92,6 +92,9 @@ struct huc_site_value {
 	__u64 calls;
 	__u64 bytes;
 	__u64 full_stack_id; /* id in full_stacks of the first stack seen for this key (0: none) */
+	/* Sub-checks these calls ran, by enum huc_check_kind, when the check's program classifies
+	 * them: counted in the value it already holds instead of one more hash update per kind. */
+	__u64 classified[HUC_CHECK_KINDS];
 };
 
 struct huc_subcheck_key {

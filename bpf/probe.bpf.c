@@ -43,6 +43,9 @@ const volatile bool latency_enabled = false;
 /* Sub-checks (stack, vmalloc, page, slab) classified inside the check's program
  * (usercopy_classify.bpf.h) instead of probed at their own entries. */
 const volatile bool classify_subchecks = false;
+/* Some program runs after the check on this CPU and reads its state (cpu_state): a sub-check
+ * function's, or the check's exit with --latency. */
+const volatile bool check_leaves_state = false;
 /* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
 volatile __u8 generation = 0;
 
@@ -431,20 +434,16 @@ static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct hu
 }
 
 /* The sub-checks this check runs, charged to its call site: what the sub-check programs would
- * count at their entries, without running them. */
+ * count at their entries, without running them, in the site's own value. */
 static __always_inline void huc_count_classified(struct task_struct *task,
-						 const struct huc_site_key *site, __u64 ptr,
+						 struct huc_site_value *value, __u64 ptr,
 						 __u64 bytes)
 {
 	__u32 kinds = huc_classify_subchecks(task, ptr, bytes);
-	struct huc_subcheck_key key = {};
 
-	key.site = *site;
 	for (__u32 kind = 0; kind < HUC_CHECK_KINDS; kind++) {
-		if (!(kinds & HUC_KIND_BIT(kind)))
-			continue;
-		key.kind = kind;
-		huc_hash_add(&subchecks, &key, 1, &drops, HUC_DROP_SUBCHECKS_MAP_FULL);
+		if (kinds & HUC_KIND_BIT(kind))
+			__sync_fetch_and_add(&value->classified[kind], 1);
 	}
 }
 
@@ -504,7 +503,9 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	__sync_fetch_and_add(&value->calls, 1);
 	__sync_fetch_and_add(&value->bytes, bytes);
 	if (classify_subchecks)
-		huc_count_classified(task, &key, ptr, bytes);
+		huc_count_classified(task, value, ptr, bytes);
+	if (!check_leaves_state)
+		return 0;
 
 	state = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (state) {

@@ -15,7 +15,7 @@ static_assert(sizeof(huc_range) == 16);
 static_assert(sizeof(huc_site_key) == 24);
 static_assert(offsetof(huc_site_key, syscall_nr) == 16 && offsetof(huc_site_key, direction) == 20 &&
               offsetof(huc_site_key, generation) == 21);
-static_assert(sizeof(huc_site_value) == 24);
+static_assert(sizeof(huc_site_value) == 24 + 8 * HUC_CHECK_KINDS);
 static_assert(sizeof(huc_subcheck_key) == 32);
 static_assert(sizeof(huc_cpu_state) == 40);
 static_assert(sizeof(huc_latency_key) == 32);

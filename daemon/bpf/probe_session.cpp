@@ -124,12 +124,13 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   set_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges, plan.dispatcher_ranges);
   rodata->latency_enabled = plan.maps.latency;
   rodata->classify_subchecks = plan.classify_subchecks;
+  rodata->check_leaves_state = plan.check_leaves_state;
   rodata->slab_page_type = static_cast<__s32>(plan.slab_marker.page_type);
   rodata->slab_flag_bit = static_cast<__s32>(plan.slab_marker.flag_bit);
 
   const MapSizing sizing[] = {
       {skel.maps.sites, plan.maps.max_keys, MapSizing::Preallocated},
-      {skel.maps.subchecks, plan.maps.max_keys, MapSizing::Preallocated},
+      {skel.maps.subchecks, plan.maps.subcheck_keys, MapSizing::Preallocated},
       {skel.maps.latency, plan.maps.latency ? plan.maps.max_keys : 0, MapSizing::Preallocated},
       // Part of a key: never allowed to fail for want of memory at run time.
       {skel.maps.short_stacks, plan.maps.max_stacks, MapSizing::Preallocated},
@@ -269,6 +270,9 @@ void ProbeSession::drain(RawDrain& out) {
       bpf_map__fd(skel_->maps.sites), generation_,
       [&](const huc_site_key& key, const huc_site_value& v) {
         out.sites.push_back({key, v.calls, v.bytes, v.full_stack_id});
+        for (uint32_t kind = 0; kind < HUC_CHECK_KINDS; ++kind) {
+          if (v.classified[kind]) out.subchecks.push_back({{key, kind, 0}, v.classified[kind]});
+        }
         read_short(key);
         read_stack<huc_stack>(full_fd, v.full_stack_id, key.generation, out.full_stacks);
       });

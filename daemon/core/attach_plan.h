@@ -68,6 +68,9 @@ struct TargetPlan {
 // drained keys), stack maps the stacks those keys reference.
 struct MapPlan {
   uint32_t max_keys = 0;
+  // The sub-check map's: max_keys when a sub-check function is probed, else 1 (classified
+  // sub-checks are counted in the sites map's values; a BPF map cannot have 0 entries).
+  uint32_t subcheck_keys = 0;
   uint32_t max_stacks = 0;
   bool latency = false;           // the latency map exists at all (--latency with probes)
   bool stacks_on_demand = false;  // stack maps allocate entries on use (BPF_F_NO_PREALLOC)
@@ -85,8 +88,11 @@ struct AttachPlan {
   AddressRanges helper_ranges;      // copy helpers: their callers are looked through (probe)
   AddressRanges dispatcher_ranges;  // check dispatchers: sub-check filter (probe), sampler
   bool classify_subchecks = false;  // the check's program counts slab/vmalloc/page/stack itself
-  SlabMarker slab_marker;           // what that program tests pages with
-  std::string subchecks_reason;     // how sub-checks are counted, and why
+  // A program that runs after the check on the same CPU reads what the check left there (the
+  // call site, the entry time): a probed sub-check function, or the check's exit (--latency).
+  bool check_leaves_state = false;
+  SlabMarker slab_marker;        // what that program tests pages with
+  std::string subchecks_reason;  // how sub-checks are counted, and why
   MapPlan maps;
 
   // The __check_object_size target (always present).

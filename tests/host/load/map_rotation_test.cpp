@@ -37,7 +37,7 @@ TEST_F(MapRotation, DrainTakesAndDeletesOnlyRetiredKeys) {
   for (uint64_t caller = 1; caller <= 20; ++caller) {
     for (uint8_t gen : {uint8_t{6}, uint8_t{7}}) {
       const huc_site_key key = site(caller, gen);
-      const huc_site_value value{caller * 10 + gen, caller, 0};
+      const huc_site_value value{caller * 10 + gen, caller, 0, {}};
       ASSERT_EQ(bpf_map_update_elem(map.get(), &key, &value, BPF_NOEXIST), 0);
     }
   }

@@ -32,7 +32,7 @@ AttachPlan plan_of(std::initializer_list<std::pair<ProbeTarget, Flavour>> target
   for (const auto& [target, flavour] : targets) {
     plan.targets.push_back({target, std::string(target.symbol), "test", flavour, "test"});
   }
-  plan.maps = {1024, 256, false, false, "test"};
+  plan.maps = {1024, 1024, 256, false, false, "test"};
   return plan;
 }
 

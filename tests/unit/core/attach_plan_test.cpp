@@ -110,6 +110,13 @@ TEST(AttachPlan, ClassifiedSubchecksAreNotProbedAndTheCheckCountsThem) {
   EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), options()).classify_subchecks);
   EXPECT_EQ(plan.slab_marker.flag_bit, 9);
   EXPECT_TRUE(contains(plan.subchecks_reason, "PG_slab")) << plan.subchecks_reason;
+  // No program runs after the check: it leaves no per-CPU state, and the sub-check map, which
+  // only probed sub-check functions write, gets one entry.
+  EXPECT_FALSE(plan.check_leaves_state);
+  EXPECT_EQ(plan.maps.subcheck_keys, 1u);
+  const auto attached = compute_attach_plan(k, debian_facts(k), options());
+  EXPECT_TRUE(attached.check_leaves_state);
+  EXPECT_EQ(attached.maps.subcheck_keys, attached.maps.max_keys);
 }
 
 TEST(AttachPlan, ClassifyWithoutSyscallProgramsProbesTheSubcheckFunctions) {
@@ -270,6 +277,11 @@ TEST(AttachPlan, LatencyAddsTheCheckExitInTheSameFlavourAndItsMap) {
   EXPECT_EQ(exit.target.program, TargetProgram::CheckReturn);
   EXPECT_EQ(exit.symbol, "__check_object_size");
   EXPECT_EQ(exit.flavour, Flavour::Fentry);
+  // The exit reads the entry time the check left, also when the sub-checks are classified.
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto classified = compute_attach_plan(k, debian_facts(k), opts);
+  EXPECT_TRUE(classified.check_leaves_state);
+  EXPECT_EQ(classified.maps.subcheck_keys, 1u);
   // Without probes there is nothing to time, and no map for it.
   const auto sampled = compute_attach_plan(k, debian_facts(k), [&] {
     auto o = opts;
