@@ -82,6 +82,29 @@ struct {
 	__type(value, struct huc_hop);
 } helper_hops SEC(".maps");
 
+/* Bumped whenever helper_hops changes (learned, forgotten): memo entries about helpers from an
+ * older epoch are asked again. */
+volatile __u32 hops_epoch = 0;
+
+/*
+ * What the per-check path asks about a return address -- is it in a copy helper (a binary
+ * search of helper_ranges), and if so its learned offset (a helper_hops lookup) -- memoized per
+ * CPU, direct-mapped: a UDP flood asks about a handful of addresses millions of times, and the
+ * search and the hash lookup were most of the walk along learned offsets. facts: HUC_MEMO_* in
+ * the low byte, the offset above it, the epoch in the high half; check guards against an entry
+ * half-written when a program on the same CPU preempted another one writing it.
+ */
+#define HUC_MEMO_SLOTS 32
+#define HUC_MEMO_HELPER 1ULL /* in a copy helper */
+#define HUC_MEMO_HOP 2ULL    /* helper_hops has an entry: its offset is in bits 8..31 (0: none) */
+#define HUC_MEMO_SALT 0x9e3779b97f4a7c15ULL
+
+struct huc_memo {
+	__u64 addr;
+	__u64 facts;
+	__u64 check;
+};
+
 /* Learning and verifying need a real stack trace and a window of raw stack, and storing a stack
  * needs its value built somewhere: too big for the 512-byte BPF stack, so per-CPU scratch. */
 #define HUC_TRACE_WORDS 32
@@ -109,6 +132,7 @@ struct huc_scratch {
 	__u64 laundered;
 	__u32 verify_countdown;
 	__u32 pad;
+	struct huc_memo memo[HUC_MEMO_SLOTS];
 	struct huc_stack full; /* value of the next full_stacks entry */
 	struct huc_short_stack short_stack; /* value of the next short_stacks entry */
 };
@@ -131,17 +155,53 @@ static __always_inline __u64 huc_read_slot(__u64 slot)
 }
 
 /* Global (verified once): the binary search inlined into every caller multiplied the verifier's
- * paths past its budget on 6.1. */
+ * paths past its budget on 6.1. The per-check path asks huc_addr_facts(), which memoizes it. */
 __noinline int huc_is_helper(__u64 addr)
 {
 	return huc_in_ranges(helper_ranges, nr_helper_ranges, addr);
+}
+
+static __always_inline void huc_set_hop(__u64 addr, const struct huc_hop *hop)
+{
+	bpf_map_update_elem(&helper_hops, &addr, hop, BPF_ANY);
+	__sync_fetch_and_add(&hops_epoch, 1);
 }
 
 static __always_inline void huc_forget_hop(__u64 addr)
 {
 	struct huc_hop never = {};
 
-	bpf_map_update_elem(&helper_hops, &addr, &never, BPF_ANY);
+	huc_set_hop(addr, &never);
+}
+
+/* HUC_MEMO_* facts about addr (see struct huc_memo), from the memo or asked and memoized. */
+static __always_inline __u64 huc_addr_facts(struct huc_scratch *s, __u64 addr)
+{
+	struct huc_memo *m = &s->memo[(addr ^ (addr >> 5) ^ (addr >> 13)) & (HUC_MEMO_SLOTS - 1)];
+	__u64 epoch = hops_epoch;
+	__u64 facts = m->facts;
+	struct huc_hop *hop;
+
+	/* Whether an address is in a helper never changes; what is known of its offset may. */
+	if (m->addr == addr && m->check == (addr ^ facts ^ HUC_MEMO_SALT) &&
+	    (!(facts & HUC_MEMO_HELPER) || (facts >> 32) == epoch))
+		return facts;
+	facts = epoch << 32;
+	if (huc_is_helper(addr)) {
+		facts |= HUC_MEMO_HELPER;
+		hop = bpf_map_lookup_elem(&helper_hops, &addr);
+		if (hop)
+			facts |= HUC_MEMO_HOP | ((__u64)(hop->offset & 0xffffff) << 8);
+	}
+	m->addr = addr;
+	m->facts = facts;
+	m->check = addr ^ facts ^ HUC_MEMO_SALT;
+	return facts;
+}
+
+static __always_inline __u32 huc_memo_offset(__u64 facts)
+{
+	return (facts >> 8) & 0xffffff;
 }
 
 /*
@@ -243,7 +303,7 @@ __noinline int huc_learn_hops(__u64 slot, __u64 caller)
 			break;
 		}
 		hop.offset = (s->found_at[h] - (h ? s->found_at[h - 1] : 0)) * sizeof(__u64);
-		bpf_map_update_elem(&helper_hops, &from, &hop, BPF_ANY);
+		huc_set_hop(from, &hop);
 		if (!huc_is_helper(s->wanted[h]))
 			break; /* reached the call site */
 	}
@@ -266,19 +326,19 @@ __noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
 		return 0;
 	s->walk_len = 0;
 	for (int h = 0; h < HUC_HOPS_MAX; h++) {
-		struct huc_hop *hop = bpf_map_lookup_elem(&helper_hops, &addr);
+		__u64 facts = huc_addr_facts(s, addr);
 
-		if (!hop)
+		if (!(facts & HUC_MEMO_HOP))
 			return HUC_HOPS_UNKNOWN;
-		if (!hop->offset)
+		if (!huc_memo_offset(facts))
 			return 0;
-		slot += hop->offset;
+		slot += huc_memo_offset(facts);
 		addr = huc_read_slot(slot);
 		s->walk[h] = addr;
 		s->walk_len = h + 1;
 		if (!addr)
 			return 0;
-		if (!huc_is_helper(addr))
+		if (!(huc_addr_facts(s, addr) & HUC_MEMO_HELPER))
 			return addr;
 	}
 	return 0;
@@ -447,6 +507,15 @@ static __always_inline void huc_count_classified(struct task_struct *task,
 	}
 }
 
+static __always_inline bool huc_caller_is_helper(__u64 caller)
+{
+	struct huc_scratch *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	return s && (huc_addr_facts(s, caller) & HUC_MEMO_HELPER);
+}
+
 /* slot: where the walk along learned offsets starts (arch_reads.bpf.h), slot_in_ctx: see
  * huc_site_by_hops (a constant: the branch is compiled away); caller: the immediate caller's
  * return address (0: unknown); ptr: the object (read only to classify sub-checks). */
@@ -468,7 +537,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	if (!caller)
 		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
 
-	if (caller && huc_is_helper(caller)) {
+	if (caller && huc_caller_is_helper(caller)) {
 		from_hops = huc_site_by_hops(ctx, slot, slot_in_ctx, caller, &key);
 		if (!from_hops)
 			huc_site_by_stack(ctx, caller, &key);

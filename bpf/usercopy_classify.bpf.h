@@ -144,6 +144,18 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr)
 	unsigned long compound_head;
 
 	page = (void *)(huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc));
+	/* flags and compound_head are the first two words wherever the kernel's struct page has
+	 * them so: one read of both, and none more for a head page with a PG_slab marker. */
+	if (slab_flag_bit >= 0 && slab_flag_bit < 64 &&
+	    bpf_core_field_offset(struct page___huc, flags) == 0 &&
+	    bpf_core_field_offset(struct page___huc, compound_head) == 8) {
+		unsigned long words[2] = {};
+
+		bpf_probe_read_kernel(words, sizeof(words), page);
+		if (words[1] & 1)
+			words[0] = BPF_CORE_READ((struct page___huc *)(words[1] - 1), flags);
+		return (words[0] >> slab_flag_bit) & 1;
+	}
 	compound_head = BPF_CORE_READ(page, compound_head);
 	head = (compound_head & 1) ? (void *)(compound_head - 1) : page;
 	if (slab_page_type >= 0) {
