@@ -15,7 +15,7 @@
  *   relies on the same fact: one sp offset per instruction), so the slot holding F's return
  *   address is always the same number of bytes above the slot holding R. The first time R is
  *   seen, one real stack trace and one read of the stack above it give that offset (helper_hops);
- *   from then on the call site is a few map lookups and 8-byte reads away.
+ *   from then on the call site is a few 8-byte reads away (the offsets memoized per CPU).
  *
  * A learned chain is checked against a real stack trace whenever it yields a key not seen before
  * and for 1 in HUC_VERIFY_ONE_IN calls; a disagreement (a function with a variable frame) drops
