@@ -53,13 +53,20 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   facts.hardened = kernel.hardened;
   facts.on_demand_maps = kernel.facts.on_demand_maps;
   facts.syscall_programs = kernel.facts.syscall_programs;
-  // Parsed once: the slab marker and every fentry candidate are looked up in it.
-  const BtfPtr types = kernel.facts.btf.ok ? load_kernel_btf() : nullptr;
+  // Parsed at most once, and only when a question below needs it (--mode sample and
+  // --probe.attach kprobe with --probe.subchecks attach need none).
+  BtfPtr types;
+  bool loaded = false;
+  auto kernel_btf = [&]() -> const btf* {
+    if (!loaded && kernel.facts.btf.ok) types = load_kernel_btf();
+    loaded = true;
+    return types.get();
+  };
   if (options.subchecks == SubcheckCounting::Classify) {
-    facts.slab_marker = read_slab_marker(types.get());
+    facts.slab_marker = read_slab_marker(kernel_btf());
   }
   for (const std::string& symbol : fentry_candidates(kernel.kallsyms, facts, options)) {
-    facts.fentry_errors.emplace(symbol, fentry_attach_error(types.get(), symbol));
+    facts.fentry_errors.emplace(symbol, fentry_attach_error(kernel_btf(), symbol));
   }
   return compute_attach_plan(kernel.kallsyms, facts, options);
 }

@@ -177,9 +177,6 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                 : "kretprobe, as the entry is kprobe"});
   }
   plan.probes = check_attaches;
-  plan.check_leaves_state =
-      check_attaches && std::any_of(plan.targets.begin() + 1, plan.targets.end(),
-                                    [](const TargetPlan& t) { return t.attaches(); });
   plan.classify_subchecks = check_attaches && classify;
   if (plan.classify_subchecks) {
     plan.slab_marker = facts.slab_marker;
@@ -217,13 +214,15 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
 
   plan.maps.max_keys = options.max_keys;
   plan.maps.max_stacks = options.max_stacks;
+  plan.maps.latency = options.latency && plan.probes;
   const bool subcheck_programs =
       std::any_of(plan.targets.begin(), plan.targets.end(), [](const TargetPlan& t) {
         return t.attaches() && !t.target.is_check() &&
                t.target.program != TargetProgram::CheckReturn;
       });
   plan.maps.subcheck_keys = subcheck_programs ? options.max_keys : 1;
-  plan.maps.latency = options.latency && plan.probes;
+  // The only programs that run after the check: probed sub-checks, and its exit with --latency.
+  plan.check_leaves_state = subcheck_programs || plan.maps.latency;
   plan.maps.stacks_on_demand = facts.on_demand_maps.ok;
   plan.maps.stacks_reason = facts.on_demand_maps.ok
                                 ? "allocated on use: " + facts.on_demand_maps.detail
