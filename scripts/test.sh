@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # Sets up everything and runs every test tier: unit (no root), host (root, this kernel),
-# vm (QEMU with Debian's 6.1 and 6.12 kernels), e2e (a real Prometheus server).
+# vm (QEMU with Debian's kernels), e2e (a real Prometheus server), sanitize, fuzz.
 #   scripts/test.sh [ctest flags...]  (as root)  e.g. -L unit
+# Without flags the run has two passes: the tests that use one core each and nothing of the
+# machine (labels unit and fuzz: each fuzz target is one single-threaded libFuzzer process for a
+# fixed time) two at a time, then the rest one by one, because host, vm and e2e tests measure
+# real floods, guests and timeouts and must not share the cores with another test. With flags,
+# one ctest run with exactly those flags.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/install-deps.sh"
 "$here/scripts/build.sh"
 cd "${BUILD_DIR:-$here/build}"
-exec ctest --output-on-failure --timeout 1800 "$@"
+ctest=(ctest --output-on-failure --timeout 1800)
+if [ $# -gt 0 ]; then
+  exec "${ctest[@]}" "$@"
+fi
+jobs=$(nproc)
+[ "$jobs" -le 2 ] || jobs=2
+rc=0
+"${ctest[@]}" -j"$jobs" -L '^(unit|fuzz)$' || rc=$?
+"${ctest[@]}" -LE '^(unit|fuzz)$' || rc=$?
+exit "$rc"
