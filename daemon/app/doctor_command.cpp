@@ -104,7 +104,7 @@ int doctor_command(const RunOptions& options) {
   if (!kernel.hardened.enabled) {
     std::printf(
         "note: the hardened usercopy checks are off on this kernel; there is nothing "
-        "to measure (%s)\n",
+        "to measure: %s\n",
         checks_off_behaviour(f.release).c_str());
   }
   return verdict.runs ? 0 : 1;

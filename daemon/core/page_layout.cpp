@@ -1,17 +1,9 @@
 #include "core/page_layout.h"
 
-#include <vector>
-
 namespace hucprof {
 namespace {
 
 bool power_of_two(uint32_t n) { return n && (n & (n - 1)) == 0; }
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 }  // namespace
 
@@ -21,18 +13,20 @@ ClassifierReadiness classifier_readiness(const PageLayout& layout, const SlabMar
     out.detail = "the kernel BTF cannot be read (" + layout.unreadable + ")";
     return out;
   }
-  std::vector<std::string> missing;
-  if (layout.head_field.empty())
-    missing.push_back("struct page has neither compound_head nor compound_info");
-  if (marker.page_type >= 0 && !layout.page_type) missing.push_back("struct page has no page_type");
-  if (marker.page_type < 0 && marker.flag_bit >= 0 && layout.flags == PageLayout::Flags::Absent) {
-    missing.push_back("struct page has no flags word");
-  }
-  if (!layout.page_size) missing.push_back("struct page has no size");
-  if (!layout.task_stack) missing.push_back("task_struct has no stack");
-  if (!layout.task_pagefault_disabled) missing.push_back("task_struct has no pagefault_disabled");
+  std::string missing;
+  auto needs = [&missing](bool there, const char* what) {
+    if (!there) missing += (missing.empty() ? "" : ", ") + std::string(what);
+  };
+  needs(!layout.head_field.empty(), "struct page has neither compound_head nor compound_info");
+  needs(marker.page_type < 0 || layout.page_type, "struct page has no page_type");
+  // PG_slab is a bit of the flags word; PGTY_slab, where the kernel has it, is read instead.
+  needs(marker.page_type >= 0 || marker.flag_bit < 0 || layout.flags != PageLayout::Flags::Absent,
+        "struct page has no flags word");
+  needs(layout.page_size != 0, "struct page has no size");
+  needs(layout.task_stack, "task_struct has no stack");
+  needs(layout.task_pagefault_disabled, "task_struct has no pagefault_disabled");
   if (!missing.empty()) {
-    out.detail = "the kernel's layout is not one the classifier reads: " + join(missing);
+    out.detail = "the kernel's layout is not one the classifier reads: " + missing;
     return out;
   }
   out.ok = true;
