@@ -70,19 +70,41 @@ static __always_inline __u64 huc_ret_addr(__u64 word)
 #endif
 
 #if defined(__TARGET_ARCH_x86)
+/* Does the return address ret follow a direct call (call rel32) of the function at ip, or of its
+ * call-depth-tracking thunk in the bytes before it? Reads 5 bytes of kernel text. */
+static __always_inline bool huc_called_from(__u64 ret, __u64 ip)
+{
+	__u8 insn[5] = {};
+	__s32 rel;
+	__u64 target;
+
+	if (ret < 5 || bpf_probe_read_kernel(insn, sizeof(insn), (void *)(ret - 5)) ||
+	    insn[0] != 0xe8)
+		return false;
+	__builtin_memcpy(&rel, &insn[1], sizeof(rel));
+	target = ret + (__s64)rel;
+	return target <= ip && target + HUC_FENTRY_RET_WINDOW >= ip;
+}
+
 /*
  * Stack unwinding from inside a trampoline cannot be trusted to keep the caller, so read the
  * trampoline frame directly. Above the program's ctx (the saved argument registers, nargs words)
- * the x86-64 BPF trampoline has (arch/x86/net/bpf_jit_comp.c, 5.x to 6.12):
+ * the x86-64 BPF trampoline has (arch/x86/net/bpf_jit_comp.c; as dumped on Debian's 6.12 and 7.3):
  *   fentry only:            saved RBP, return into the traced function, return into its caller
- *   with fexit (CALL_ORIG): the return-value slot, then the same three words
+ *   with fexit (CALL_ORIG), up to 6.12 at least:
+ *                           the return-value slot, then the same three words
+ *   with fexit on 7.3:      the return-value slot, saved RBP, return into the caller: the
+ *                           function's ftrace site jumps to the trampoline instead of calling it,
+ *                           so nothing returns into the traced function
  * The return-value slot is written only after the traced function returns, so while fentry
  * programs run it holds whatever the stack had there -- sometimes an old return address into
  * the traced function itself (Debian 6.1 under fentry+fexit: 2 of 143k calls). A first-match
  * scan from the slot took that for the real one and returned the saved RBP (data, often 0:
  * caller_unreadable) as the caller. So test the with-fexit position first: that word returns
  * into the traced function only in that layout (without the slot it is the return into the
- * caller, which is never inside the traced function's first bytes).
+ * caller, which is never inside the traced function's first bytes). Without a return into the
+ * traced function at all, the third word is the caller's return address only if the instruction
+ * before it calls the traced function: checked, from the kernel text.
  */
 static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 {
@@ -100,6 +122,10 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 		c.ret = words[3];
 	} else if (huc_returns_into(words[1], ip)) {
 		/* saved RBP, return into traced, caller */
+		c.slot = base + 2 * 8;
+		c.ret = words[2];
+	} else if (huc_called_from(words[2], ip)) {
+		/* return-value slot, saved RBP, caller (the trampoline was jumped to) */
 		c.slot = base + 2 * 8;
 		c.ret = words[2];
 	}

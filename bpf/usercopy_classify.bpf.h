@@ -4,7 +4,7 @@
  * program from the object's address and the kernel's own layout, instead of one more program run
  * per sub-check entry (check_stack_object on every check, __virt_addr_valid and
  * __check_heap_object on every heap copy). It mirrors mm/usercopy.c of 6.1 (Debian's 6.1.y has
- * the pagefault_disabled() test backported) and 6.12, in the kernel's order:
+ * the pagefault_disabled() test backported) to 7.3, in the kernel's order:
  *
  *   __check_object_size:  n == 0 -> nothing
  *     check_stack_object  always (it is noinline): "stack"
@@ -18,11 +18,13 @@
  * functions instead. The KASLR bases are the kernel's own variables (page_offset_base,
  * vmalloc_base, vmemmap_base, __pgtable_l5_enabled), resolved by libbpf from /proc/kallsyms
  * (CONFIG_KALLSYMS_ALL, as Debian builds) and read once after load by huc_read_layout; struct page
- * is read with CO-RE, the slab marker comes from the daemon: PG_slab in page->flags up to 6.9,
- * the PGTY_slab page type from 6.12. The daemon does not classify where the kernel has neither.
+ * is read with CO-RE flavours, every field guarded, so a kernel that lacks one still loads the
+ * check; the slab marker comes from the daemon: PG_slab in page->flags up to 6.9, the PGTY_slab
+ * page type from 6.12. The daemon does not classify where the kernel has neither, or lacks a
+ * field read here (daemon/core/page_layout.h), and falls back to probing the sub-check functions.
  *
- * Checked by the VM tier against the kernel's own sub-check calls per call site (Debian 6.1 and
- * 6.12, fentry and kprobe): stack, vmalloc, page and slab all exact.
+ * Checked by the VM tier against the kernel's own sub-check calls per call site (Debian 6.1, 6.12
+ * and the newest of trixie-backports and sid, fentry and kprobe): stack, vmalloc, page and slab.
  */
 #ifndef HUCPROF_USERCOPY_CLASSIFY_BPF_H
 #define HUCPROF_USERCOPY_CLASSIFY_BPF_H
@@ -50,11 +52,75 @@ extern const void __pgtable_l5_enabled __ksym __weak;
 /* Physical addresses above this are not RAM on any x86_64 (MAX_PHYSMEM_BITS is 52). */
 #define HUC_MAX_PHYS (1ULL << 52)
 
-struct page___huc {
+/*
+ * struct page as the kernels between 6.1 and 7.3 lay it out, one flavour per field that moved or
+ * changed (libbpf matches each against the kernel's BTF; only bpf_core_field_exists() may ask
+ * about a field that is not there, every other read is guarded by it):
+ *   flags          a plain word up to 6.17; memdesc_flags_t, a struct around the word, from 6.18
+ *   compound_head  a tail page's head + 1, up to 6.18 at least
+ *   compound_info  its successor (Debian's 7.2 and 7.3): the head + 1, or, where the kernel
+ *                  builds the HugeTLB vmemmap optimization with a power-of-two struct page, a
+ *                  mask that turns the tail's address into the head's (the daemon says which:
+ *                  compound_info_mask)
+ *   page_type      the PGTY_* type in its top byte, from 6.12
+ * The daemon reads the same BTF and classifies only where every field it needs is there.
+ */
+struct page___huc_word_flags {
 	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+struct memdesc_flags___huc {
+	unsigned long f;
+} __attribute__((preserve_access_index));
+
+struct page___huc_memdesc_flags {
+	struct memdesc_flags___huc flags;
+} __attribute__((preserve_access_index));
+
+struct page___huc_compound_head {
 	unsigned long compound_head;
+} __attribute__((preserve_access_index));
+
+struct page___huc_compound_info {
+	unsigned long compound_info;
+} __attribute__((preserve_access_index));
+
+struct page___huc_page_type {
 	unsigned int page_type;
 } __attribute__((preserve_access_index));
+
+/* An offset for a field this kernel does not have. */
+#define HUC_NO_FIELD 0xffffffffU
+
+/* Where page->flags' word is. */
+static __always_inline __u32 huc_page_flags_offset(void)
+{
+	if (bpf_core_field_exists(struct page___huc_word_flags, flags))
+		return bpf_core_field_offset(struct page___huc_word_flags, flags);
+	if (bpf_core_field_exists(struct page___huc_memdesc_flags, flags.f))
+		return bpf_core_field_offset(struct page___huc_memdesc_flags, flags.f);
+	return HUC_NO_FIELD;
+}
+
+/* Where the word is whose bit 0 marks a tail page and whose rest leads to its head. */
+static __always_inline __u32 huc_page_head_offset(void)
+{
+	if (bpf_core_field_exists(struct page___huc_compound_head, compound_head))
+		return bpf_core_field_offset(struct page___huc_compound_head, compound_head);
+	if (bpf_core_field_exists(struct page___huc_compound_info, compound_info))
+		return bpf_core_field_offset(struct page___huc_compound_info, compound_info);
+	return HUC_NO_FIELD;
+}
+
+static __always_inline __u32 huc_page_type_offset(void)
+{
+	if (bpf_core_field_exists(struct page___huc_page_type, page_type))
+		return bpf_core_field_offset(struct page___huc_page_type, page_type);
+	return HUC_NO_FIELD;
+}
+
+/* A tail page's compound_info is a mask of its address, not a pointer (see above). */
+const volatile bool compound_info_mask = false;
 
 /* How this kernel marks a slab page, from its BTF (daemon/core/slab_marker.h says why the daemon
  * reads it, not CO-RE): the PGTY_slab page type, else PG_slab's bit in page->flags; -1: none. */
@@ -104,7 +170,10 @@ static __always_inline __u64 huc_thread_size(struct task_struct *task)
 
 	if (bpf_core_field_exists(t->stack_vm_area)) {
 		struct vm_struct___huc *area = BPF_CORE_READ(t, stack_vm_area);
-		__u32 pages = area ? BPF_CORE_READ(area, nr_pages) : 0;
+		__u32 pages = 0;
+
+		if (area && bpf_core_field_exists(area->nr_pages))
+			pages = BPF_CORE_READ(area, nr_pages);
 
 		if (pages)
 			return (__u64)pages << HUC_PAGE_SHIFT;
@@ -136,39 +205,65 @@ int huc_read_layout(void *ctx)
 	return 0;
 }
 
+/* One word of kernel memory; 0 when it cannot be read. */
+static __always_inline __u64 huc_read_word(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+
+/* The head page of the page at page_addr, from its compound word (bit 0: a tail page). */
+static __always_inline __u64 huc_head_page(__u64 page_addr, __u64 compound)
+{
+	if (!(compound & 1))
+		return page_addr;
+	return compound_info_mask ? page_addr & compound : compound - 1;
+}
+
 /* folio_test_slab() of the folio holding the direct-map address ptr. */
 static __always_inline bool huc_direct_map_is_slab(__u64 ptr)
 {
+	const __u32 flags_at = huc_page_flags_offset(), head_at = huc_page_head_offset();
+	const __u32 type_at = huc_page_type_offset();
 	__u64 pfn = (ptr - huc_layout.page_offset) >> HUC_PAGE_SHIFT;
-	struct page___huc *page, *head;
-	unsigned long compound_head;
+	__u64 page, head;
 
-	page = (void *)(huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc));
-	/* flags and compound_head are the first two words wherever the kernel's struct page has
-	 * them so: one read of both, and none more for a head page with a PG_slab marker. */
-	if (slab_flag_bit >= 0 && slab_flag_bit < 64 &&
-	    bpf_core_field_offset(struct page___huc, flags) == 0 &&
-	    bpf_core_field_offset(struct page___huc, compound_head) == 8) {
+	if (head_at == HUC_NO_FIELD)
+		return false;
+	page = huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc_page_type);
+	/* flags and the compound word are the first two words wherever the kernel marks slab
+	 * pages with PG_slab (up to 6.9): one read of both, and none more for a head page. */
+	if (slab_flag_bit >= 0 && slab_flag_bit < 64 && flags_at != HUC_NO_FIELD &&
+	    head_at == flags_at + 8) {
 		unsigned long words[2] = {};
 
-		bpf_probe_read_kernel(words, sizeof(words), page);
-		if (words[1] & 1)
-			words[0] = BPF_CORE_READ((struct page___huc *)(words[1] - 1), flags);
+		bpf_probe_read_kernel(words, sizeof(words), (const void *)(page + flags_at));
+		head = huc_head_page(page, words[1]);
+		if (head != page)
+			words[0] = huc_read_word(head + flags_at);
 		return (words[0] >> slab_flag_bit) & 1;
 	}
-	compound_head = BPF_CORE_READ(page, compound_head);
-	head = (compound_head & 1) ? (void *)(compound_head - 1) : page;
-	if (slab_page_type >= 0) {
-		unsigned int type = BPF_CORE_READ(head, page_type);
+	head = huc_head_page(page, huc_read_word(page + head_at));
+	if (slab_page_type >= 0 && type_at != HUC_NO_FIELD) {
+		unsigned int type = 0;
 
+		bpf_probe_read_kernel(&type, sizeof(type), (const void *)(head + type_at));
 		return (type >> 24) == (unsigned int)slab_page_type;
 	}
-	if (slab_flag_bit >= 0 && slab_flag_bit < 64) {
-		unsigned long flags = BPF_CORE_READ(head, flags);
-
-		return (flags >> slab_flag_bit) & 1;
-	}
+	if (slab_flag_bit >= 0 && slab_flag_bit < 64 && flags_at != HUC_NO_FIELD)
+		return (huc_read_word(head + flags_at) >> slab_flag_bit) & 1;
 	return false;
+}
+
+/* pagefault_disabled() of task. Loaded directly from the task (a BTF pointer), not with
+ * BPF_CORE_READ: no helper call, and bpf_probe_read_kernel() runs with page faults disabled, so
+ * through it this task's count reads one higher than the kernel's own test sees (every vmalloc'ed
+ * object was taken for a direct-map one). */
+static __always_inline int huc_pagefault_disabled(struct task_struct *task)
+{
+	return bpf_core_field_exists(task->pagefault_disabled) ? task->pagefault_disabled : 0;
 }
 
 /* The sub-checks __check_object_size(ptr, n) runs, as HUC_KIND_BIT()s. */
@@ -180,14 +275,11 @@ static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __
 
 	if (!n)
 		return 0;
-	/* Direct loads from the task (a BTF pointer), not BPF_CORE_READ: no helper call, and
-	 * bpf_probe_read_kernel() runs with page faults disabled, so through it this task's
-	 * pagefault_disabled reads one higher than the kernel's own test sees (every vmalloc'ed
-	 * object was taken for a direct-map one). */
-	stack = (__u64)task->stack;
+	/* Direct loads from the task (a BTF pointer): no helper call (huc_pagefault_disabled). */
+	stack = bpf_core_field_exists(task->stack) ? (__u64)task->stack : 0;
 	if (ptr >= stack && ptr < stack + l->thread_size)
 		return kinds;
-	if (ptr >= l->vmalloc_start && ptr < l->vmalloc_end && !task->pagefault_disabled)
+	if (ptr >= l->vmalloc_start && ptr < l->vmalloc_end && !huc_pagefault_disabled(task))
 		return kinds | HUC_KIND_BIT(HUC_CHECK_VMALLOC);
 
 	kinds |= HUC_KIND_BIT(HUC_CHECK_PAGE);

@@ -20,21 +20,23 @@ void log_status(const hucprof::v1::ProbeStatus& s) {
   }
 }
 
-void start_probes(const AttachPlan& plan, AttachedSessions& out) {
+std::string probe_failure(const ProbeSession::Loaded& probes) {
+  return !probes.error.empty() ? probes.error
+                               : "__check_object_size: " + probes.plan.check().reason;
+}
+
+void attach_probes(ProbeSession::Loaded loaded, AttachedSessions& out) {
+  const AttachPlan& plan = loaded.plan;
   if (!plan.probes) {
     if (!plan.probes_not_tried.empty()) spdlog::info("probes: {}", plan.probes_not_tried);
-    out.outcome.probe_failure = "__check_object_size: " + plan.check().reason;
-    for (const TargetPlan& target : plan.targets) {
-      hucprof::v1::ProbeStatus s;
-      s.set_target(std::string(target.target.symbol));
-      s.set_attach_name(target.symbol);
-      s.set_reason(target.reason);
+    out.outcome.probe_failure = probe_failure(loaded);
+    for (const auto& s : ProbeSession::statuses_of(loaded)) {
       if (plan.probes_not_tried.empty()) log_status(s);
       out.statuses.push_back(s);
     }
     return;
   }
-  auto started = ProbeSession::start(plan);
+  auto started = ProbeSession::attach(std::move(loaded));
   for (const auto& s : started.statuses) {
     log_status(s);
     out.statuses.push_back(s);
@@ -49,12 +51,13 @@ void start_probes(const AttachPlan& plan, AttachedSessions& out) {
   }
 }
 
-void start_sampler(const AttachPlan& plan, const RunOptions& options, AttachedSessions& out) {
+void attach_sampler(SamplingSession::Loaded loaded, const AttachPlan& plan,
+                    const RunOptions& options, AttachedSessions& out) {
   if (options.mode == Mode::Probe) {
     out.outcome.sampling_failure = plan.sampling_reason;
     return;
   }
-  auto started = SamplingSession::start(options.sample_frequency, plan);
+  auto started = SamplingSession::attach(std::move(loaded), options.sample_frequency);
   hucprof::v1::ProbeStatus s;
   s.set_target(kSamplerTarget);
   s.set_attach_name("perf_event cpu-clock");
@@ -75,9 +78,31 @@ void start_sampler(const AttachPlan& plan, const RunOptions& options, AttachedSe
 
 }  // namespace
 
-AttachedSessions attach_sessions(const AttachPlan& plan, const RunOptions& options) {
+LoadedSessions load_sessions(const AttachPlan& plan, Mode mode) {
+  LoadedSessions out;
+  out.probes = plan.probes ? ProbeSession::load(plan) : ProbeSession::Loaded{nullptr, plan, {}, {}};
+  out.plan = out.probes.plan;
+  if (mode != Mode::Probe) out.sampler = SamplingSession::load(plan);
+  return out;
+}
+
+AttachOutcome loaded_outcome(const LoadedSessions& loaded, Mode mode) {
+  AttachOutcome out;
+  out.check_flavour = loaded.plan.check().flavour;
+  out.probes = loaded.probes.session != nullptr;
+  out.subchecks = loaded.plan.subchecks;
+  if (!out.probes) out.probe_failure = probe_failure(loaded.probes);
+  out.sampling = loaded.sampler.session != nullptr;
+  out.sampling_failure = mode == Mode::Probe ? loaded.plan.sampling_reason : loaded.sampler.error;
+  return out;
+}
+
+AttachedSessions attach_sessions(LoadedSessions loaded, const RunOptions& options) {
   AttachedSessions out;
+  out.plan = loaded.plan;
+  const AttachPlan& plan = out.plan;
   out.outcome.check_flavour = plan.check().flavour;
+  out.outcome.subchecks = plan.subchecks;
   spdlog::info("BPF maps: {} keys per counter map, {} stacks per stack map ({})",
                plan.maps.max_keys, plan.maps.max_stacks, plan.maps.stacks_reason);
   if (!plan.subchecks_reason.empty()) spdlog::info("sub-checks: {}", plan.subchecks_reason);
@@ -87,8 +112,8 @@ AttachedSessions attach_sessions(const AttachPlan& plan, const RunOptions& optio
         "[truncated]",
         plan.helper_ranges.overflow, HUC_MAX_RANGES);
   }
-  start_probes(plan, out);
-  start_sampler(plan, options, out);
+  attach_probes(std::move(loaded.probes), out);
+  attach_sampler(std::move(loaded.sampler), plan, options, out);
   return out;
 }
 

@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <string>
 
+#include "app/attach_sessions.h"
 #include "app/kernel_view.h"
 #include "core/attach_plan.h"
+#include "core/kernel_release.h"
 
 namespace hucprof {
 
@@ -14,14 +16,20 @@ void row(const char* what, bool ok, const std::string& detail) {
   std::printf("  %-22s %-4s %s\n", what, ok ? "yes" : "no", detail.c_str());
 }
 
-// One target of the plan: the symbol and why, then what attaches and why.
-void print_target(const TargetPlan& t) {
+// One target of the plan: the symbol and why, then what attaches and why, or why the kernel
+// refused its program.
+void print_target(const TargetPlan& t, const std::string* refused) {
   const std::string name(t.target.symbol);
   if (t.symbol.empty()) {
     std::printf("  %-26s absent: %s\n", name.c_str(), t.symbol_reason.c_str());
     return;
   }
   std::printf("  %-26s symbol %s (%s)\n", name.c_str(), t.symbol.c_str(), t.symbol_reason.c_str());
+  if (refused) {
+    std::printf("  %-26s not attached: its %s program was refused: %s\n", "",
+                flavour_name(t.flavour), refused->c_str());
+    return;
+  }
   // An attaching target's reason starts with its flavour ("fentry: the kernel took ...").
   std::printf("  %-26s %s%s\n", "", t.attaches() ? "" : "not attached: ", t.reason.c_str());
 }
@@ -56,17 +64,31 @@ int doctor_command(const RunOptions& options) {
       std::to_string(kernel.kallsyms.size()) + " text symbols, addresses visible");
   row("hardened usercopy", kernel.hardened.enabled, kernel.hardened.reason);
 
-  // The same plan `run` carries out, from the same options.
-  const AttachPlan plan = plan_attach(kernel, attach_options(options));
+  // The same plan `run` carries out, from the same options, and the very programs it loads with
+  // the same settings (unloaded again when `sessions` goes): what the kernel refuses here, it
+  // refuses `run` too.
+  const LoadedSessions sessions =
+      load_sessions(plan_attach(kernel, attach_options(options)), options.mode);
+  const AttachPlan& plan = sessions.plan;
   std::printf("\nProbe targets\n");
-  for (const TargetPlan& t : plan.targets) print_target(t);
+  for (size_t i = 0; i < plan.targets.size(); ++i) {
+    auto refused = sessions.probes.refused.find(i);
+    print_target(plan.targets[i],
+                 refused != sessions.probes.refused.end() ? &refused->second : nullptr);
+  }
+  if (!sessions.probes.error.empty() && plan.probes) {
+    std::printf("  programs: not loaded: %s\n", sessions.probes.error.c_str());
+  }
   if (!plan.subchecks_reason.empty())
     std::printf("  sub-checks: %s\n", plan.subchecks_reason.c_str());
 
   std::printf("\nSampling\n");
-  row("perf_event cpu-clock", plan.sampling,
-      plan.sampling ? std::to_string(plan.dispatcher_ranges.ranges.size()) + " check address ranges"
-                    : plan.sampling_reason);
+  const bool sampler_loaded = sessions.sampler.session != nullptr;
+  row("perf_event cpu-clock", sampler_loaded,
+      sampler_loaded ? std::to_string(plan.dispatcher_ranges.ranges.size()) +
+                           " check address ranges, program loaded"
+      : options.mode == Mode::Probe ? plan.sampling_reason
+                                    : sessions.sampler.error);
 
   std::printf("\nBPF maps (per drain interval; drained keys are deleted)\n");
   std::printf("  %-22s %u keys per map (sites, subchecks, samples%s)\n", "counters",
@@ -75,13 +97,15 @@ int doctor_command(const RunOptions& options) {
   std::printf("  %-22s %u stacks per map, %s\n", "stacks", plan.maps.max_stacks,
               plan.maps.stacks_reason.c_str());
 
-  const Verdict verdict = judge(options.mode, kernel.hardened, planned_outcome(plan));
+  const Verdict verdict =
+      judge(options.mode, kernel.hardened, loaded_outcome(sessions, options.mode));
   std::printf("\nverdict: `hucprof run --mode %s` %s: %s\n", mode_name(options.mode),
               verdict.runs ? "will run" : "cannot start", verdict.summary.c_str());
   if (!kernel.hardened.enabled) {
     std::printf(
         "note: the hardened usercopy checks are off on this kernel; there is nothing "
-        "to measure\n");
+        "to measure: %s\n",
+        checks_off_behaviour(f.release).c_str());
   }
   return verdict.runs ? 0 : 1;
 }

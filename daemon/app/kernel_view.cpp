@@ -64,6 +64,7 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   };
   if (options.subchecks == SubcheckCounting::Classify) {
     facts.slab_marker = read_slab_marker(kernel_btf());
+    facts.page_layout = read_page_layout(kernel_btf());
   }
   for (const std::string& symbol : fentry_candidates(kernel.kallsyms, facts, options)) {
     facts.fentry_errors.emplace(symbol, fentry_attach_error(kernel_btf(), symbol));

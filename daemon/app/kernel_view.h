@@ -33,7 +33,7 @@ AttachOptions attach_options(const RunOptions& options);
 
 // The one attach plan `run` carries out and `doctor` prints: tries a do-nothing fentry program
 // on each symbol the plan may use and, when classifying sub-checks, reads how slab pages are
-// marked (the facts that depend on the options), then decides.
+// marked and how struct page is laid out (the facts that depend on the options), then decides.
 AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options);
 
 }  // namespace hucprof

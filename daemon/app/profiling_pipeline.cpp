@@ -48,8 +48,12 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
   if (!self->barrier_->error().empty()) {
     spdlog::warn("drains wait by sleeping between generations: {}", self->barrier_->error());
   }
-  AttachedSessions attached = attach_sessions(plan, options);
+  AttachedSessions attached = attach_sessions(load_sessions(plan, options.mode), options);
   for (const auto& s : attached.statuses) *status.add_probes() = s;
+  if (attached.probes) {
+    status.set_subcheck_method(subcheck_method_name(attached.plan.subchecks));
+    status.set_subcheck_method_reason(attached.plan.subchecks_reason);
+  }
   if (attached.sampler) status.set_sample_frequency_hz(options.sample_frequency);
   self->probes_ = std::move(attached.probes);
   self->sampler_ = std::move(attached.sampler);

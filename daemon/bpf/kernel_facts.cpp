@@ -17,6 +17,7 @@
 
 #include "bpf/libbpf_ptr.h"
 #include "core/file_text.h"
+#include "core/kernel_release.h"
 
 namespace hucprof {
 
@@ -141,6 +142,29 @@ std::optional<int64_t> btf_enum_value(const btf* kernel, const char* name, const
   return std::nullopt;
 }
 
+// The type of member `name` of the struct or union `type_id`, looking into its anonymous
+// members (struct page keeps most fields in unions of anonymous structs), or 0.
+__u32 member_type(const btf* kernel, __u32 type_id, const char* name, int depth = 0) {
+  const btf_type* type = btf__type_by_id(kernel, type_id);
+  if (!type || !btf_is_composite(type) || depth > 8) return 0;
+  const btf_member* m = btf_members(type);
+  for (__u16 i = 0; i < btf_vlen(type); ++i, ++m) {
+    const char* member = btf__name_by_offset(kernel, m->name_off);
+    if (member && std::strcmp(member, name) == 0) return m->type;
+    if (member && *member) continue;
+    if (__u32 inner = member_type(kernel, btf__resolve_type(kernel, m->type), name, depth + 1)) {
+      return inner;
+    }
+  }
+  return 0;
+}
+
+std::optional<__u32> struct_id(const btf* kernel, const char* name) {
+  const int id = btf__find_by_name_kind(kernel, name, BTF_KIND_STRUCT);
+  if (id < 0) return std::nullopt;
+  return static_cast<__u32>(id);
+}
+
 }  // namespace
 
 int read_perf_event_paranoid() {
@@ -174,12 +198,15 @@ std::optional<std::string> read_kernel_config(const std::string& release, std::s
     source = "/proc/config.gz";
     return text;
   }
-  std::string boot = "/boot/config-" + release;
-  if (auto text = read_file_text(boot)) {
-    source = boot;
-    return text;
+  for (const std::string& path : kernel_config_paths(release)) {
+    if (auto text = read_file_text(path)) {
+      source = path;
+      return text;
+    }
   }
-  source = "none (no /proc/config.gz, no " + boot + ")";
+  source = "none (no /proc/config.gz";
+  for (const std::string& path : kernel_config_paths(release)) source += ", no " + path;
+  source += ")";
   return std::nullopt;
 }
 
@@ -222,6 +249,40 @@ SlabMarker read_slab_marker(const btf* kernel) {
         "neither PGTY_slab (enum pagetype) nor PG_slab (enum pageflags) in the kernel BTF";
   }
   return marker;
+}
+
+PageLayout read_page_layout(const btf* kernel) {
+  PageLayout layout;
+  if (!kernel) {
+    layout.unreadable = "no kernel BTF";
+    return layout;
+  }
+  if (auto page = struct_id(kernel, "page")) {
+    layout.page_size = static_cast<uint32_t>(btf__resolve_size(kernel, *page));
+    if (__u32 flags = member_type(kernel, *page, "flags")) {
+      const btf_type* type = btf__type_by_id(kernel, btf__resolve_type(kernel, flags));
+      if (btf_is_int(type)) {
+        layout.flags = PageLayout::Flags::Word;
+      } else if (btf_is_composite(type) &&
+                 member_type(kernel, btf__resolve_type(kernel, flags), "f")) {
+        layout.flags = PageLayout::Flags::Memdesc;
+      }
+    }
+    for (const char* head : {"compound_head", "compound_info"}) {
+      if (member_type(kernel, *page, head)) {
+        layout.head_field = head;
+        break;
+      }
+    }
+    layout.page_type = member_type(kernel, *page, "page_type") != 0;
+  }
+  layout.hugetlb_vmemmap_optimize =
+      btf__find_by_name_kind(kernel, "hugetlb_vmemmap_optimize_folio", BTF_KIND_FUNC) >= 0;
+  if (auto task = struct_id(kernel, "task_struct")) {
+    layout.task_stack = member_type(kernel, *task, "stack") != 0;
+    layout.task_pagefault_disabled = member_type(kernel, *task, "pagefault_disabled") != 0;
+  }
+  return layout;
 }
 
 BtfPtr load_kernel_btf() { return BtfPtr(btf__load_vmlinux_btf()); }

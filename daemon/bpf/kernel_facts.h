@@ -4,6 +4,7 @@
 
 #include "bpf/libbpf_ptr.h"
 #include "core/capability.h"
+#include "core/page_layout.h"
 #include "core/slab_marker.h"
 
 namespace hucprof {
@@ -41,7 +42,11 @@ std::string fentry_attach_error(const btf* kernel, const std::string& function);
 // in enum pageflags. Unknown, with the reason, when `kernel` is null or names neither.
 SlabMarker read_slab_marker(const btf* kernel);
 
-// The kernel config: /proc/config.gz, else /boot/config-<release>.
+// The fields sub-check classification reads (struct page, task_struct), from the kernel's BTF.
+// `unreadable` says why when `kernel` is null.
+PageLayout read_page_layout(const btf* kernel);
+
+// The kernel config: /proc/config.gz, else the first of kernel_config_paths(release) that reads.
 std::optional<std::string> read_kernel_config(const std::string& release, std::string& source);
 
 // kernel.perf_event_paranoid, -99 when unreadable.

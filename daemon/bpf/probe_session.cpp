@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -70,8 +71,8 @@ void set_ranges(huc_range* dst, __u32* count, const AddressRanges& ranges) {
 std::string read_kernel_layout(const probe_bpf& skel) {
   LIBBPF_OPTS(bpf_test_run_opts, run);
   if (bpf_prog_test_run_opts(bpf_program__fd(skel.progs.huc_read_layout), &run) != 0) {
-    return "cannot read the kernel layout for sub-check classification (" + errno_text(errno) +
-           "); --probe.subchecks attach does without it";
+    return "cannot run huc_read_layout, which reads the kernel's layout for it (" +
+           errno_text(errno) + ")";
   }
   return "";
 }
@@ -98,7 +99,7 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   }
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel.obj) bpf_program__set_autoload(prog, false);
-  if (plan.classify_subchecks) bpf_program__set_autoload(skel.progs.huc_read_layout, true);
+  if (plan.classifies()) bpf_program__set_autoload(skel.progs.huc_read_layout, true);
   for (size_t i : enabled) {
     const TargetPlan& target = plan.targets[i];
     const std::string name(target.target.symbol);
@@ -123,7 +124,8 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   set_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
   set_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges, plan.dispatcher_ranges);
   rodata->latency_enabled = plan.maps.latency;
-  rodata->classify_subchecks = plan.classify_subchecks;
+  rodata->classify_subchecks = plan.classifies();
+  rodata->compound_info_mask = plan.compound_info_mask;
   rodata->check_leaves_state = plan.check_leaves_state;
   rodata->slab_page_type = static_cast<__s32>(plan.slab_marker.page_type);
   rodata->slab_flag_bit = static_cast<__s32>(plan.slab_marker.flag_bit);
@@ -156,6 +158,36 @@ ProbeStatus status_of(const TargetPlan& target, bool attached, const std::string
   return s;
 }
 
+// The targets whose programs a load of `plan` enables: those it attaches, less the refused.
+std::set<size_t> enabled_targets(const AttachPlan& plan,
+                                 const std::map<size_t, std::string>& refused) {
+  std::set<size_t> enabled;
+  for (size_t i = 0; i < plan.targets.size(); ++i) {
+    if (plan.targets[i].attaches() && !refused.contains(i)) enabled.insert(i);
+  }
+  return enabled;
+}
+
+// Why the kernel refused a load of `enabled`, per program: each is loaded alone, so that a refused
+// sub-check costs only itself and a refused __check_object_size is named as such.
+std::map<size_t, std::string> refused_alone(const AttachPlan& plan,
+                                            const std::set<size_t>& enabled) {
+  std::map<size_t, std::string> refused;
+  for (size_t i : enabled) {
+    Opened alone = open_for(plan, {i});
+    if (!alone.error.empty()) continue;
+    if (int e = probe_bpf__load(alone.skel.get()); e) refused[i] = load_error(e);
+  }
+  return refused;
+}
+
+size_t check_index(const AttachPlan& plan) {
+  for (size_t i = 0; i < plan.targets.size(); ++i) {
+    if (plan.targets[i].target.is_check()) return i;
+  }
+  return 0;
+}
+
 }  // namespace
 
 ProbeSession::~ProbeSession() {
@@ -163,73 +195,83 @@ ProbeSession::~ProbeSession() {
   probe_bpf__destroy(skel_);
 }
 
-ProbeSession::Started ProbeSession::start(const AttachPlan& plan) {
-  Started out;
-  std::set<size_t> enabled;
-  std::map<size_t, std::string> failed;  // target index → why it is not attached
-  for (size_t i = 0; i < plan.targets.size(); ++i) {
-    if (plan.targets[i].attaches()) enabled.insert(i);
-  }
-
-  Opened opened = open_for(plan, enabled);
-  int err = opened.error.empty() ? probe_bpf__load(opened.skel.get()) : 0;
-  if (opened.error.empty() && err) {
-    // Which program did the kernel refuse? Load each alone: a refused sub-check then costs only
-    // itself, a refused __check_object_size is named as the reason probes are off.
-    for (size_t i : enabled) {
-      Opened alone = open_for(plan, {i});
-      if (!alone.error.empty()) continue;
-      if (int e = probe_bpf__load(alone.skel.get()); e) failed[i] = load_error(e);
-    }
-    if (failed.empty()) failed[*enabled.begin()] = load_error(err);  // only together: say so
-    for (const auto& [i, why] : failed) {
-      spdlog::warn("probe {}: {}", plan.targets[i].target.symbol, why);
-      enabled.erase(i);
-    }
-    const bool check_left = std::any_of(enabled.begin(), enabled.end(), [&](size_t i) {
-      return plan.targets[i].target.is_check();
-    });
-    if (check_left) {
-      opened = open_for(plan, enabled);
-      err = opened.error.empty() ? probe_bpf__load(opened.skel.get()) : 0;
-    }
-    if (!check_left || err) {
-      out.error = "cannot load the probe BPF programs: " +
-                  (failed.empty() ? load_error(err) : failed.begin()->second);
-      for (size_t i = 0; i < plan.targets.size(); ++i) {
-        failed.try_emplace(i, plan.targets[i].attaches() ? out.error : plan.targets[i].reason);
-      }
-    }
-  } else if (!opened.error.empty()) {
-    out.error = opened.error;
-  }
-  if (out.error.empty() && plan.classify_subchecks) out.error = read_kernel_layout(*opened.skel);
-  if (!out.error.empty()) {
-    for (size_t i = 0; i < plan.targets.size(); ++i) {
-      const TargetPlan& t = plan.targets[i];
-      auto why = failed.find(i);
-      out.statuses.push_back(status_of(t, false,
-                                       why != failed.end() ? why->second
-                                       : t.attaches()      ? out.error
-                                                           : t.reason));
-    }
+ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
+  Loaded out;
+  out.plan = requested;
+  AttachPlan& plan = out.plan;
+  if (!plan.probes) {
+    out.error = "__check_object_size: " + plan.check().reason;
     return out;
   }
+  // Each round either loads, refuses sub-check programs for good (one target each) or moves the
+  // plan one sub-check level down: it ends.
+  while (true) {
+    const std::set<size_t> enabled = enabled_targets(plan, out.refused);
+    Opened opened = open_for(plan, enabled);
+    if (!opened.error.empty()) {
+      out.error = opened.error;
+      return out;
+    }
+    std::string why;
+    if (int err = probe_bpf__load(opened.skel.get()); err) {
+      std::map<size_t, std::string> alone = refused_alone(plan, enabled);
+      const size_t check = check_index(plan);
+      if (!alone.empty() && !alone.contains(check)) {
+        for (auto& [i, reason] : alone) {
+          spdlog::warn("probe {}: {}", plan.targets[i].target.symbol, reason);
+          out.refused.emplace(i, std::move(reason));
+        }
+        continue;
+      }
+      why = alone.contains(check) ? alone[check]
+                                  : load_error(err) + " (only together with the other programs)";
+    } else if (plan.classifies()) {
+      why = read_kernel_layout(*opened.skel);
+    }
+    if (why.empty()) {
+      std::unique_ptr<ProbeSession> self(new ProbeSession());
+      self->skel_ = opened.skel.release();
+      self->latency_ = plan.maps.latency;
+      self->possible_cpus_ = libbpf_num_possible_cpus();
+      out.session = std::move(self);
+      return out;
+    }
+    std::optional<AttachPlan> lower = degrade_subchecks(plan, why);
+    if (!lower) {
+      out.error = "cannot load the probe BPF programs: " + why;
+      return out;
+    }
+    spdlog::warn("{}", lower->subchecks_reason);
+    plan = std::move(*lower);
+  }
+}
 
-  std::unique_ptr<ProbeSession> self(new ProbeSession());
-  self->skel_ = opened.skel.release();
-  self->latency_ = plan.maps.latency;
+std::vector<ProbeStatus> ProbeSession::statuses_of(const Loaded& loaded) {
+  std::vector<ProbeStatus> statuses;
+  for (size_t i = 0; i < loaded.plan.targets.size(); ++i) {
+    const TargetPlan& t = loaded.plan.targets[i];
+    auto refused = loaded.refused.find(i);
+    statuses.push_back(refused != loaded.refused.end() ? status_of(t, false, refused->second)
+                       : !t.attaches()                 ? status_of(t, false, t.reason)
+                       : loaded.session                ? status_of(t, true, "")
+                                                       : status_of(t, false, loaded.error));
+  }
+  return statuses;
+}
+
+ProbeSession::Started ProbeSession::attach(Loaded loaded) {
+  Started out;
+  out.plan = loaded.plan;
+  out.statuses = statuses_of(loaded);
+  if (!loaded.session) {
+    out.error = loaded.error;
+    return out;
+  }
+  std::unique_ptr<ProbeSession> self = std::move(loaded.session);
   bool check_attached = false;
-  for (size_t i = 0; i < plan.targets.size(); ++i) {
-    const TargetPlan& target = plan.targets[i];
-    if (auto why = failed.find(i); why != failed.end()) {
-      out.statuses.push_back(status_of(target, false, why->second));
-      continue;
-    }
-    if (!enabled.contains(i)) {
-      out.statuses.push_back(status_of(target, false, target.reason));
-      continue;
-    }
+  for (size_t i = 0; i < out.plan.targets.size(); ++i) {
+    const TargetPlan& target = out.plan.targets[i];
+    if (!out.statuses[i].attached()) continue;
     bpf_program* program = program_for(*self->skel_, target);
     bpf_link* link = target.flavour == Flavour::Fentry
                          ? bpf_program__attach(program)
@@ -238,18 +280,15 @@ ProbeSession::Started ProbeSession::start(const AttachPlan& plan) {
                                target.symbol.c_str());
     if (!link) {
       // kprobes attach through perf_event_open(2): the paranoid sysctl applies to them too.
-      out.statuses.push_back(status_of(target, false,
-                                       std::string(flavour_name(target.flavour)) +
-                                           " attach failed: " + perf_permission_words(errno)));
+      out.statuses[i] = status_of(target, false,
+                                  std::string(flavour_name(target.flavour)) +
+                                      " attach failed: " + perf_permission_words(errno));
       continue;
     }
     self->links_.emplace_back(link);
     check_attached |= target.target.is_check();
-    out.statuses.push_back(status_of(target, true, ""));
   }
-  if (!check_attached) return out;  // nothing useful attached
-  self->possible_cpus_ = libbpf_num_possible_cpus();
-  out.session = std::move(self);
+  if (check_attached) out.session = std::move(self);  // else nothing useful attached
   return out;
 }
 

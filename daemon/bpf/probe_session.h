@@ -1,4 +1,5 @@
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,16 +14,32 @@ struct probe_bpf;
 namespace hucprof {
 
 // Probe mode's kernel side: carries out the attach plan (loads probe.bpf.c with only the programs
-// the plan attaches, sizes its maps, attaches) and reads its maps. Decides nothing itself. Owns
-// every libbpf object it creates.
+// the plan attaches, sizes its maps, attaches) and reads its maps. What to do when the kernel
+// refuses a program is decided in daemon/core (degrade_subchecks); this only finds out which
+// program it was. Owns every libbpf object it creates.
 class ProbeSession {
  public:
+  // The plan's programs in the kernel, not attached yet: what `doctor` reports (and unloads) and
+  // what `run` attaches. One path for both, so they cannot disagree.
+  struct Loaded {
+    std::unique_ptr<ProbeSession> session;  // null when __check_object_size's program did not load
+    AttachPlan plan;                        // as loaded: sub-checks degraded where refused
+    std::map<size_t, std::string> refused;  // target index (in plan) -> why its program was refused
+    std::string error;                      // why nothing loaded
+  };
+  static Loaded load(const AttachPlan& plan);
+
   struct Started {
     std::unique_ptr<ProbeSession> session;  // null when __check_object_size is not attached
+    AttachPlan plan;                        // the plan that was carried out (Loaded::plan)
     std::vector<hucprof::v1::ProbeStatus> statuses;  // one per planned target, attached or why not
     std::string error;  // set when the object could not be opened or loaded at all
   };
-  static Started start(const AttachPlan& plan);
+  static Started attach(Loaded loaded);
+  static Started start(const AttachPlan& plan) { return attach(load(plan)); }
+
+  // What each target of a load will be: attached as planned (when `attached`), or why not.
+  static std::vector<hucprof::v1::ProbeStatus> statuses_of(const Loaded& loaded);
 
   ~ProbeSession();
   ProbeSession(const ProbeSession&) = delete;

@@ -38,20 +38,13 @@ SamplingSession::~SamplingSession() {
   sampler_bpf__destroy(skel_);
 }
 
-SamplingSession::Started SamplingSession::start(uint32_t frequency_hz, const AttachPlan& plan) {
-  Started out;
+SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
+  Loaded out;
   if (!plan.sampling) {
     out.error = plan.sampling_reason;
     return out;
   }
   const AddressRanges& check_ranges = plan.dispatcher_ranges;
-  auto online_text = read_file_text("/sys/devices/system/cpu/online");
-  auto online = online_text ? parse_cpu_list(*online_text) : std::nullopt;
-  if (!online || online->empty()) {
-    out.error = "cannot read the online CPU list from /sys/devices/system/cpu/online";
-    return out;
-  }
-
   std::unique_ptr<SamplingSession> self(new SamplingSession());
   self->skel_ = sampler_bpf__open();
   if (!self->skel_) {
@@ -80,7 +73,24 @@ SamplingSession::Started SamplingSession::start(uint32_t frequency_hz, const Att
     out.error = std::string("cannot load the sampler BPF program: ") + strerror(-err);
     return out;
   }
+  self->possible_cpus_ = libbpf_num_possible_cpus();
+  out.session = std::move(self);
+  return out;
+}
 
+SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequency_hz) {
+  Started out;
+  if (!loaded.session) {
+    out.error = loaded.error;
+    return out;
+  }
+  auto online_text = read_file_text("/sys/devices/system/cpu/online");
+  auto online = online_text ? parse_cpu_list(*online_text) : std::nullopt;
+  if (!online || online->empty()) {
+    out.error = "cannot read the online CPU list from /sys/devices/system/cpu/online";
+    return out;
+  }
+  std::unique_ptr<SamplingSession> self = std::move(loaded.session);
   int last_errno = 0;
   for (int cpu : *online) {
     int fd = open_cpu_clock(cpu, frequency_hz);
@@ -102,7 +112,6 @@ SamplingSession::Started SamplingSession::start(uint32_t frequency_hz, const Att
     return out;
   }
   out.cpus = self->links_.size();
-  self->possible_cpus_ = libbpf_num_possible_cpus();
   out.session = std::move(self);
   return out;
 }

@@ -15,12 +15,23 @@ namespace hucprof {
 // check dispatchers' address ranges and the map sizes of the attach plan handed in before load.
 class SamplingSession {
  public:
+  // The sampler program in the kernel, not attached to any CPU yet: what `doctor` reports (and
+  // unloads) and what `run` attaches, one path for both.
+  struct Loaded {
+    std::unique_ptr<SamplingSession> session;
+    std::string error;  // why it is not loaded, in words
+  };
+  static Loaded load(const AttachPlan& plan);
+
   struct Started {
     std::unique_ptr<SamplingSession> session;
     std::string error;  // why sampling is unavailable, in words
     size_t cpus = 0;    // CPUs sampled
   };
-  static Started start(uint32_t frequency_hz, const AttachPlan& plan);
+  static Started attach(Loaded loaded, uint32_t frequency_hz);
+  static Started start(uint32_t frequency_hz, const AttachPlan& plan) {
+    return attach(load(plan), frequency_hz);
+  }
 
   ~SamplingSession();
   SamplingSession(const SamplingSession&) = delete;

@@ -167,8 +167,8 @@ const std::array<Setting, 15> kSettings{{
      "call sites exported by name per metric, the rest as callsite=\"other\"; 1..1000", false,
      false, OnReload::Live, apply_top_k,
      [](const RunOptions& o) { return std::to_string(o.top_k); }},
-    {"latency", "", "also time each check (fexit/kretprobe): usercopy_check_duration_seconds",
-     false, true, OnReload::Restart, apply_latency,
+    {"latency", "", "also time each check (fexit/kretprobe): usercopy_check_duration_seconds", true,
+     true, OnReload::Restart, apply_latency,
      [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
     {"prediction.window", "DURATION",
      "span of the predicted speed-up with the checks off (usercopy_checks_off_speedup_ratio), "

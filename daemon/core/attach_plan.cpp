@@ -1,6 +1,7 @@
 #include "core/attach_plan.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace hucprof {
 namespace {
@@ -109,6 +110,18 @@ std::vector<std::string_view> views_of(const std::vector<std::string>& names) {
   return {names.begin(), names.end()};
 }
 
+// The map and per-CPU state the sub-check programs the plan attaches need.
+void settle_subcheck_programs(AttachPlan& plan) {
+  const bool subcheck_programs =
+      std::any_of(plan.targets.begin(), plan.targets.end(), [](const TargetPlan& t) {
+        return t.attaches() && !t.target.is_check() &&
+               t.target.program != TargetProgram::CheckReturn;
+      });
+  plan.maps.subcheck_keys = subcheck_programs ? plan.maps.max_keys : 1;
+  // The only programs that run after the check: probed sub-checks, and its exit with --latency.
+  plan.check_leaves_state = subcheck_programs || plan.maps.latency;
+}
+
 }  // namespace
 
 const char* flavour_name(Flavour flavour) {
@@ -121,6 +134,18 @@ const char* flavour_name(Flavour flavour) {
       break;
   }
   return "";
+}
+
+const char* subcheck_method_name(SubcheckMethod method) {
+  switch (method) {
+    case SubcheckMethod::Classified:
+      return "classified";
+    case SubcheckMethod::Probed:
+      return "probed";
+    case SubcheckMethod::NotCounted:
+      break;
+  }
+  return "not counted";
 }
 
 const TargetPlan& AttachPlan::check() const {
@@ -145,12 +170,16 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
                                const AttachOptions& options) {
   AttachPlan plan;
   const bool wanted = probes_wanted(facts, options);
-  const bool classify = options.subchecks == SubcheckCounting::Classify &&
-                        facts.slab_marker.known() && facts.syscall_programs.ok;
+  const bool classify_asked = options.subchecks == SubcheckCounting::Classify;
+  const ClassifierReadiness readiness =
+      classify_asked ? classifier_readiness(facts.page_layout, facts.slab_marker)
+                     : ClassifierReadiness{};
+  const bool classify =
+      classify_asked && facts.slab_marker.known() && readiness.ok && facts.syscall_programs.ok;
   if (!wanted) plan.probes_not_tried = probes_off_reason(facts, options);
   bool check_attaches = false;
   for (const ProbeTarget& target : probe_targets()) {
-    TargetPlan t{target, "", "", Flavour::None, ""};
+    TargetPlan t{target, "", "", Flavour::None, "", Flavour::None, ""};
     SymbolChoice choice = choose_symbol(kallsyms, target.symbol);
     t.symbol = std::move(choice.name);
     t.symbol_reason = std::move(choice.reason);
@@ -161,10 +190,12 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
     } else if (!target.is_check() && !check_attaches) {
       t.reason =
           "not tried: __check_object_size is not attached (sub-checks are counted inside it)";
-    } else if (classify && is_classified(target)) {
-      t.reason = std::string(kClassifiedReason);
     } else {
       choose_flavour(t, facts, options);
+      if (classify && is_classified(target)) {
+        t.probed_flavour = std::exchange(t.flavour, Flavour::None);
+        t.probed_reason = std::exchange(t.reason, kClassifiedReason);
+      }
     }
     if (target.is_check()) check_attaches = t.attaches();
     plan.targets.push_back(std::move(t));
@@ -172,25 +203,29 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   if (options.latency && check_attaches) {
     const TargetPlan& check = plan.targets.front();
     plan.targets.push_back({kCheckReturnTarget, check.symbol, check.symbol_reason, check.flavour,
-                            check.flavour == Flavour::Fentry
-                                ? "fexit, as the entry is fentry"
-                                : "kretprobe, as the entry is kprobe"});
+                            check.flavour == Flavour::Fentry ? "fexit, as the entry is fentry"
+                                                             : "kretprobe, as the entry is kprobe",
+                            Flavour::None, ""});
   }
   plan.probes = check_attaches;
-  plan.classify_subchecks = check_attaches && classify;
-  if (plan.classify_subchecks) {
+  if (check_attaches && classify) {
+    plan.subchecks = SubcheckMethod::Classified;
     plan.slab_marker = facts.slab_marker;
+    plan.compound_info_mask = readiness.compound_info_mask;
     plan.subchecks_reason =
         "classified inside __check_object_size's probe (slab pages: " + facts.slab_marker.detail +
-        ")";
-  } else if (check_attaches && options.subchecks == SubcheckCounting::Classify) {
-    plan.subchecks_reason =
-        "sub-check functions probed instead of classified: " +
-        (facts.slab_marker.known() ? facts.syscall_programs.detail
-                                   : "the kernel BTF does not say how a page is marked slab (" +
-                                         facts.slab_marker.detail + ")");
+        "; " + readiness.detail + ")";
   } else if (check_attaches) {
-    plan.subchecks_reason = "sub-check functions probed (--probe.subchecks attach)";
+    plan.subchecks = SubcheckMethod::Probed;
+    plan.subchecks_reason =
+        !classify_asked ? "sub-check functions probed (--probe.subchecks attach)"
+        : !facts.slab_marker.known()
+            ? "sub-check functions probed instead of classified: the kernel BTF does not say how "
+              "a page is marked slab (" +
+                  facts.slab_marker.detail + ")"
+        : !readiness.ok
+            ? "sub-check functions probed instead of classified: " + readiness.detail
+            : "sub-check functions probed instead of classified: " + facts.syscall_programs.detail;
   }
 
   plan.dispatcher_ranges = build_address_ranges(kallsyms, dispatcher_symbols());
@@ -215,14 +250,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   plan.maps.max_keys = options.max_keys;
   plan.maps.max_stacks = options.max_stacks;
   plan.maps.latency = options.latency && plan.probes;
-  const bool subcheck_programs =
-      std::any_of(plan.targets.begin(), plan.targets.end(), [](const TargetPlan& t) {
-        return t.attaches() && !t.target.is_check() &&
-               t.target.program != TargetProgram::CheckReturn;
-      });
-  plan.maps.subcheck_keys = subcheck_programs ? options.max_keys : 1;
-  // The only programs that run after the check: probed sub-checks, and its exit with --latency.
-  plan.check_leaves_state = subcheck_programs || plan.maps.latency;
+  settle_subcheck_programs(plan);
   plan.maps.stacks_on_demand = facts.on_demand_maps.ok;
   plan.maps.stacks_reason = facts.on_demand_maps.ok
                                 ? "allocated on use: " + facts.on_demand_maps.detail
@@ -230,11 +258,47 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   return plan;
 }
 
+std::optional<AttachPlan> degrade_subchecks(const AttachPlan& plan, const std::string& why) {
+  AttachPlan lower = plan;
+  switch (plan.subchecks) {
+    case SubcheckMethod::NotCounted:
+      return std::nullopt;
+    case SubcheckMethod::Classified:
+      lower.subchecks = SubcheckMethod::Probed;
+      lower.slab_marker = {};
+      lower.compound_info_mask = false;
+      lower.subchecks_reason =
+          "sub-check functions probed instead of classified: the kernel refused the classifying "
+          "program: " +
+          why;
+      for (TargetPlan& t : lower.targets) {
+        if (t.reason != kClassifiedReason) continue;
+        t.flavour = std::exchange(t.probed_flavour, Flavour::None);
+        t.reason = std::exchange(t.probed_reason, "");
+      }
+      break;
+    case SubcheckMethod::Probed:
+      lower.subchecks = SubcheckMethod::NotCounted;
+      lower.subchecks_reason =
+          "sub-checks not counted: the kernel refused the probes with them: " + why;
+      for (TargetPlan& t : lower.targets) {
+        if (t.target.is_check() || t.target.program == TargetProgram::CheckReturn) continue;
+        if (!t.attaches()) continue;
+        t.flavour = Flavour::None;
+        t.reason = "not attached: " + lower.subchecks_reason;
+      }
+      break;
+  }
+  settle_subcheck_programs(lower);
+  return lower;
+}
+
 AttachOutcome planned_outcome(const AttachPlan& plan) {
   AttachOutcome out;
   const TargetPlan& check = plan.check();
   out.probes = plan.probes;
   out.check_flavour = check.flavour;
+  out.subchecks = plan.subchecks;
   if (!out.probes) out.probe_failure = "__check_object_size: " + check.reason;
   out.sampling = plan.sampling;
   out.sampling_failure = plan.sampling_reason;
@@ -245,7 +309,8 @@ Verdict judge(Mode mode, const HardenedUsercopyState& hardened, const AttachOutc
   // With the checks off nothing is probed on purpose (nothing would run under the probes):
   // not a failure, the daemon serves usercopy_hardened_enabled 0.
   const std::string probes = outcome.probes
-                                 ? std::string("on (") + flavour_name(outcome.check_flavour) + ")"
+                                 ? std::string("on (") + flavour_name(outcome.check_flavour) +
+                                       "), sub-checks " + subcheck_method_name(outcome.subchecks)
                              : hardened.enabled ? "off"
                                                 : "off (the checks are off on this kernel)";
   const std::string sampling = outcome.sampling ? "on" : "off";

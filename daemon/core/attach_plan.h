@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "core/capability.h"
 #include "core/hardened_state.h"
 #include "core/kallsyms_index.h"
+#include "core/page_layout.h"
 #include "core/probe_targets.h"
 #include "core/run_mode.h"
 #include "core/slab_marker.h"
@@ -27,9 +29,10 @@ struct AttachFacts {
   // Whether the kernel lets hash maps allocate entries on use in tracing and perf_event
   // programs (bpf_mem_alloc, 6.1+); before that they must be preallocated.
   Capability on_demand_maps;
-  // What sub-check classification needs: how slab pages are marked, and a syscall program to
-  // read the kernel's layout once.
+  // What sub-check classification needs: how slab pages are marked, the fields it reads, and a
+  // syscall program to read the kernel's layout once.
   SlabMarker slab_marker;
+  PageLayout page_layout;
   Capability syscall_programs;
 };
 
@@ -60,9 +63,20 @@ struct TargetPlan {
   std::string symbol_reason;  // why that name (or why none), in words
   Flavour flavour = Flavour::None;
   std::string reason;  // why this flavour; for None why the target is not attached
+  // A classified sub-check: how its function is probed instead when the check's program cannot
+  // classify after all (degrade_subchecks).
+  Flavour probed_flavour = Flavour::None;
+  std::string probed_reason;
 
   bool attaches() const { return flavour != Flavour::None; }
 };
+
+// How probe mode counts the sub-checks: inside the check's program, by a program at each
+// sub-check function's entry, or not at all (no probes, or the kernel refused both ways).
+enum class SubcheckMethod { NotCounted, Classified, Probed };
+// "classified", "probed", "not counted": the words of the verdict, the log and
+// hucprof_probe_subchecks_info.
+const char* subcheck_method_name(SubcheckMethod method);
 
 // How big each BPF map is. Counter maps hold the keys of one drain interval (the daemon deletes
 // drained keys), stack maps the stacks those keys reference.
@@ -87,7 +101,8 @@ struct AttachPlan {
   std::string sampling_reason;      // why not, when !sampling
   AddressRanges helper_ranges;      // copy helpers: their callers are looked through (probe)
   AddressRanges dispatcher_ranges;  // check dispatchers: sub-check filter (probe), sampler
-  bool classify_subchecks = false;  // the check's program counts slab/vmalloc/page/stack itself
+  SubcheckMethod subchecks = SubcheckMethod::NotCounted;
+  bool compound_info_mask = false;  // tail pages name their head by a mask (page_layout.h)
   // A program that runs after the check on the same CPU reads what the check left there (the
   // call site, the entry time): a probed sub-check function, or the check's exit (--latency).
   bool check_leaves_state = false;
@@ -97,6 +112,8 @@ struct AttachPlan {
 
   // The __check_object_size target (always present).
   const TargetPlan& check() const;
+  // The check's program counts slab/vmalloc/page/stack itself.
+  bool classifies() const { return subchecks == SubcheckMethod::Classified; }
 };
 
 // The exact symbols whose fentry support the edge must probe before compute_attach_plan (none
@@ -107,12 +124,20 @@ std::vector<std::string> fentry_candidates(const KallsymsIndex& kallsyms, const 
 AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts& facts,
                                const AttachOptions& options);
 
-// What actually started; `doctor` uses the plan's own promise (planned_outcome), `run` what the
-// sessions reported. Judged by the same rules, so the two cannot disagree on a verdict.
+// The plan one sub-check level down, after the kernel refused the programs `plan` loads (`why`,
+// in words): classified -> the sub-check functions probed -> sub-checks not counted, so that a
+// refused feature costs only itself and never the check. nullopt when sub-checks are not counted
+// already: then the check's own program was refused.
+std::optional<AttachPlan> degrade_subchecks(const AttachPlan& plan, const std::string& why);
+
+// What started (`run`) or loaded (`doctor`, which loads the very programs `run` would and unloads
+// them), judged by the same rules: the two cannot disagree on a verdict. planned_outcome is the
+// plan's own promise, before the kernel was asked.
 struct AttachOutcome {
   bool probes = false;
   std::string probe_failure;  // why no probe session runs
   Flavour check_flavour = Flavour::None;
+  SubcheckMethod subchecks = SubcheckMethod::NotCounted;
   bool sampling = false;
   std::string sampling_failure;  // why no sampling session runs
 };
@@ -120,7 +145,7 @@ AttachOutcome planned_outcome(const AttachPlan& plan);
 
 struct Verdict {
   bool runs = false;    // `run` keeps serving; false: it exits 1
-  std::string summary;  // "sampling on, probes on (fentry)", or why it cannot start
+  std::string summary;  // "sampling on, probes on (fentry), sub-checks classified", or why not
 };
 Verdict judge(Mode mode, const HardenedUsercopyState& hardened, const AttachOutcome& outcome);
 

@@ -45,6 +45,16 @@ void add_probe_families(const hucprof::v1::Snapshot& snapshot,
   out.push_back(std::move(attached).build());
   out.push_back(std::move(unavailable).build());
 
+  FamilyBuilder subchecks(
+      "hucprof_probe_subchecks_info",
+      "How probe mode counts the sub-checks (method: classified inside the check's program, "
+      "probed at each sub-check function, or not counted) and why, in words. Always 1.",
+      MetricType::Gauge, {"method", "reason"});
+  if (!snapshot.subcheck_method().empty()) {
+    subchecks.add({snapshot.subcheck_method(), snapshot.subcheck_method_reason()}, 1);
+  }
+  out.push_back(std::move(subchecks).build());
+
   FamilyBuilder helper_calls(
       "hucprof_probe_helper_calls_total",
       "Checks called from a copy helper (simple_copy_to_iter, ip_generic_getfrag, ...), by how "

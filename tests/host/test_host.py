@@ -158,6 +158,39 @@ class CliTest(unittest.TestCase):
             self.assertRegex(r.stdout, r"kprobes\s+no")
 
 
+class DoctorIsRunTest(unittest.TestCase):
+    """doctor's verdict comes from loading the very programs run loads (and unloading them): for
+    every mode, what doctor says run will do is what run does on this kernel, word for word."""
+
+    VERDICT = re.compile(r"^verdict: `hucprof run --mode \S+` (will run|cannot start): (.*)$", re.M)
+
+    def test_doctor_says_what_run_does(self):
+        for flags in (["--mode", "auto"], ["--mode", "sample"], ["--mode", "probe"],
+                      ["--mode", "auto", "--probe.subchecks", "attach", "--latency"],
+                      ["--mode", "probe", "--probe.attach", "kprobe"]):
+            with self.subTest(flags=flags):
+                doctor = run_cli("doctor", *flags)
+                verdict = self.VERDICT.search(doctor.stdout)
+                self.assertIsNotNone(verdict, doctor.stdout + doctor.stderr)
+                print(f"doctor {' '.join(flags)}: {verdict.group(0)}", flush=True)
+                log = os.path.join(ARGS.workdir, f"host_doctor_is_run_{'_'.join(flags)}.log")
+                if verdict.group(1) == "will run":
+                    self.assertEqual(doctor.returncode, 0)
+                    d = t.Daemon.started(ARGS.hucprof, flags + ["--interval", "1s"], log)
+                    try:
+                        running = re.search(r" running: (.*)$", d.log(), re.M)
+                    finally:
+                        self.assertEqual(d.stop(), 0, d.log())
+                    self.assertIsNotNone(running, d.log())
+                    self.assertEqual(running.group(1), verdict.group(2))
+                else:
+                    self.assertEqual(doctor.returncode, 1)
+                    r = run_cli("run", *flags, "--web.listen-address",
+                                "127.0.0.1:%d" % t.free_port())
+                    self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                    self.assertIn(verdict.group(2), r.stdout + r.stderr)
+
+
 def main():
     global ARGS
     ARGS, rest = t.script_args("hucprof", "flood")

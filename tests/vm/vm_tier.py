@@ -2,7 +2,8 @@
 """VM tier: boot Debian's own kernels under QEMU and prove hucprof's probe mode exact against the
 kernel's own counts.
 
-Per kernel (6.1, 6.12) three boots, each running guest/hucprof_guest.py with a plan:
+Per kernel (Debian 12's 6.1 and 6.12; trixie's 6.12 and the newest of trixie-backports and sid,
+through private apt lists) three boots, each running guest/hucprof_guest.py with a plan:
 
   fentry   `hucprof run --mode probe --probe.attach fentry` and, at the same time, the kernel-only
            reference (kprobe events + hist triggers keyed on the stack, guest/refprobe.sh) on
@@ -18,16 +19,19 @@ Per kernel (6.1, 6.12) three boots, each running guest/hucprof_guest.py with a p
            `--mode sample`: both must name the same top call site.
   hardened_usercopy=off
            the checks are off: hucprof reports usercopy_hardened_enabled 0, attaches nothing,
-           counts nothing, exits 0 at SIGTERM with no error line; doctor says so; the reference
-           still sees N __check_object_size calls (early return) and no sub-checks.
+           counts nothing, exits 0 at SIGTERM with no error line; doctor says so, and what the
+           kernel still runs of a check; the reference sees N __check_object_size calls before
+           6.15 (early return) and none from 6.15 (the static key moved to the call site), and
+           no sub-checks.
+Every session: `hucprof doctor` with the session's flags said what `run` then did.
   memory-Ncpus (6.1)
            `hucprof run --mode auto` on a guest with 2 vCPUs but N possible CPUs (-smp
            2,maxcpus=N; N = 2, 64, 128): the memlock bpftool shows for the maps the daemon holds
            stays <= 32 MiB and grows <= 64 KiB per possible CPU, and hucprof_bpf_map_memory_bytes
            names the same maps with the same total.
 
-Usage: vm_tier.py BUILD_DIR [--kernel 6.1] [--run fentry|kprobe|hardened_usercopy=off|memory-64cpus]
-                  [-v]
+Usage: vm_tier.py BUILD_DIR [--kernel LABEL | --all]
+                  [--run fentry|kprobe|hardened_usercopy=off|memory-64cpus] [-v]
 Exit: 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 """
 
@@ -78,13 +82,26 @@ class KernelSpec:
     netlink_64k_vmalloc: bool
     # Possible-CPU counts the memory runs boot with (none: no memory runs on this kernel).
     memory_cpus: tuple[int, ...] = ()
+    # The Debian suite it comes from through a private apt list (vmlib.PRIVATE_SUITES); None:
+    # the machine's own apt sources (Debian 12).
+    suite: str | None = None
+    # Booted by ctest's vm_tier (CI); the others by the full documented command (--all).
+    ci: bool = True
 
 
 # 6.1 is where the per-CPU growth was measured (its memlock is max_entries x entry size, so it
-# shows the reservation, not just what is in use).
+# shows the reservation, not just what is in use). The newest kernels are whatever the suites
+# carry the day the tier runs (linux-image-amd64 of trixie-backports and sid): the tables name
+# the release. CI boots the newest of all (trixie-backports) besides Debian 12's; trixie's 6.12
+# and sid's kernel only with --all (budget in tests/vm/README.md).
 KERNELS = [
     KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128)),
     KernelSpec("6.12", "linux-image-6.12-amd64", netlink_64k_vmalloc=False),
+    KernelSpec("trixie", "linux-image-amd64", netlink_64k_vmalloc=False, suite="trixie",
+               ci=False),
+    KernelSpec("trixie-backports", "linux-image-amd64", netlink_64k_vmalloc=False,
+               suite="trixie-backports"),
+    KernelSpec("sid", "linux-image-amd64", netlink_64k_vmalloc=False, suite="sid", ci=False),
 ]
 
 
@@ -94,7 +111,7 @@ def boot_files(label: str, cache: Path) -> tuple[vmlib.Kernel, Path]:
     not in KERNELS (argparse's choices=[k.label for k in KERNELS] keeps it out); vmlib.Skip when
     the host lacks what it takes."""
     spec = {k.label: k for k in KERNELS}[label]
-    k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
+    k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {}, suite=spec.suite)
     initrd = cache / f"initramfs-{k.release}.cpio"
     vmlib.build_initramfs(k, initrd)
     return k, initrd
@@ -280,10 +297,40 @@ def log_error_lines(text: str) -> list[str]:
 # Checks
 # ---------------------------------------------------------------------------------------------
 
+DOCTOR_VERDICT = re.compile(r"^verdict: `hucprof run --mode \S+` (will run|cannot start): (.*)$",
+                            re.M)
+RUN_VERDICT = re.compile(r" running: (.*)$", re.M)
+
+
+def doctor_rows(c: RunContext, s: Session) -> list[Row]:
+    """doctor, given the session's flags, said what `run` then did: its verdict comes from
+    loading the very programs run loads, so the two cannot disagree (sub-check method
+    included). Also where it read the kernel config: where the package installs it."""
+    text = c.text(f"{s.name}-doctor.txt") or ""
+    doctor = DOCTOR_VERDICT.search(text)
+    ran = RUN_VERDICT.search(c.text(f"{s.name}-daemon.log") or "")
+    rows = [c.row(s.name, "doctor's verdict (same flags) = what run did",
+                  f"will run: {doctor.group(2)}" if doctor and doctor.group(1) == "will run"
+                  else (doctor.group(0) if doctor else "a verdict line"),
+                  f"will run: {ran.group(1)}" if ran else None,
+                  f"doctor rc {c.int_file(f'{s.name}-doctor.rc')}")]
+    installed = (c.text(".hucvm-kernel-config") or "").strip()
+    config = re.search(r"^  kernel config +(yes|no) +(.*)$", text, re.M)
+    if installed.startswith("installed"):
+        rows.append(c.row(s.name, "doctor read the kernel config where the package installs it",
+                          f"yes {c.res.kernel.config_install_path}",
+                          " ".join(config.groups()) if config else None))
+    else:
+        rows.append(c.row(s.name, "kernel config in the guest", None, installed or None,
+                          "doctor's row: " + (" ".join(config.groups()) if config else "n/a")))
+    return rows
+
+
 def session_rows(c: RunContext, s: Session, expect_start=True) -> list[Row]:
     """The daemon started, ran every workload, exited 0 at SIGTERM with no error line; every
-    workload exited 0; every reference hist is complete and missed no kprobe hit."""
-    rows = []
+    workload exited 0; every reference hist is complete and missed no kprobe hit; doctor said
+    what run did."""
+    rows = doctor_rows(c, s) if s.doctor is not None else []
     err = c.text(f"{s.name}-error.txt")
     rows.append(c.row(s.name, "hucprof served, attached and drained through every workload",
                       1, int(err is None) if c.text(f"{s.name}-ready.txt") else 0,
@@ -360,6 +407,16 @@ def attach_rows(c: RunContext, s: Session, mode: str, extra_targets=()) -> list[
         rows.append(c.row(s.name, "usercopy_hardened_enabled", 1,
                           round(tl.total(ready, "usercopy_hardened_enabled"))))
     return rows
+
+
+def subcheck_method_row(c: RunContext, s: Session, method: str) -> Row:
+    """How the session counts sub-checks, as it exports it (hucprof_probe_subchecks_info): where
+    it is not the one asked for, the reason says why (a fallback is used and said)."""
+    ready = c.metrics(f"{s.name}-ready.txt")
+    info = tl.select(ready, "hucprof_probe_subchecks_info") if ready is not None else []
+    return c.row(s.name, "hucprof_probe_subchecks_info{method}", method,
+                 info[0][0].get("method") if info else None,
+                 info[0][0].get("reason", "")[:200] if info else "")
 
 
 def caller_rows(c: RunContext, tag: str) -> list[Row]:
@@ -450,17 +507,29 @@ def udp_rows(c: RunContext, tag: str, n=UDP_N, p=UDP_PAYLOAD) -> list[Row]:
     return rows + caller_rows(c, tag) + helper_walk_rows(c, tag, n)
 
 
+def checks_off_entered(c: RunContext) -> bool:
+    """With hardened_usercopy=off, is __check_object_size still entered? Before 6.15 it is (it
+    returns at its bypass_usercopy_checks key); since 6.15 check_object_size() tests the
+    validate_usercopy_range key first and never calls it (include/linux/ucopysize.h)."""
+    return c.res.kernel.version() < (6, 15)
+
+
 def udp_ref_rows(c: RunContext, tag: str, hardened: bool) -> list[Row]:
-    """The kernel reference itself counted exactly N (phase 1): otherwise equality means little."""
+    """The kernel reference itself counted exactly N (phase 1): otherwise equality means little.
+    With the checks off the check is entered N times or never, by kernel version."""
     n, p = UDP_N, UDP_PAYLOAD
     sub = n if hardened else 0
+    entered = n if hardened or checks_off_entered(c) else 0
+    note = "" if hardened else ("entered, returns at once (before 6.15)" if entered
+                                else "not entered (6.15+)")
     return [
-        c.count("ucheck", tag, "udp_recvmsg to_user calls", n, contains=["udp_recvmsg"], to_user=1),
-        c.count("ucheck", tag, "udp_recvmsg to_user bytes", n * p, "n",
+        c.count("ucheck", tag, "udp_recvmsg to_user calls", entered, note=note,
                 contains=["udp_recvmsg"], to_user=1),
-        c.count("ucheck", tag, "udp_sendmsg from_user calls", n, contains=["udp_sendmsg"],
+        c.count("ucheck", tag, "udp_recvmsg to_user bytes", entered * p, "n",
+                contains=["udp_recvmsg"], to_user=1),
+        c.count("ucheck", tag, "udp_sendmsg from_user calls", entered, contains=["udp_sendmsg"],
                 to_user=0),
-        c.count("ucheck", tag, "  of which caller ip_generic_getfrag<-__ip_append_data", n,
+        c.count("ucheck", tag, "  of which caller ip_generic_getfrag<-__ip_append_data", entered,
                 caller="ip_generic_getfrag", contains=["__ip_append_data", "ip_make_skb",
                                                        "udp_sendmsg"], to_user=0),
         c.count("uheap", tag, "slab check from udp_recvmsg", sub, contains=["udp_recvmsg"],
@@ -642,22 +711,26 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
         # original and keeps a return-value slot: the caller read must still be right).
         # --probe.subchecks attach here: the probe session covers the default (classify), this
         # one a probe at each sub-check's entry (udp_rows: slab counted N times).
-        sessions.append(Session("latency", ["--mode", "probe", "--probe.attach", mode,
-                                             "--latency", "--probe.subchecks", "attach"] + base,
+        latency = ["--mode", "probe", "--probe.attach", mode, "--latency", "--probe.subchecks",
+                   "attach"]
+        sessions.append(Session("latency", latency + base,
                                 [Workload("udp", [str(tools.udp_pairs), str(UDP_N),
-                                                  str(UDP_PAYLOAD)])]))
+                                                  str(UDP_PAYLOAD)])], doctor=latency))
     else:
         sessions.append(Session("sample", ["--mode", "sample", "--sample-frequency",
-                                           str(SAMPLE_HZ)] + base, [flood(tools)]))
+                                           str(SAMPLE_HZ)] + base, [flood(tools)],
+                                doctor=["--mode", "sample"]))
 
     def check(c: RunContext) -> list[Row]:
         rows = session_rows(c, probe) + attach_rows(c, probe, mode) + exactness_rows(c, probe)
+        rows.append(subcheck_method_row(c, probe, "classified"))
         rows += profile_rows(c, probe)
         for s in sessions[1:]:
             rows += session_rows(c, s)
         if mode == "fentry":
             tag = "latency-udp"
             rows += attach_rows(c, sessions[1], mode, [LATENCY_TARGET])
+            rows.append(subcheck_method_row(c, sessions[1], "probed"))
             rows += [c.row(tag, "usercopy_check_duration_seconds_count{udp_recvmsg}", UDP_N,
                            c.delta(tag, "usercopy_check_duration_seconds_count",
                                    callsite="udp_recvmsg"))]
@@ -699,6 +772,10 @@ def hardened_off_run(spec: KernelSpec, tools: Tools) -> RunSpec:
                   None if after is None else round(tl.total(after, "usercopy_checks_total"))),
             c.row(tag, "usercopy_hardened_enabled after the workload", 0,
                   None if after is None else round(tl.total(after, "usercopy_hardened_enabled"))),
+            c.row("off", "doctor says what the checks-off kernel still runs of a check",
+                  "still enters" if checks_off_entered(c) else "does not enter",
+                  next((w for w in ("still enters", "does not enter") if w in doctor), None),
+                  next((ln.strip() for ln in doctor.splitlines() if ln.startswith("note:")), "")),
             c.row("off", "hucprof doctor says the checks are off", 1,
                   int(bool(re.search(r"checks are off", doctor))),
                   next((ln.strip() for ln in doctor.splitlines()
@@ -827,7 +904,10 @@ def find_tools(build: Path) -> Tools:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", action="append", help="only these kernel labels (6.1, 6.12)")
+    ap.add_argument("--kernel", action="append", choices=[k.label for k in KERNELS],
+                    help="only these kernels (default: those CI boots; see --all)")
+    ap.add_argument("--all", action="store_true",
+                    help="every kernel, also those CI leaves out (trixie, sid)")
     ap.add_argument("--run", action="append",
                     help="only these runs (fentry, kprobe, hardened_usercopy=off, "
                          "memory-2cpus, memory-64cpus, memory-128cpus)")
@@ -849,11 +929,14 @@ def main() -> int:
         vmlib.preflight()
         tools = find_tools(build)
         apt_state: dict = {}
-        specs = [k for k in KERNELS if not args.kernel or k.label in args.kernel]
-        if not specs:
-            raise Skip(f"no kernel matches {args.kernel}")
+        specs = [k for k in KERNELS
+                 if (k.label in args.kernel if args.kernel else args.all or k.ci)]
+        left_out = [k.label for k in KERNELS if k not in specs]
+        if left_out and not args.kernel:
+            log(f"not booted in this run (CI's set; --all boots them): {', '.join(left_out)}")
         for spec in specs:
-            k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, apt_state)
+            k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, apt_state,
+                                     suite=spec.suite)
             for opt in ("CONFIG_HARDENED_USERCOPY", "CONFIG_KPROBE_EVENTS", "CONFIG_HIST_TRIGGERS"):
                 if k.config_value(opt) != "y":
                     raise VmFailure(f"{k.package}: {opt} is not y; this tier needs it")

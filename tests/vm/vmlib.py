@@ -55,27 +55,43 @@ def log(msg: str) -> None:
 
 @dataclasses.dataclass
 class Kernel:
-    label: str          # short name used in tables: "6.1", "6.12"
+    label: str          # short name used in tables: "6.1", "6.12", "trixie-backports"
     meta_package: str   # e.g. linux-image-amd64
     package: str        # resolved ABI package, e.g. linux-image-6.1.0-57-amd64
     root: Path          # extracted package tree
     release: str        # uname -r, e.g. 6.1.0-57-amd64
+    suite: str | None = None  # the Debian suite it came from through a private apt list
+
+    def _first(self, *candidates: str) -> Path:
+        """The first of the package-relative paths that exists (the first when none does):
+        Debian's kernels up to 6.x install vmlinuz, config and System.map into /boot; the split
+        7.x packages (linux-binary-, linux-base-, linux-modules-<release>) put them all under
+        /usr/lib/modules/<release>/."""
+        paths = [self.root / c for c in candidates]
+        return next((p for p in paths if p.exists()), paths[0])
 
     @property
     def vmlinuz(self) -> Path:
-        return self.root / "boot" / f"vmlinuz-{self.release}"
+        return self._first(f"boot/vmlinuz-{self.release}",
+                           f"usr/lib/modules/{self.release}/vmlinuz")
 
     @property
     def config(self) -> Path:
-        return self.root / "boot" / f"config-{self.release}"
+        return self._first(f"boot/config-{self.release}", f"usr/lib/modules/{self.release}/config")
 
     @property
     def system_map(self) -> Path:
-        return self.root / "boot" / f"System.map-{self.release}"
+        return self._first(f"boot/System.map-{self.release}",
+                           f"usr/lib/modules/{self.release}/System.map")
 
     @property
     def moddir(self) -> Path:
-        return self.root / "lib" / "modules" / self.release
+        return self._first(f"lib/modules/{self.release}", f"usr/lib/modules/{self.release}")
+
+    @property
+    def config_install_path(self) -> str:
+        """Where the package installs the config on a machine (what hucprof doctor reads)."""
+        return "/" + str(self.config.relative_to(self.root))
 
     @property
     def cache_dir(self) -> Path:
@@ -89,6 +105,17 @@ class Kernel:
             if m:
                 return m.group(1)
         return None
+
+    def version(self) -> tuple[int, int]:
+        """(major, minor) of the release."""
+        return kernel_version(self.release)
+
+
+def kernel_version(release: str) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if not m:
+        raise VmFailure(f"kernel release {release!r} does not start with MAJOR.MINOR")
+    return int(m.group(1)), int(m.group(2))
 
 
 def qemu_binary() -> str:
@@ -110,18 +137,93 @@ def preflight() -> None:
         raise VmFailure(str(e)) from None
 
 
-def _apt_depends_image(meta: str) -> str | None:
-    """linux-image-amd64 -> linux-image-6.1.0-NN-amd64 (whatever the archive has today)."""
+# Debian suites the machine's own apt does not list (its release's are bookworm and its updates)
+# are read through a private apt configuration per suite, under the run's vm-cache: its own
+# source list, package lists and download cache; the machine's apt configuration is never read
+# for them (no sources.list, no preferences) and never changed.
+PRIVATE_SUITES = ("trixie", "trixie-backports", "sid")
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+# Package lists this old are fetched again: "the newest kernel" is the one of the day.
+APT_LISTS_MAX_AGE_S = 6 * 3600
+
+
+def private_apt_dir(cache: Path, suite: str) -> Path:
+    return cache / "apt" / suite
+
+
+def apt_options(cache: Path, suite: str | None) -> list[str]:
+    """apt-get/apt-cache options for `suite` ([] for the machine's own configuration)."""
+    if suite is None:
+        return []
+    d = private_apt_dir(cache, suite)
+    return ["-o", "Dir::Etc::SourceList=/dev/null", "-o", f"Dir::Etc::SourceParts={d}/sources",
+            "-o", "Dir::Etc::Preferences=/dev/null", "-o", f"Dir::Etc::PreferencesParts={d}/prefs",
+            "-o", f"Dir::State::Lists={d}/lists", "-o", f"Dir::Cache={d}/cache",
+            "-o", "APT::Architectures::=amd64", "-o", "APT::Architectures::=arm64"]
+
+
+def _private_apt_update(cache: Path, suite: str, apt_state: dict) -> None:
+    """Writes the suite's source list and fetches its package lists, at most once per process
+    and only when they are older than APT_LISTS_MAX_AGE_S; offline, older lists are used."""
+    if suite not in PRIVATE_SUITES:
+        raise VmFailure(f"suite {suite!r} is not one the tier reads ({', '.join(PRIVATE_SUITES)})")
+    key = ("updated", suite)
+    if apt_state.get(key):
+        return
+    apt_state[key] = True
+    d = private_apt_dir(cache, suite)
+    for sub in ("sources", "prefs", "lists/partial", "cache/archives/partial"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    (d / "sources" / "debian.sources").write_text(
+        f"Types: deb\nURIs: {DEBIAN_MIRROR}\nSuites: {suite}\nComponents: main\n"
+        f"Architectures: amd64 arm64\nSigned-By: {DEBIAN_KEYRING}\n")
+    stamp = d / "lists" / ".hucvm-updated"
+    if stamp.exists() and time.time() - stamp.stat().st_mtime < APT_LISTS_MAX_AGE_S:
+        return
+    if shutil.which("apt-get") is None:
+        raise Skip("apt-get not available to read the Debian archive")
+    log(f"apt: fetching the package lists of {suite} (private list in {d})")
+    r = subprocess.run(["apt-get", *apt_options(cache, suite), "update", "-qq"],
+                       capture_output=True, text=True)
+    if r.returncode == 0:
+        stamp.touch()
+    else:
+        log(f"apt: update of {suite} failed (rc={r.returncode}): {r.stderr.strip()[-300:]}; "
+            "using the lists there are")
+
+
+def _apt_depends(pkg: str, prefix: str, apt: list[str]) -> list[str]:
+    """Packages named prefix* that `pkg` depends on (whatever the archive has today)."""
     try:
-        out = subprocess.run(["apt-cache", "depends", meta], capture_output=True, text=True,
-                             check=False).stdout
+        out = subprocess.run(["apt-cache", *apt, "depends", pkg], capture_output=True,
+                             text=True, check=False).stdout
     except FileNotFoundError:
-        return None
+        return []
+    found = []
     for line in out.splitlines():
-        m = re.match(r"\s*(?:\|)?Depends:\s*(linux-image-\S+)", line)
-        if m and not m.group(1).startswith("<"):
-            return m.group(1)
-    return None
+        m = re.match(r"\s*(?:\|)?Depends:\s*(" + re.escape(prefix) + r"\S+)", line)
+        if m and not m.group(1).startswith("<") and m.group(1) not in found:
+            found.append(m.group(1))
+    return found
+
+
+def _apt_depends_image(meta: str, apt: list[str] | None = None) -> str | None:
+    """linux-image-amd64 -> linux-image-6.1.0-NN-amd64 (whatever the archive has today)."""
+    found = _apt_depends(meta, "linux-image-", apt or [])
+    return found[0] if found else None
+
+
+def kernel_packages(image: str, apt: list[str] | None = None) -> list[str]:
+    """The packages holding a kernel: the image package itself (up to 6.x: vmlinuz, config,
+    modules), or, for Debian's split 7.x packages, the three its (nearly empty) image package
+    depends on: linux-binary- (vmlinuz), linux-base- (config, System.map, modules.builtin) and
+    linux-modules-<release>."""
+    arch = image.rsplit(":", 1)[1] if ":" in image else None
+    split = [p for prefix in ("linux-binary-", "linux-base-", "linux-modules-")
+             for p in _apt_depends(image, prefix, apt or [])]
+    pkgs = split or [image]
+    return [p if arch is None or p.endswith(":" + arch) else f"{p}:{arch}" for p in pkgs]
 
 
 def _apt_update_once(state: dict) -> None:
@@ -135,43 +237,58 @@ def _apt_update_once(state: dict) -> None:
     subprocess.run(["apt-get", "update", "-qq"], check=False)
 
 
-def resolve_kernel(label: str, meta: str, cache: Path, apt_state: dict) -> Kernel:
-    pkg = _apt_depends_image(meta)
-    if pkg is None:
+def resolve_kernel(label: str, meta: str, cache: Path, apt_state: dict,
+                   suite: str | None = None) -> Kernel:
+    """The kernel `meta` (linux-image-amd64, linux-image-arm64:arm64, ...) depends on today,
+    downloaded and extracted into `cache` once: from the machine's own apt sources, or with
+    `suite` one of PRIVATE_SUITES through a private apt list."""
+    apt = apt_options(cache, suite)
+    if suite is not None:
+        _private_apt_update(cache, suite, apt_state)
+    pkg = _apt_depends_image(meta, apt)
+    if pkg is None and suite is None:
         _apt_update_once(apt_state)
-        pkg = _apt_depends_image(meta)
+        pkg = _apt_depends_image(meta, apt)
     resolved_online = pkg is not None
+    stamp_name = ".hucvm-meta-" + meta.replace(":", "_") + (f"@{suite}" if suite else "")
     if pkg is None:
         # Offline: reuse the newest already-extracted package for this meta package, if any.
-        stamps = sorted(cache.glob("linux-image-*/.hucvm-meta-" + meta),
+        stamps = sorted(cache.glob("linux-image-*/" + stamp_name),
                         key=lambda p: p.stat().st_mtime)
         if not stamps:
-            raise Skip(f"cannot resolve {meta} with apt-cache and nothing cached under {cache}")
+            raise Skip(f"cannot resolve {meta}{f' in {suite}' if suite else ''} with apt-cache "
+                       f"and nothing cached under {cache}")
         pkg = stamps[-1].parent.name
         log(f"{meta}: apt-cache gave nothing, reusing cached {pkg}")
-    dest = cache / pkg
+    dest = cache / pkg.replace(":", "_")
     done = dest / ".hucvm-complete"
     if not done.exists():
-        fetch_and_extract(pkg, dest)
+        fetch_and_extract(kernel_packages(pkg, apt), dest, apt)
         done.write_text(pkg + "\n")
-    (dest / (".hucvm-meta-" + meta)).touch()
+    (dest / stamp_name).touch()
     if resolved_online:
         # The archive moved to a new ABI: drop older extracted packages of the same meta package.
-        for stamp in cache.glob("linux-image-*/.hucvm-meta-" + meta):
+        for stamp in cache.glob("linux-image-*/" + stamp_name):
             if stamp.parent != dest:
                 log(f"pruning superseded {stamp.parent.name}")
                 shutil.rmtree(stamp.parent, ignore_errors=True)
                 old = cache / f"initramfs-{stamp.parent.name[len('linux-image-'):]}.cpio"
                 old.unlink(missing_ok=True)
-    releases = [p.name[len("vmlinuz-"):] for p in (dest / "boot").glob("vmlinuz-*")]
+    releases = sorted({p.name[len("vmlinuz-"):] for p in (dest / "boot").glob("vmlinuz-*")}
+                      | {p.parent.name for p in (dest / "usr/lib/modules").glob("*/vmlinuz")})
     if len(releases) != 1:
-        raise VmFailure(f"{pkg}: expected exactly one vmlinuz in {dest}/boot, found {releases}")
-    k = Kernel(label=label, meta_package=meta, package=pkg, root=dest, release=releases[0])
-    log(f"kernel {label}: {meta} -> {pkg} (release {k.release}, cached in {dest})")
+        raise VmFailure(f"{pkg}: expected exactly one vmlinuz in {dest} (boot/ or "
+                        f"usr/lib/modules/*/), found {releases}")
+    k = Kernel(label=label, meta_package=meta, package=pkg, root=dest, release=releases[0],
+               suite=suite)
+    log(f"kernel {label}: {meta}{f' ({suite})' if suite else ''} -> {pkg} (release {k.release}, "
+        f"cached in {dest})")
     return k
 
 
-def fetch_and_extract(pkg: str, dest: Path) -> None:
+def fetch_and_extract(pkgs: str | list[str], dest: Path, apt: list[str] | None = None) -> None:
+    """apt-get download `pkgs` and unpack them all into `dest` (never installed)."""
+    pkgs = [pkgs] if isinstance(pkgs, str) else pkgs
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
         raise Skip("apt-get/dpkg-deb not available to fetch kernel packages")
     dest.parent.mkdir(parents=True, exist_ok=True)  # first use of a fresh build tree
@@ -179,17 +296,20 @@ def fetch_and_extract(pkg: str, dest: Path) -> None:
     try:
         # apt-get download drops privileges to _apt when it can write the directory as _apt;
         # a root-owned temp dir only produces a harmless warning.
-        r = subprocess.run(["apt-get", "download", "-q", pkg], cwd=tmp, capture_output=True,
-                           text=True)
-        debs = list(tmp.glob("*.deb"))
-        if r.returncode != 0 or len(debs) != 1:
-            raise Skip(f"apt-get download {pkg} failed (rc={r.returncode}): {r.stderr.strip()}")
+        r = subprocess.run(["apt-get", *(apt or []), "download", "-q", *pkgs], cwd=tmp,
+                           capture_output=True, text=True)
+        debs = sorted(tmp.glob("*.deb"))
+        if r.returncode != 0 or len(debs) != len(pkgs):
+            raise Skip(f"apt-get download {' '.join(pkgs)} failed (rc={r.returncode}): "
+                       f"{r.stderr.strip()}")
         if dest.exists():
             shutil.rmtree(dest)
         stage = tmp / "x"
-        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(stage)], check=True)
+        for deb in debs:
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(stage)], check=True)
         stage.rename(dest)
-        log(f"downloaded and extracted {debs[0].name} ({debs[0].stat().st_size >> 20} MiB)")
+        log(f"downloaded and extracted {', '.join(d.name for d in debs)} "
+            f"({sum(d.stat().st_size for d in debs) >> 20} MiB)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -360,15 +480,22 @@ def find_busybox() -> Path:
     raise Skip("no static busybox (install busybox-static)")
 
 
+# Where the initramfs carries files the guest /init installs into the host root's view, at the
+# same path below it (guest/init.sh): the booted kernel's config, where its package installs it.
+GUEST_KERNEL_FILES = "kernel-files"
+
+
 def build_initramfs(k: Kernel, out: Path) -> list[str]:
     """Write `out` (if older than its inputs) and return the module load order."""
     return write_initramfs(out, GUEST_INIT, resolve_modules(k, optional_modules(k, GUEST_MODULES)),
-                           [])
+                           [k.config], files={k.config_install_path: k.config.read_bytes()})
 
 
-def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path]) -> list[str]:
+def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path],
+                    files: dict[str, bytes] | None = None) -> list[str]:
     """A busybox initramfs with `init` as /init and `mods` ([(name, bytes)], in load order) under
-    /modules; rewritten only when older than its inputs. Returns the module names."""
+    /modules, and `files` ({absolute guest path: content}) under /kernel-files; rewritten only
+    when older than its inputs. Returns the module names."""
     names = [n for n, _ in mods]
     busybox = find_busybox()
     inputs = [init, GUEST_PREAMBLE, busybox, Path(__file__), *extra_inputs]
@@ -383,6 +510,15 @@ def write_initramfs(out: Path, init: Path, mods: list, extra_inputs: list[Path])
     c.symlink("bin/sh", "busybox")
     c.file("init", init.read_bytes())
     c.file("lib/hucvm-preamble.sh", GUEST_PREAMBLE.read_bytes(), 0o644)
+    made = {""}
+    for path, data in sorted((files or {}).items()):
+        parts = [GUEST_KERNEL_FILES] + path.strip("/").split("/")
+        for i in range(1, len(parts)):
+            d = "/".join(parts[:i])
+            if d not in made:
+                c.dir(d)
+                made.add(d)
+        c.file("/".join(parts), data, 0o644)
     order = []
     for i, (n, data) in enumerate(mods):
         fn = f"{i:02d}-{n}.ko"

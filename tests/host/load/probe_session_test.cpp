@@ -30,7 +30,8 @@ AttachPlan plan_of(std::initializer_list<std::pair<ProbeTarget, Flavour>> target
   AttachPlan plan;
   plan.probes = true;
   for (const auto& [target, flavour] : targets) {
-    plan.targets.push_back({target, std::string(target.symbol), "test", flavour, "test"});
+    plan.targets.push_back(
+        {target, std::string(target.symbol), "test", flavour, "test", Flavour::None, ""});
   }
   plan.maps = {1024, 1024, 256, false, false, "test"};
   return plan;
@@ -62,6 +63,28 @@ TEST_F(ProbeSessionRefused, RefusedSubcheckCostsOnlyItself) {
     EXPECT_THAT(started.statuses[0].reason(), HasSubstr("kprobe attach failed"));
     EXPECT_EQ(started.session, nullptr);
   }
+}
+
+TEST_F(ProbeSessionRefused, ARefusedCheckWalksEverySubcheckLevelDownBeforeGivingUp) {
+  // Classified, then probed, then not counted: the check's fentry program is refused at each
+  // level, and the session says so with the kernel's reason (never a crash, never a silent
+  // loss); each level's reason is the plan's as loaded.
+  AttachPlan plan = plan_of({{probe_targets()[0], Flavour::Fentry}});
+  TargetPlan vmalloc{probe_targets()[2], "find_vmap_area", "test",         Flavour::None,
+                     kClassifiedReason,  Flavour::Kprobe,  "kprobe (test)"};
+  plan.targets.push_back(vmalloc);
+  plan.subchecks = SubcheckMethod::Classified;
+  plan.slab_marker = read_slab_marker(load_kernel_btf().get());
+  const auto loaded = ProbeSession::load(plan);
+  EXPECT_EQ(loaded.session, nullptr);
+  EXPECT_THAT(loaded.error, HasSubstr("cannot load the probe BPF programs"));
+  EXPECT_EQ(loaded.plan.subchecks, SubcheckMethod::NotCounted);
+  EXPECT_THAT(loaded.plan.subchecks_reason, HasSubstr("sub-checks not counted"));
+  EXPECT_FALSE(loaded.plan.targets[1].attaches());
+  const auto statuses = ProbeSession::statuses_of(loaded);
+  ASSERT_EQ(statuses.size(), 2u);
+  EXPECT_FALSE(statuses[0].attached());
+  EXPECT_THAT(statuses[0].reason(), HasSubstr("the kernel refused to load it"));
 }
 
 }  // namespace

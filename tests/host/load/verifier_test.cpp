@@ -18,6 +18,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "bpf/kernel_facts.h"
 #include "bpf/map_sizing.h"
 #include "hucprof_abi.h"
 #include "probe.skel.h"
@@ -52,11 +53,18 @@ TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
 }
 
 // --probe.subchecks classify: the check's program classifies the sub-checks itself (struct page,
-// the task's stack, the kernel's layout), and huc_read_layout fills that layout once, from the
+// the task's stack, the kernel's layout), configured as the attach plan does from this kernel's
+// BTF (its slab marker and struct page), and huc_read_layout fills that layout once, from the
 // KASLR bases (typeless ksyms). Every vmalloc area the kernel lists in /proc/vmallocinfo must lie
 // inside the vmalloc range it read.
 TEST_F(VerifierTest, ProbeClassifyingSubchecksLoadsAndReadsTheKernelLayout) {
 #if defined(__x86_64__)
+  const hucprof::BtfPtr kernel = hucprof::load_kernel_btf();
+  const hucprof::SlabMarker marker = hucprof::read_slab_marker(kernel.get());
+  const hucprof::ClassifierReadiness readiness =
+      hucprof::classifier_readiness(hucprof::read_page_layout(kernel.get()), marker);
+  ASSERT_TRUE(marker.known()) << marker.detail;
+  ASSERT_TRUE(readiness.ok) << readiness.detail;
   probe_bpf* skel = probe_bpf__open();
   ASSERT_NE(skel, nullptr);
   bpf_program* prog;
@@ -65,6 +73,9 @@ TEST_F(VerifierTest, ProbeClassifyingSubchecksLoadsAndReadsTheKernelLayout) {
                                         prog == skel->progs.huc_read_layout);
   }
   skel->rodata->classify_subchecks = true;
+  skel->rodata->slab_page_type = static_cast<__s32>(marker.page_type);
+  skel->rodata->slab_flag_bit = static_cast<__s32>(marker.flag_bit);
+  skel->rodata->compound_info_mask = readiness.compound_info_mask;
   ASSERT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
   LIBBPF_OPTS(bpf_test_run_opts, run);
   ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.huc_read_layout), &run), 0)

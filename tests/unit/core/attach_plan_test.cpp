@@ -33,6 +33,28 @@ constexpr const char* kDebianKallsyms =
     "ffffffff81a00000 T simple_copy_to_iter\n"
     "ffffffff81a00100 T after_helper\n";
 
+// struct page and task_struct as Debian 6.1's BTF has them.
+PageLayout debian61_layout() {
+  PageLayout layout;
+  layout.flags = PageLayout::Flags::Word;
+  layout.head_field = "compound_head";
+  layout.page_type = true;
+  layout.page_size = 64;
+  layout.hugetlb_vmemmap_optimize = true;
+  layout.task_stack = true;
+  layout.task_pagefault_disabled = true;
+  return layout;
+}
+
+// ... and as Debian's 7.3.4+deb13 (trixie-backports) has them: memdesc_flags_t flags, tail pages
+// by compound_info, PGTY_slab = 245 in enum pagetype.
+AttachFacts debian73_facts(AttachFacts f) {
+  f.slab_marker = {245, -1, "PGTY_slab = 245 in enum pagetype"};
+  f.page_layout.flags = PageLayout::Flags::Memdesc;
+  f.page_layout.head_field = "compound_info";
+  return f;
+}
+
 AttachFacts debian_facts(const KallsymsIndex& kallsyms) {
   AttachFacts f;
   f.btf = {true, "/sys/kernel/btf/vmlinux present"};
@@ -41,6 +63,7 @@ AttachFacts debian_facts(const KallsymsIndex& kallsyms) {
   f.hardened = {true, "CONFIG_HARDENED_USERCOPY=y, default on, no boot parameter"};
   f.on_demand_maps = {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
   f.slab_marker = {-1, 9, "PG_slab = 9 in enum pageflags"};  // Debian 6.1's BTF
+  f.page_layout = debian61_layout();
   f.syscall_programs = {true, "the kernel runs syscall programs"};
   AttachOptions probe_all;
   for (const auto& name : fentry_candidates(kallsyms, f, probe_all)) f.fentry_errors[name] = "";
@@ -88,7 +111,7 @@ TEST(AttachPlan, Debian61EveryRealTargetByFentryInlinedOnesAbsent) {
   EXPECT_EQ(plan.helper_ranges.ranges.size(), 1u);
   const Verdict v = judge(Mode::Auto, debian_facts(k).hardened, planned_outcome(plan));
   EXPECT_TRUE(v.runs);
-  EXPECT_EQ(v.summary, "sampling on, probes on (fentry)");
+  EXPECT_EQ(v.summary, "sampling on, probes on (fentry), sub-checks probed");
 }
 
 TEST(AttachPlan, ClassifiedSubchecksAreNotProbedAndTheCheckCountsThem) {
@@ -96,7 +119,7 @@ TEST(AttachPlan, ClassifiedSubchecksAreNotProbedAndTheCheckCountsThem) {
   AttachOptions opts = options();
   opts.subchecks = SubcheckCounting::Classify;
   const auto plan = compute_attach_plan(k, debian_facts(k), opts);
-  EXPECT_TRUE(plan.classify_subchecks);
+  EXPECT_TRUE(plan.classifies());
   EXPECT_EQ(plan.check().flavour, Flavour::Fentry);
   for (auto name :
        {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
@@ -107,7 +130,7 @@ TEST(AttachPlan, ClassifiedSubchecksAreNotProbedAndTheCheckCountsThem) {
   }
   // Not classified: still absent for its own reason.
   EXPECT_TRUE(contains(target(plan, "check_heap_object").reason, "inlined or not built in"));
-  EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), options()).classify_subchecks);
+  EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), options()).classifies());
   EXPECT_EQ(plan.slab_marker.flag_bit, 9);
   EXPECT_TRUE(contains(plan.subchecks_reason, "PG_slab")) << plan.subchecks_reason;
   // No program runs after the check: it leaves no per-CPU state, and the sub-check map, which
@@ -127,7 +150,7 @@ TEST(AttachPlan, ClassifyWithoutSyscallProgramsProbesTheSubcheckFunctions) {
   AttachOptions opts = options();
   opts.subchecks = SubcheckCounting::Classify;
   const auto plan = compute_attach_plan(k, facts, opts);
-  EXPECT_FALSE(plan.classify_subchecks);
+  EXPECT_FALSE(plan.classifies());
   EXPECT_EQ(target(plan, "check_stack_object").flavour, Flavour::Fentry);
   EXPECT_TRUE(contains(plan.subchecks_reason, "syscall program")) << plan.subchecks_reason;
 }
@@ -142,13 +165,108 @@ TEST(AttachPlan, ClassifyWithoutASlabMarkerProbesTheSubcheckFunctions) {
   AttachOptions opts = options();
   opts.subchecks = SubcheckCounting::Classify;
   const auto plan = compute_attach_plan(k, facts, opts);
-  EXPECT_FALSE(plan.classify_subchecks);
+  EXPECT_FALSE(plan.classifies());
   for (auto name :
        {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
     EXPECT_EQ(target(plan, name).flavour, Flavour::Fentry) << name;
   }
   EXPECT_TRUE(contains(plan.subchecks_reason, "neither PGTY_slab nor PG_slab"))
       << plan.subchecks_reason;
+}
+
+TEST(AttachPlan, Debian73ClassifiesWithTheNewStructPageAndSaysHowItReadsTailPages) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto plan = compute_attach_plan(k, debian73_facts(debian_facts(k)), opts);
+  EXPECT_TRUE(plan.classifies());
+  EXPECT_TRUE(plan.compound_info_mask);
+  EXPECT_EQ(plan.slab_marker.page_type, 245);
+  EXPECT_TRUE(contains(plan.subchecks_reason, "compound_info (a mask of the tail's address"))
+      << plan.subchecks_reason;
+  EXPECT_EQ(judge(Mode::Auto, debian_facts(k).hardened, planned_outcome(plan)).summary,
+            "sampling on, probes on (fentry), sub-checks classified");
+  // Without the HugeTLB vmemmap optimization compound_info is the head + 1, as compound_head is.
+  AttachFacts pointer = debian73_facts(debian_facts(k));
+  pointer.page_layout.hugetlb_vmemmap_optimize = false;
+  EXPECT_FALSE(compute_attach_plan(k, pointer, opts).compound_info_mask);
+  EXPECT_FALSE(compute_attach_plan(k, debian_facts(k), opts).compound_info_mask);
+}
+
+TEST(AttachPlan, AStructPageTheClassifierCannotReadProbesTheSubcheckFunctionsAndSaysWhy) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian73_facts(debian_facts(k));
+  facts.page_layout.head_field = "";  // a kernel that renamed it again
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto plan = compute_attach_plan(k, facts, opts);
+  EXPECT_EQ(plan.subchecks, SubcheckMethod::Probed);
+  for (auto name :
+       {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
+    EXPECT_EQ(target(plan, name).flavour, Flavour::Fentry) << name;
+  }
+  EXPECT_EQ(plan.subchecks_reason,
+            "sub-check functions probed instead of classified: the kernel's layout is not one "
+            "the classifier reads: struct page has neither compound_head nor compound_info");
+  facts.page_layout.unreadable = "no kernel BTF";
+  EXPECT_TRUE(contains(compute_attach_plan(k, facts, opts).subchecks_reason,
+                       "the kernel BTF cannot be read (no kernel BTF)"));
+}
+
+TEST(AttachPlan, ARefusedClassifierDegradesToProbedSubchecksThenToTheCheckAlone) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto classified = compute_attach_plan(k, debian73_facts(debian_facts(k)), opts);
+  ASSERT_TRUE(classified.classifies());
+
+  const auto probed = degrade_subchecks(classified, "the kernel refused to load it: EINVAL");
+  ASSERT_TRUE(probed);
+  EXPECT_EQ(probed->subchecks, SubcheckMethod::Probed);
+  EXPECT_FALSE(probed->compound_info_mask);
+  EXPECT_FALSE(probed->slab_marker.known());
+  for (auto name :
+       {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
+    EXPECT_EQ(target(*probed, name).flavour, Flavour::Fentry) << name;
+    EXPECT_EQ(target(*probed, name).reason, "fentry: the kernel took a test fentry program here");
+  }
+  EXPECT_EQ(probed->check().flavour, Flavour::Fentry);
+  EXPECT_EQ(probed->subchecks_reason,
+            "sub-check functions probed instead of classified: the kernel refused the "
+            "classifying program: the kernel refused to load it: EINVAL");
+  // Probed sub-checks read the state the check leaves, from a map of their own.
+  EXPECT_TRUE(probed->check_leaves_state);
+  EXPECT_EQ(probed->maps.subcheck_keys, probed->maps.max_keys);
+  EXPECT_EQ(judge(Mode::Probe, debian_facts(k).hardened, planned_outcome(*probed)).summary,
+            "probes on (fentry), sub-checks probed");
+
+  const auto alone = degrade_subchecks(*probed, "E2BIG");
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->subchecks, SubcheckMethod::NotCounted);
+  EXPECT_EQ(alone->check().flavour, Flavour::Fentry);
+  for (auto name :
+       {"__check_heap_object", "find_vmap_area", "__virt_addr_valid", "check_stack_object"}) {
+    EXPECT_FALSE(target(*alone, name).attaches()) << name;
+    EXPECT_TRUE(contains(target(*alone, name).reason, "sub-checks not counted")) << name;
+  }
+  EXPECT_FALSE(alone->check_leaves_state);
+  EXPECT_EQ(alone->maps.subcheck_keys, 1u);
+  EXPECT_EQ(judge(Mode::Probe, debian_facts(k).hardened, planned_outcome(*alone)).summary,
+            "probes on (fentry), sub-checks not counted");
+  // Below that only the check itself is left: its refusal is the session's.
+  EXPECT_FALSE(degrade_subchecks(*alone, "EPERM"));
+}
+
+TEST(AttachPlan, DegradingKeepsTheCheckExitWithLatency) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  opts.latency = true;
+  const auto classified = compute_attach_plan(k, debian_facts(k), opts);
+  const auto alone = degrade_subchecks(*degrade_subchecks(classified, "a"), "b");
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(target(*alone, "__check_object_size:return").flavour, Flavour::Fentry);
+  EXPECT_TRUE(alone->check_leaves_state);  // the exit reads the entry time
 }
 
 TEST(AttachPlan, Debian612ForcedKprobeNeverProbesFentry) {
@@ -163,7 +281,7 @@ TEST(AttachPlan, Debian612ForcedKprobeNeverProbesFentry) {
   EXPECT_FALSE(plan.sampling);
   EXPECT_EQ(plan.sampling_reason, "not tried: --mode probe");
   EXPECT_EQ(judge(Mode::Probe, facts.hardened, planned_outcome(plan)).summary,
-            "probes on (kprobe)");
+            "probes on (kprobe), sub-checks probed");
 }
 
 // The development machines: no kprobes, ftrace locked (fentry refused with EPERM).

@@ -17,6 +17,8 @@
 #       --checks-off   boot with hardened_usercopy=off instead: doctor must say the checks are
 #                      off, and probe mode count nothing over the pairs
 #   HUC_ARM64_KERNEL=linux-image-6.12-arm64 for 6.12 (default linux-image-arm64, 6.1)
+#   HUC_ARM64_SUITE=trixie|trixie-backports|sid: the kernel from that suite, through a private
+#   apt list (HUC_ARM64_KERNEL=linux-image-arm64 there is its newest)
 #
 # ctest's vm_arm64 (tests/vm/arm64/ci.sh) runs a smaller set; exits 77 when it cannot run. The
 # arm64 libraries come from the sysroot (its dynamic loader runs hucprof): an x86 host root has
@@ -34,6 +36,7 @@ for arg in "$@"; do
 done
 build=$(realpath "$build")
 meta=${HUC_ARM64_KERNEL:-linux-image-arm64}
+suite=${HUC_ARM64_SUITE:-}
 cache=$build/vm-arm64
 skip() { echo "arm64 guest: SKIP: $*" >&2; exit 77; }
 
@@ -43,17 +46,19 @@ command -v aarch64-linux-gnu-gcc >/dev/null || skip "aarch64-linux-gnu-gcc not i
 [ -d "$build/sysroot/usr/lib/aarch64-linux-gnu" ] || skip "no sysroot in $build"
 mkdir -p "$cache"
 
-# The kernel package linux-image-arm64 depends on today, and busybox-static:arm64: downloaded
-# and unpacked here, never installed.
-pkg=$(apt-cache depends "$meta:arm64" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[^ ]*\).*/\1/p' | head -n1)
-[ -n "$pkg" ] || skip "apt-cache cannot resolve $meta:arm64 (dpkg --add-architecture arm64; apt-get update)"
-pkg=${pkg%:arm64}
-kdir=$cache/$pkg
-if [ ! -d "$kdir/boot" ]; then
-  (cd "$cache" && apt-get download -q "$pkg:arm64" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
-  dpkg-deb -x "$(ls "$cache/${pkg}"_*_arm64.deb | tail -n1)" "$kdir"
-fi
-rel=$(ls "$kdir/lib/modules" | head -n1)
+# The kernel package $meta depends on today (from $suite through a private apt list when set),
+# downloaded and unpacked by the VM tier's own code (tests/vm/fetch_kernel.py: Debian 12's
+# packages install into /boot and /lib/modules, the split 7.x ones into /usr/lib/modules), and
+# busybox-static:arm64: downloaded and unpacked here, never installed.
+set +e
+where=$(python3 "$here/tests/vm/fetch_kernel.py" "$cache" "$meta:arm64" "$suite")
+rc=$?
+set -e
+[ $rc -eq 77 ] && skip "cannot fetch $meta:arm64${suite:+ from $suite} (dpkg --add-architecture arm64; apt-get update)"
+[ $rc -eq 0 ] || { echo "arm64 guest: fetching $meta:arm64 failed" >&2; exit 1; }
+eval "$where"
+pkg=$PACKAGE
+rel=$RELEASE
 if [ ! -x "$cache/busybox/bin/busybox" ]; then
   (cd "$cache" && apt-get download -q busybox-static:arm64 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
   dpkg-deb -x "$(ls "$cache"/busybox-static_*_arm64.deb | tail -n1)" "$cache/busybox"
@@ -65,24 +70,25 @@ for w in udp_pairs netlink_self; do
     "$here/tests/vm/workloads/$w.c"
 done
 
-# Initramfs: busybox, init, the kernel's config (doctor reads /boot/config-<release>) and the
-# virtio-pci + 9p modules in dependency order (modinfo's depends, resolved here).
+# Initramfs: busybox, init, the kernel's config where its package installs it (doctor reads it
+# there: /boot/config-<release> or /usr/lib/modules/<release>/config) and the virtio-pci + 9p
+# modules in dependency order (modinfo's depends, resolved here).
 root=$cache/initramfs
 rm -rf "$root"
-mkdir -p "$root"/{bin,proc,sys,dev,tmp,mnt/host,modules,boot}
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,mnt/host,modules} "$root$(dirname "$CONFIG_INSTALL_PATH")"
 cp "$cache/busybox/bin/busybox" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$here/tests/vm/arm64/init.sh" "$root/init"
 chmod +x "$root/init"
-cp "$kdir/boot/config-$rel" "$root/boot/"
+cp "$CONFIG" "$root$CONFIG_INSTALL_PATH"
 order=()
 add_module() {
   local name=$1 file dep
   for m in "${order[@]}"; do [ "$m" = "$name" ] && return 0; done
-  file=$(find "$kdir/lib/modules/$rel" -name "$name.ko" -o -name "$name.ko.xz" | head -n1)
+  file=$(find "$MODDIR" -name "$name.ko" -o -name "$name.ko.xz" -o -name "$name.ko.zst" | head -n1)
   if [ -z "$file" ]; then
     # Built in on this kernel (6.12 has virtio_pci built in).
-    grep -q "/$name.ko\$" "$kdir/lib/modules/$rel/modules.builtin" && return 0
+    grep -q "/$name.ko\$" "$MODDIR/modules.builtin" && return 0
     echo "arm64 guest: module $name not in $pkg" >&2
     exit 1
   fi
@@ -91,12 +97,14 @@ add_module() {
   # 6.12 ships xz-compressed modules; busybox insmod wants them plain.
   case $file in
     *.xz) xz -dc "$file" >"$root/modules/$name.ko" ;;
+    *.zst) zstd -dcq "$file" >"$root/modules/$name.ko" ;;
     *) cp "$file" "$root/modules/$name.ko" ;;
   esac
 }
 for m in virtio_pci 9pnet_virtio 9p; do add_module "$m"; done
 printf '%s.ko\n' "${order[@]}" >"$root/modules/order"
-printf 'BUILD=%s\nN=%s\nPAYLOAD=%s\n' "$build" "${HUC_ARM64_UDP_N:-1000}" 64 >"$root/hucvm.env"
+printf 'BUILD=%s\nN=%s\nPAYLOAD=%s\nKCONFIG=%s\n' "$build" "${HUC_ARM64_UDP_N:-1000}" 64 \
+  "$CONFIG_INSTALL_PATH" >"$root/hucvm.env"
 cp "$cache/udp_pairs" "$cache/netlink_self" "$root/bin/"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$cache/initramfs.cpio"
 
@@ -105,7 +113,7 @@ echo "arm64 guest: booting $pkg ($rel) under TCG; console in $console"
 start=$(date +%s)
 timeout "${HUC_ARM64_TIMEOUT:-1800}" qemu-system-aarch64 -machine virt -cpu max -smp 2 -m 1024 \
   -nographic -no-reboot -nic none \
-  -kernel "$kdir/boot/vmlinuz-$rel" -initrd "$cache/initramfs.cpio" \
+  -kernel "$VMLINUZ" -initrd "$cache/initramfs.cpio" \
   -append "console=ttyAMA0 panic=-1 loglevel=4 rdinit=/init $append" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
   </dev/null >"$console" 2>&1 || true

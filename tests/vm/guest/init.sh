@@ -50,12 +50,30 @@ for d in /hosttmp/*/; do
     mkdir -p "$H/tmp/$n" && mount --bind "$d" "$H/tmp/$n" || fail "bind /tmp/$n"
 done
 mount -t tmpfs -o mode=755 tmpfs $H/run || fail "mount /run"
+# The booted kernel's config where its package installs it (/boot/config-R up to 6.x,
+# /usr/lib/modules/R/config for Debian's split 7.x packages), so that hucprof reads it there as on
+# a machine: a tmpfs over that directory of the host root, in the guest's view only. A host root
+# without the directory cannot take it; that is written down for the host to report.
+KCONF=
+if [ -d /kernel-files ]; then
+    for top in boot usr/lib/modules; do
+        [ -e "/kernel-files/$top" ] || continue
+        if [ -d "$H/$top" ]; then
+            mount -t tmpfs -o mode=755 tmpfs "$H/$top" || fail "mount tmpfs on /$top"
+            cp -a "/kernel-files/$top/." "$H/$top/" || fail "install the kernel's files in /$top"
+            KCONF="installed /$top"
+        else
+            KCONF="not installed: the host root has no /$top"
+        fi
+    done
+fi
 mount -t bpf bpf $H/sys/fs/bpf || fail "mount bpffs"
 mount -t tracefs tracefs $H/sys/kernel/tracing || fail "mount tracefs"
 mount -t debugfs debugfs $H/sys/kernel/debug || fail "mount debugfs"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results "$H$RESULTS" \
     || fail "mount 9p results at $RESULTS"
 ip link set lo up || fail "lo up"
+echo "${KCONF:-not installed: no kernel files in the initramfs}" > "$H$RESULTS/.hucvm-kernel-config"
 
 cut -d' ' -f1 /proc/uptime > "$H$RESULTS/.hucvm-start-uptime"
 echo "HUCVM: start $SCRIPT at uptime $(cat "$H$RESULTS/.hucvm-start-uptime")s"

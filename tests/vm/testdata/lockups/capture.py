@@ -88,7 +88,7 @@ def main() -> int:
     build = a.build_dir.resolve()
     cache = build / "vm-cache"
     spec = next(k for k in KERNELS if k.label == a.kernel)
-    k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
+    k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {}, suite=spec.suite)
     initrd = cache / f"initramfs-{k.release}.cpio"
     vmlib.build_initramfs(k, initrd)
     module = build_module(k, cache / f"lockup-module-{k.release}")
