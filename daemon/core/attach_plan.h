@@ -7,6 +7,7 @@
 #include "core/address_ranges.h"
 #include "core/capability.h"
 #include "core/hardened_state.h"
+#include "core/interrupt_entries.h"
 #include "core/kallsyms_index.h"
 #include "core/probe_targets.h"
 #include "core/run_mode.h"
@@ -87,6 +88,9 @@ struct AttachPlan {
   std::string sampling_reason;      // why not, when !sampling
   AddressRanges helper_ranges;      // copy helpers: their callers are looked through (probe)
   AddressRanges dispatcher_ranges;  // check dispatchers: sub-check filter (probe), sampler
+  // Sampling: interrupt entry code. A check the sampler finds above it was interrupted, and the
+  // sample is kernel CPU, not the check's (bpf/kernel_ranges.h).
+  InterruptRanges interrupt_ranges;
   bool classify_subchecks = false;  // the check's program counts slab/vmalloc/page/stack itself
   // A program that runs after the check on the same CPU reads what the check left there (the
   // call site, the entry time): a probed sub-check function, or the check's exit (--latency).
