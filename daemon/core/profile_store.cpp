@@ -10,19 +10,62 @@ bool any(const ProfileValues& values) {
   return std::any_of(values.begin(), values.end(), [](uint64_t v) { return v != 0; });
 }
 
+void add_values(ProfileValues& to, const ProfileValues& more) {
+  for (size_t v = 0; v < kProfileValueCount; ++v) to[v] += more[v];
+}
+
+void add_counts(std::map<std::string, uint64_t>& to, const std::map<std::string, uint64_t>& more) {
+  for (const auto& [key, n] : more) to[key] += n;
+}
+
+constexpr double kNanos = 1e9;
+
 }  // namespace
 
-ProfileStore::ProfileStore(StackProfile header)
+ProfileStore::Added& ProfileStore::Added::operator+=(const Added& more) {
+  // Both sorted by index: merge, adding where an index is in both.
+  std::vector<std::pair<size_t, ProfileValues>> merged;
+  merged.reserve(samples.size() + more.samples.size());
+  auto a = samples.cbegin(), b = more.samples.cbegin();
+  while (a != samples.cend() || b != more.samples.cend()) {
+    if (b == more.samples.cend() || (a != samples.cend() && a->first < b->first)) {
+      merged.push_back(*a++);
+    } else if (a == samples.cend() || b->first < a->first) {
+      merged.push_back(*b++);
+    } else {
+      merged.push_back(*a++);
+      add_values(merged.back().second, (b++)->second);
+    }
+  }
+  samples = std::move(merged);
+  add_counts(contexts, more.contexts);
+  add_counts(excluded, more.excluded);
+  return *this;
+}
+
+ProfileStore::ProfileStore(StackProfile header, std::chrono::duration<double> window,
+                           double start_at)
     : header_(std::move(header)),
       last_add_ns_(header_.time_unix_ns),
-      last_close_ns_(header_.time_unix_ns) {
+      last_close_ns_(header_.time_unix_ns),
+      window_(window.count()) {
   header_.samples.clear();
   header_.duration_ns = 0;
   last_interval_ = header_;
+  window_.observe(start_at, {});
 }
 
+ProfileStore::ProfileStore(StackProfile header)
+    : ProfileStore(header, std::chrono::minutes(5),
+                   static_cast<double>(header.time_unix_ns) / kNanos) {}
+
 void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns) {
+  add(deltas, now_unix_ns, static_cast<double>(now_unix_ns) / kNanos);
+}
+
+void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double at) {
   std::lock_guard lock(mutex_);
+  std::vector<std::pair<size_t, ProfileValues>> drained;  // by index, unsorted, repeats
   for (const ProfileSample& delta : deltas.stacks) {
     if (!delta.stack || !delta.labels || !any(delta.values)) continue;
     auto [it, inserted] =
@@ -31,16 +74,29 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns) {
       totals_.push_back({delta.stack, delta.labels, {}});
       open_.push_back({});
     }
-    for (size_t v = 0; v < kProfileValueCount; ++v) {
-      totals_[it->second].values[v] += delta.values[v];
-      open_[it->second][v] += delta.values[v];
+    add_values(totals_[it->second].values, delta.values);
+    add_values(open_[it->second], delta.values);
+    drained.emplace_back(it->second, delta.values);
+  }
+  // One entry per index, sorted, as Added::operator+= expects.
+  std::sort(drained.begin(), drained.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  Added added;
+  added.contexts = deltas.sampled_by_context;
+  added.excluded = deltas.excluded_samples;
+  for (const auto& [index, values] : drained) {
+    if (!added.samples.empty() && added.samples.back().first == index) {
+      add_values(added.samples.back().second, values);
+    } else {
+      added.samples.emplace_back(index, values);
     }
   }
-  for (const auto& [context, n] : deltas.sampled_by_context) {
-    header_.sampled_by_context[context] += n;
-    open_contexts_[context] += n;
-  }
+  add_counts(header_.sampled_by_context, deltas.sampled_by_context);
+  add_counts(open_contexts_, deltas.sampled_by_context);
+  add_counts(header_.excluded_samples, deltas.excluded_samples);
+  add_counts(open_excluded_, deltas.excluded_samples);
   last_add_ns_ = std::max(last_add_ns_, now_unix_ns);
+  window_.observe(at, std::move(added));
 }
 
 void ProfileStore::close_interval(int64_t now_unix_ns) {
@@ -54,6 +110,8 @@ void ProfileStore::close_interval(int64_t now_unix_ns) {
   }
   last.sampled_by_context = std::move(open_contexts_);
   open_contexts_.clear();
+  last.excluded_samples = std::move(open_excluded_);
+  open_excluded_.clear();
   last.time_unix_ns = last_close_ns_;
   last.duration_ns = std::max<int64_t>(0, now_unix_ns - last_close_ns_);
   last_close_ns_ = now_unix_ns;
@@ -71,6 +129,27 @@ StackProfile ProfileStore::cumulative() const {
 StackProfile ProfileStore::last_interval() const {
   std::lock_guard lock(mutex_);
   return last_interval_;
+}
+
+StackProfile ProfileStore::window() const {
+  std::lock_guard lock(mutex_);
+  StackProfile out = header_;
+  out.samples.clear();
+  out.sampled_by_context.clear();
+  out.excluded_samples.clear();
+  std::vector<ProfileValues> sums(totals_.size());
+  window_.for_each([&](const Added& added) {
+    for (const auto& [index, values] : added.samples) add_values(sums[index], values);
+    add_counts(out.sampled_by_context, added.contexts);
+    add_counts(out.excluded_samples, added.excluded);
+  });
+  for (size_t i = 0; i < totals_.size(); ++i) {
+    if (any(sums[i])) out.samples.push_back({totals_[i].stack, totals_[i].labels, sums[i]});
+  }
+  // The window's span is on the monotonic clock; it ends at the last drain's Unix time.
+  out.duration_ns = static_cast<int64_t>((window_.end() - window_.start()) * kNanos);
+  out.time_unix_ns = last_add_ns_ - out.duration_ns;
+  return out;
 }
 
 }  // namespace hucprof
