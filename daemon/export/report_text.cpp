@@ -86,10 +86,8 @@ std::string totals(const UsercopyCost& cost) {
   }
   out += "\n";
   if (cost.interrupt_samples) {
-    const std::string line = format_interrupts(cost);
-    const size_t seconds_end = line.find(' ', line.find(' ') + 1);  // "0.034 s"
-    out += "  interrupts in checks  " + pad(line.substr(0, seconds_end), 10, true) +
-           line.substr(seconds_end) + "\n";
+    out += "  interrupts in checks  " + pad(format_seconds(cost.interrupt_cpu_seconds), 10, true) +
+           " " + format_interrupts(cost) + "\n";
   }
   return out;
 }
@@ -166,8 +164,7 @@ std::optional<std::string> headline(const UsercopyCost& cost, const std::string&
 }
 
 std::string format_interrupts(const UsercopyCost& cost) {
-  return format_seconds(cost.interrupt_cpu_seconds) + " (" +
-         std::to_string(cost.interrupt_samples) +
+  return "(" + std::to_string(cost.interrupt_samples) +
          (cost.interrupt_samples == 1 ? " sample" : " samples") +
          "): kernel CPU, not the checks' (an interrupt or softirq ran on top of a check)";
 }

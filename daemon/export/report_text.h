@@ -28,8 +28,8 @@ std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost);
 // the checks off.
 std::optional<std::string> prediction_line(const StackProfile& profile, const UsercopyCost& cost);
 
-// The samples an interrupt took from a check: "0.034 s (34 samples): kernel CPU, not the
-// checks' (an interrupt or softirq ran on top of a check)".
+// The samples an interrupt took from a check, after their CPU time: "(34 samples): kernel CPU,
+// not the checks' (an interrupt or softirq ran on top of a check)".
 std::string format_interrupts(const UsercopyCost& cost);
 
 // Which check ran, for a table cell: "object 60%, slab 40%" (sampling: share of the row's CPU)

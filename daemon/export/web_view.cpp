@@ -120,7 +120,8 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
     }
     out += fact("in the checks", e(secondary));
     out += fact("interrupts in checks",
-                e(format_interrupts(cost)) + " — <code>usercopy_excluded_cpu_samples_total</code>");
+                e(format_seconds(cost.interrupt_cpu_seconds) + " " + format_interrupts(cost)) +
+                    " — <code>usercopy_excluded_cpu_samples_total</code>");
   }
   const std::string updated = s.timestamp_unix_ms() ? utc_time(s.timestamp_unix_ms() * 1000000)
                                                     : std::string("not yet (no drain)");
