@@ -23,21 +23,21 @@ constexpr double kNanos = 1e9;
 }  // namespace
 
 ProfileStore::Added& ProfileStore::Added::operator+=(const Added& more) {
-  // Both sorted by index: merge, adding where an index is in both.
-  std::vector<std::pair<size_t, ProfileValues>> merged;
-  merged.reserve(samples.size() + more.samples.size());
-  auto a = samples.cbegin(), b = more.samples.cbegin();
-  while (a != samples.cend() || b != more.samples.cend()) {
-    if (b == more.samples.cend() || (a != samples.cend() && a->first < b->first)) {
+  // Both sorted by key: merge, adding where a key is in both.
+  std::vector<AddedValue> merged;
+  merged.reserve(values.size() + more.values.size());
+  auto a = values.cbegin(), b = more.values.cbegin();
+  while (a != values.cend() || b != more.values.cend()) {
+    if (b == more.values.cend() || (a != values.cend() && a->key() < b->key())) {
       merged.push_back(*a++);
-    } else if (a == samples.cend() || b->first < a->first) {
+    } else if (a == values.cend() || b->key() < a->key()) {
       merged.push_back(*b++);
     } else {
       merged.push_back(*a++);
-      add_values(merged.back().second, (b++)->second);
+      merged.back().n += (b++)->n;
     }
   }
-  samples = std::move(merged);
+  values = std::move(merged);
   add_counts(contexts, more.contexts);
   add_counts(excluded, more.excluded);
   return *this;
@@ -65,7 +65,7 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns) {
 
 void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double at) {
   std::lock_guard lock(mutex_);
-  std::vector<std::pair<size_t, ProfileValues>> drained;  // by index, unsorted, repeats
+  std::vector<AddedValue> drained;  // unsorted, with repeats
   for (const ProfileSample& delta : deltas.stacks) {
     if (!delta.stack || !delta.labels || !any(delta.values)) continue;
     auto [it, inserted] =
@@ -76,19 +76,24 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
     }
     add_values(totals_[it->second].values, delta.values);
     add_values(open_[it->second], delta.values);
-    drained.emplace_back(it->second, delta.values);
+    for (size_t v = 0; v < kProfileValueCount; ++v) {
+      if (delta.values[v]) {
+        drained.push_back({static_cast<uint32_t>(it->second), static_cast<uint32_t>(v),
+                           delta.values[v]});
+      }
+    }
   }
-  // One entry per index, sorted, as Added::operator+= expects.
+  // One per key, sorted, as Added::operator+= expects.
   std::sort(drained.begin(), drained.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+            [](const AddedValue& a, const AddedValue& b) { return a.key() < b.key(); });
   Added added;
   added.contexts = deltas.sampled_by_context;
   added.excluded = deltas.excluded_samples;
-  for (const auto& [index, values] : drained) {
-    if (!added.samples.empty() && added.samples.back().first == index) {
-      add_values(added.samples.back().second, values);
+  for (const AddedValue& a : drained) {
+    if (!added.values.empty() && added.values.back().key() == a.key()) {
+      added.values.back().n += a.n;
     } else {
-      added.samples.emplace_back(index, values);
+      added.values.push_back(a);
     }
   }
   add_counts(header_.sampled_by_context, deltas.sampled_by_context);
@@ -139,7 +144,7 @@ StackProfile ProfileStore::window() const {
   out.excluded_samples.clear();
   std::vector<ProfileValues> sums(totals_.size());
   window_.for_each([&](const Added& added) {
-    for (const auto& [index, values] : added.samples) add_values(sums[index], values);
+    for (const AddedValue& a : added.values) sums[a.index][a.value] += a.n;
     add_counts(out.sampled_by_context, added.contexts);
     add_counts(out.excluded_samples, added.excluded);
   });

@@ -40,9 +40,17 @@ class ProfileStore {
 
  private:
   using Key = std::pair<const ProfileStack*, const ProfileLabels*>;  // both interned
-  // One drain's (or several thinned drains') additions, by index into totals_, sorted.
+  // One value added to one entry of totals_: 16 bytes for each value that is not 0, where a
+  // whole ProfileValues is 40 (the window keeps up to DrainWindow::kMaxPoints of these sets).
+  struct AddedValue {
+    uint32_t index = 0;  // into totals_
+    uint32_t value = 0;  // ProfileValue
+    uint64_t n = 0;
+    std::pair<uint32_t, uint32_t> key() const { return {index, value}; }
+  };
+  // One drain's (or several thinned drains') additions, sorted by key, one per key.
   struct Added {
-    std::vector<std::pair<size_t, ProfileValues>> samples;
+    std::vector<AddedValue> values;
     std::map<std::string, uint64_t> contexts, excluded;
     Added& operator+=(const Added& more);
   };
