@@ -20,7 +20,8 @@
 #define HUC_FULL_STACK_DEPTH 127
 /* The sampler looks this many frames up from the sampled instruction for a check function:
  * check functions sit at most a few frames above the leaf (leaf → spinlock → find_vmap_area →
- * __check_object_size). */
+ * __check_object_size). Interrupt entry code met first ends the check's claim
+ * (kernel_ranges.h). */
 #define HUC_SAMPLE_SCAN_DEPTH 24
 
 /* Map capacities built into the objects. The daemon sets the real ones before load from
@@ -169,6 +170,13 @@ enum huc_drop_reason {
 	HUC_DROP_CALLER_UNREADABLE = 6,
 	HUC_DROP_SUBCHECK_UNMATCHED = 7, /* sub-check inside a check but state belongs to another task */
 	HUC_DROP_REASONS = 8,
+};
+
+/* Sampling mode: samples with a check on the stack that are not the check's cost, by why. Index
+ * into the sampler's per-CPU sample_excluded array; such samples stay in HUC_CTX_KERNEL. */
+enum huc_exclude_reason {
+	HUC_EXCLUDE_INTERRUPT = 0, /* an interrupt, exception or softirq ran on top of the check */
+	HUC_EXCLUDE_REASONS = 1,
 };
 
 /* How probe mode found the call site of a check whose immediate caller is a copy helper. Index

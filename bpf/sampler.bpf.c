@@ -4,7 +4,8 @@
  * context (the denominator); only samples whose kernel stack passes through a usercopy check
  * dispatcher keep their stack, so the cost per sample stays small and the stack map holds only
  * what we report. Sampled time includes everything below the check (spinlocks under
- * find_vmap_area, ...): that is the cost of the check.
+ * find_vmap_area, ...): that is the cost of the check. An interrupt or softirq that ran on top
+ * of a check is not (kernel_ranges.h): it stays kernel time and is counted as excluded.
  */
 #include "usercopy_common.bpf.h"
 
@@ -15,6 +16,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile struct huc_range check_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_check_ranges = 0;
 
+/* Interrupt, exception and softirq entry code, sorted, set before load (the daemon's plan,
+ * daemon/core/interrupt_entries.cpp). A check found above it on the stack was interrupted. */
+const volatile struct huc_range interrupt_ranges[HUC_MAX_RANGES] = {};
+const volatile __u32 nr_interrupt_ranges = 0;
+
 /* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
 volatile __u8 generation = 0;
 
@@ -23,6 +29,7 @@ HUC_STACKS(sample_stacks, struct huc_stack);
 HUC_PERCPU_SLOTS(contexts, HUC_CTX_COUNT);
 /* Names unique across both objects: they label hucprof_bpf_map_memory_bytes{map}. */
 HUC_PERCPU_SLOTS(sample_drops, HUC_DROP_REASONS);
+HUC_PERCPU_SLOTS(sample_excluded, HUC_EXCLUDE_REASONS);
 
 /* Stacks are too big for the 512-byte BPF stack: the scan and the stored stack live here. */
 struct sample_scratch {
@@ -41,8 +48,8 @@ SEC("perf_event")
 int huc_sample(struct bpf_perf_event_data *ctx)
 {
 	struct huc_sample_key key = {};
+	enum huc_scan_verdict verdict;
 	struct sample_scratch *buf;
-	bool in_check = false;
 	__u32 zero = 0;
 	long len;
 
@@ -62,15 +69,11 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	len = bpf_get_stack(ctx, buf->scan, sizeof(buf->scan), 0);
 	if (len <= 0)
 		return 0;
-	for (int i = 0; i < HUC_SAMPLE_SCAN_DEPTH; i++) {
-		if (i * sizeof(__u64) >= len)
-			break;
-		if (huc_in_ranges(check_ranges, nr_check_ranges, buf->scan[i])) {
-			in_check = true;
-			break;
-		}
-	}
-	if (!in_check)
+	verdict = huc_scan_stack(buf->scan, len / sizeof(__u64), check_ranges, nr_check_ranges,
+				 interrupt_ranges, nr_interrupt_ranges);
+	if (verdict == HUC_SCAN_INTERRUPT_IN_CHECK)
+		huc_count(&sample_excluded, HUC_EXCLUDE_INTERRUPT);
+	if (verdict != HUC_SCAN_IN_CHECK)
 		return 0;
 
 	/* Only samples inside a check pay for the full stack. */

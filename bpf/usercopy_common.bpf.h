@@ -10,6 +10,7 @@
 
 #include "arch_reads.bpf.h"
 #include "hucprof_abi.h"
+#include "kernel_ranges.h"
 
 #define HUC_PF_IO_WORKER 0x00000010
 #define HUC_PF_KTHREAD 0x00200000
@@ -47,30 +48,6 @@
 
 /* Highest syscall number we accept from the saved registers; larger values are not syscalls. */
 #define HUC_MAX_SYSCALL_NR 1023
-
-/*
- * Is addr inside one of the n sorted, non-overlapping [start, end) ranges? A binary search of
- * at most log2(HUC_MAX_RANGES) + 1 steps: this runs on every probed call, so no linear scan.
- */
-static __always_inline bool huc_in_ranges(const volatile struct huc_range *ranges, __u32 n,
-					  __u64 addr)
-{
-	__u32 lo = 0, hi = n;
-
-	if (hi > HUC_MAX_RANGES)
-		hi = HUC_MAX_RANGES;
-	for (int i = 0; i < 7 && lo < hi; i++) {
-		__u32 mid = (lo + hi) / 2;
-
-		if (ranges[mid & (HUC_MAX_RANGES - 1)].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return false;
-	return addr < ranges[(lo - 1) & (HUC_MAX_RANGES - 1)].end;
-}
 
 /*
  * The syscall task (the current one, from bpf_get_current_task_btf()) is in, from its saved user

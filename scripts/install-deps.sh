@@ -26,8 +26,8 @@ packages=(
   # bench/http_front.py: the 16-client load generator
   wrk
   # tests with real readers: Google's pprof (built from source offline, with golang-go above),
-  # headless Chromium
-  golang-github-google-pprof-dev chromium
+  # headless Chromium, and perf as the reference sampler (host_interrupts)
+  golang-github-google-pprof-dev chromium linux-perf
 )
 
 # apt-get download of :arm64 packages needs dpkg to know the architecture; adding it installs

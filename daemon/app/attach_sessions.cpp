@@ -65,8 +65,8 @@ void attach_sampler(SamplingSession::Loaded loaded, const AttachPlan& plan,
   s.set_attached(started.session != nullptr);
   s.set_reason(started.error);
   if (started.session) {
-    spdlog::info("sampler: perf_event cpu-clock at {} Hz on {} CPUs", options.sample_frequency,
-                 started.cpus);
+    spdlog::info("sampler: perf_event cpu-clock at {} Hz on {} CPUs; interrupt entries: {}",
+                 options.sample_frequency, started.cpus, plan.interrupt_ranges.summary());
   } else {
     spdlog::warn("sampler: unavailable: {}", started.error);
     out.outcome.sampling_failure = started.error;

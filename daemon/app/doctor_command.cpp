@@ -89,6 +89,14 @@ int doctor_command(const RunOptions& options) {
                            " check address ranges, program loaded"
       : options.mode == Mode::Probe ? plan.sampling_reason
                                     : sessions.sampler.error);
+  if (plan.sampling) {
+    const InterruptRanges& interrupts = plan.interrupt_ranges;
+    row("interrupt entries", !interrupts.ranges.ranges.empty(),
+        interrupts.summary() +
+            (interrupts.ranges.ranges.empty()
+                 ? "; none found, so an interrupt inside a check is counted as the check's"
+                 : "; an interrupt or softirq on top of a check is kernel CPU, not the check's"));
+  }
 
   std::printf("\nBPF maps (per drain interval; drained keys are deleted)\n");
   std::printf("  %-22s %u keys per map (sites, subchecks, samples%s)\n", "counters",

@@ -32,6 +32,14 @@ int64_t unix_now_ns() {
 
 ProfilingPipeline::~ProfilingPipeline() = default;
 
+namespace {
+
+double monotonic_seconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
 ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, KernelView& kernel) {
   Started out;
   std::unique_ptr<ProfilingPipeline> self(new ProfilingPipeline());
@@ -86,7 +94,12 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
   header.hardened_usercopy =
       std::string(kernel.hardened.enabled ? "on" : "off") + " (" + kernel.hardened.reason + ")";
   header.time_unix_ns = unix_now_ns();
-  self->profiles_ = std::make_unique<ProfileStore>(std::move(header));
+  // Counting starts now, from zero: the first drain's samples are in the prediction's window and
+  // in the web view's, as they are in the cumulative profile.
+  const double started_at = monotonic_seconds(std::chrono::steady_clock::now());
+  self->prediction_->start(started_at);
+  self->profiles_ =
+      std::make_unique<ProfileStore>(std::move(header), options.prediction_window, started_at);
   self->latest_ = status;
   out.pipeline = std::move(self);
   return out;
@@ -135,7 +148,8 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
   const IntervalDeltas deltas = builder_->build(raw, *symbolizer_);
   aggregator_->apply(deltas);
   const int64_t now = unix_now_ns();
-  profiles_->add(deltas, now);
+  const double at = monotonic_seconds(started);  // the same drain time for both windows
+  profiles_->add(deltas, now, at);
   if (end_interval) profiles_->close_interval(now);
   hucprof::v1::Snapshot snapshot = status_;
   aggregator_->fill(snapshot);
@@ -147,7 +161,7 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
   snapshot.set_kallsyms_reloads(symbolizer_->reloads());
   fill_program_costs(raw.program_costs, snapshot);
   snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
-  prediction_->update(std::chrono::duration<double>(started.time_since_epoch()).count(), snapshot);
+  prediction_->update(at, snapshot);
   snapshot.set_timestamp_unix_ms(now / 1000000);
   snapshot.set_last_drain_seconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

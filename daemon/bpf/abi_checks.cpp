@@ -67,6 +67,7 @@ std::string check_sampler_abi(const bpf_object* obj) {
                         {"sample_stacks", sizeof(huc_stack_key), sizeof(huc_stack)},
                         {"contexts", 4, sizeof(uint64_t)},
                         {"sample_drops", 4, sizeof(uint64_t)},
+                        {"sample_excluded", 4, sizeof(uint64_t)},
                     });
 }
 

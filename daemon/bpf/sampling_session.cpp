@@ -60,6 +60,11 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
     rodata->check_ranges[i] = check_ranges.ranges[i];
   }
   rodata->nr_check_ranges = static_cast<__u32>(check_ranges.ranges.size());
+  const AddressRanges& interrupt_ranges = plan.interrupt_ranges.ranges;
+  for (size_t i = 0; i < interrupt_ranges.ranges.size(); ++i) {
+    rodata->interrupt_ranges[i] = interrupt_ranges.ranges[i];
+  }
+  rodata->nr_interrupt_ranges = static_cast<__u32>(interrupt_ranges.ranges.size());
   const MapSizing sizing[] = {
       {self->skel_->maps.samples, plan.maps.max_keys, MapSizing::Preallocated},
       {self->skel_->maps.sample_stacks, plan.maps.max_stacks,
@@ -134,6 +139,7 @@ void SamplingSession::drain(RawDrain& out) {
   delete_retired_stacks(stacks_fd, generation_);
   add_percpu_array(bpf_map__fd(skel_->maps.contexts), possible_cpus_, out.contexts);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
+  add_percpu_array(bpf_map__fd(skel_->maps.sample_excluded), possible_cpus_, out.excluded);
   add_map_memory(skel_->obj, out.map_memory);
   if (out.program_costs.stats == BpfStats::on) {
     add_program_costs(skel_->obj, out.program_costs.programs);

@@ -4,18 +4,9 @@
 
 namespace hucprof {
 
-AddressRanges build_address_ranges(const KallsymsIndex& index,
-                                   std::span<const std::string_view> names) {
+AddressRanges merge_address_ranges(std::vector<huc_range> all) {
   AddressRanges out;
-  std::vector<huc_range> all;
-  for (std::string_view name : names) {
-    auto symbols = index.find_normalized(name);
-    if (symbols.empty()) out.missing.emplace_back(name);
-    for (const auto& sym : symbols) {
-      if (sym.size == 0) continue;
-      all.push_back(huc_range{sym.address, sym.address + sym.size});
-    }
-  }
+  std::erase_if(all, [](const huc_range& r) { return r.end <= r.start; });
   std::sort(all.begin(), all.end(),
             [](const huc_range& a, const huc_range& b) { return a.start < b.start; });
   for (const auto& r : all) {
@@ -29,6 +20,23 @@ AddressRanges build_address_ranges(const KallsymsIndex& index,
     out.overflow = out.ranges.size() - HUC_MAX_RANGES;
     out.ranges.resize(HUC_MAX_RANGES);
   }
+  return out;
+}
+
+AddressRanges build_address_ranges(const KallsymsIndex& index,
+                                   std::span<const std::string_view> names) {
+  std::vector<huc_range> all;
+  std::vector<std::string> missing;
+  for (std::string_view name : names) {
+    auto symbols = index.find_normalized(name);
+    if (symbols.empty()) missing.emplace_back(name);
+    for (const auto& sym : symbols) {
+      if (sym.size == 0) continue;
+      all.push_back(huc_range{sym.address, sym.address + sym.size});
+    }
+  }
+  AddressRanges out = merge_address_ranges(std::move(all));
+  out.missing = std::move(missing);
   return out;
 }
 

@@ -21,4 +21,8 @@ struct AddressRanges {
 AddressRanges build_address_ranges(const KallsymsIndex& index,
                                    std::span<const std::string_view> names);
 
+// The same for ranges found some other way (linker section markers): sorted, touching and
+// overlapping ranges merged, empty ones dropped, cut to HUC_MAX_RANGES.
+AddressRanges merge_address_ranges(std::vector<huc_range> ranges);
+
 }  // namespace hucprof

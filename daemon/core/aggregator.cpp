@@ -43,6 +43,7 @@ struct Aggregator::Impl {
   std::map<SampleKey, uint64_t> samples;
   std::map<std::string, std::vector<uint64_t>> latency;
   std::map<std::string, uint64_t> sampled_by_context;
+  std::map<std::string, uint64_t> excluded_samples;
   std::map<std::string, uint64_t> drops;
   std::map<std::string, uint64_t> helper_walks;
   uint64_t intervals = 0;
@@ -93,6 +94,7 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   // Not per call site: no ranking. Zero deltas still create the entry so that a drop reason
   // exports 0 from the start instead of appearing only once something was lost.
   for (const auto& [context, n] : deltas.sampled_by_context) s.sampled_by_context[context] += n;
+  for (const auto& [reason, n] : deltas.excluded_samples) s.excluded_samples[reason] += n;
   for (const auto& [reason, n] : deltas.drops) s.drops[reason] += n;
   for (const auto& [walk, n] : deltas.helper_walks) s.helper_walks[walk] += n;
   ++s.intervals;
@@ -104,6 +106,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_subchecks();
   snapshot.clear_cpu_samples();
   snapshot.clear_sampled();
+  snapshot.clear_excluded();
   snapshot.clear_latency();
   snapshot.clear_drops();
   snapshot.clear_helper_walks();
@@ -132,6 +135,11 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   for (const auto& [context, n] : s.sampled_by_context) {
     auto* out = snapshot.add_sampled();
     out->set_context(context);
+    out->set_samples(n);
+  }
+  for (const auto& [reason, n] : s.excluded_samples) {
+    auto* out = snapshot.add_excluded();
+    out->set_reason(reason);
     out->set_samples(n);
   }
   for (const auto& [callsite, buckets] : s.latency) {

@@ -33,6 +33,9 @@ struct IntervalDeltas {
   std::vector<SampleDelta> samples;
   std::vector<LatencyDelta> latency;
   std::map<std::string, uint64_t> sampled_by_context;  // "kernel" | "user" | "idle"
+  // Samples with a check on the stack that are not its cost, by reason ("interrupt"); they are
+  // in sampled_by_context["kernel"] too.
+  std::map<std::string, uint64_t> excluded_samples;
   std::map<std::string, uint64_t> drops;               // reason → count
   std::map<std::string, uint64_t> helper_walks;        // huc_helper_walk name → count (probes)
   // The same events by full stack, for profiles (the aggregator leaves them to the ProfileStore).

@@ -246,6 +246,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   } else {
     plan.sampling = true;
   }
+  if (plan.sampling) plan.interrupt_ranges = build_interrupt_ranges(kallsyms);
 
   plan.maps.max_keys = options.max_keys;
   plan.maps.max_stacks = options.max_stacks;

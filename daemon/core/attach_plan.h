@@ -8,6 +8,7 @@
 #include "core/address_ranges.h"
 #include "core/capability.h"
 #include "core/hardened_state.h"
+#include "core/interrupt_entries.h"
 #include "core/kallsyms_index.h"
 #include "core/page_layout.h"
 #include "core/probe_targets.h"
@@ -103,6 +104,9 @@ struct AttachPlan {
   AddressRanges dispatcher_ranges;  // check dispatchers: sub-check filter (probe), sampler
   SubcheckMethod subchecks = SubcheckMethod::NotCounted;
   bool compound_info_mask = false;  // tail pages name their head by a mask (page_layout.h)
+  // Sampling: interrupt entry code. A check the sampler finds above it was interrupted, and the
+  // sample is kernel CPU, not the check's (bpf/kernel_ranges.h).
+  InterruptRanges interrupt_ranges;
   // A program that runs after the check on the same CPU reads what the check left there (the
   // call site, the entry time): a probed sub-check function, or the check's exit (--latency).
   bool check_leaves_state = false;

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "core/interrupt_entries.h"
 #include "core/symbol_name.h"
 
 namespace hucprof {
@@ -52,8 +53,12 @@ FlameNode build_flame_tree(const StackProfile& profile, ProfileValue value,
       auto child = at->children.find(function);
       if (child == at->children.end()) {
         auto fresh = std::make_unique<Building>();
-        // What a check calls (spinlocks, lookups) is the check's cost too.
-        fresh->kind = at->kind == FrameKind::Check ? FrameKind::Check : kind_of(function, rules);
+        // What a check calls (spinlocks, lookups) is the check's cost too; an interrupt that
+        // landed in it, and everything above that, is not (core/interrupt_entries.h).
+        const bool interrupt = InterruptEntries::defaults().names(function);
+        fresh->kind = at->kind == FrameKind::Check && !interrupt ? FrameKind::Check
+                      : interrupt                                ? FrameKind::Kernel
+                                                                 : kind_of(function, rules);
         child = at->children.emplace(function, std::move(fresh)).first;
       }
       at = child->second.get();

@@ -9,7 +9,7 @@
 namespace hucprof {
 
 // What a frame is, for a flame graph's colours: the usercopy machinery stands out. Frames a
-// check calls count as the check.
+// check calls count as the check; interrupt entry code and what runs above it do not.
 enum class FrameKind { Check, CopyHelper, Kernel, Root };
 
 // A flame graph's data: stacks merged from the root (outermost frame) up, by function name per

@@ -232,6 +232,9 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     for (uint32_t c = 0; c < HUC_CTX_COUNT; ++c) {
       out.sampled_by_context[context_name(c)] += contexts_.update(c, drain.contexts[c]);
     }
+    for (uint32_t r = 0; r < HUC_EXCLUDE_REASONS; ++r) {
+      out.excluded_samples[exclude_reason_name(r)] += excluded_.update(r, drain.excluded[r]);
+    }
   }
   for (uint32_t r = 0; r < HUC_DROP_REASONS; ++r) {
     out.drops[drop_reason_name(r)] += drops_.update(r, drain.drops[r]);

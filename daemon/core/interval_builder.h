@@ -104,7 +104,7 @@ class IntervalBuilder {
   RecentCache<SiteTuple, StackPtr> site_stacks_;  // the stack each call site's counts last had
 
   // The per-CPU arrays stay cumulative in the kernel.
-  DeltaTracker<uint32_t> contexts_, drops_, helper_walks_;
+  DeltaTracker<uint32_t> contexts_, excluded_, drops_, helper_walks_;
 };
 
 }  // namespace hucprof

@@ -201,6 +201,14 @@ std::vector<KernelSymbol> KallsymsIndex::find_normalized(std::string_view normal
   return found;
 }
 
+std::vector<KernelSymbol> KallsymsIndex::find_vmlinux_prefixed(std::string_view prefix) const {
+  std::vector<KernelSymbol> found;
+  for (const Entry& e : symbols_) {
+    if (e.module == 0 && name_of(e).starts_with(prefix)) found.push_back(symbol_of(e));
+  }
+  return found;
+}
+
 std::optional<KernelSymbol> KallsymsIndex::find_exact(std::string_view exact) const {
   auto it = std::find_if(symbols_.begin(), symbols_.end(),
                          [&](const Entry& e) { return name_of(e) == exact; });

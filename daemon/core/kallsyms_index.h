@@ -39,6 +39,8 @@ class KallsymsIndex {
   std::vector<KernelSymbol> find_normalized(std::string_view normalized) const;
   // The symbol with exactly this name, if any.
   std::optional<KernelSymbol> find_exact(std::string_view exact) const;
+  // Every vmlinux symbol whose exact name starts with `prefix` (modules are left out).
+  std::vector<KernelSymbol> find_vmlinux_prefixed(std::string_view prefix) const;
 
   size_t size() const { return symbols_.size(); }
   // True when kptr_restrict hides addresses (all zero): nothing can be resolved.

@@ -37,6 +37,13 @@ const char* check_kind_name(uint32_t kind) {
   return "unknown";
 }
 
+const char* exclude_reason_name(uint32_t reason) {
+  switch (reason) {
+    case HUC_EXCLUDE_INTERRUPT: return "interrupt";
+  }
+  return "unknown";
+}
+
 const char* helper_walk_name(uint32_t walk) {
   switch (walk) {
     case HUC_WALK_LEARNED: return "learned_offsets";

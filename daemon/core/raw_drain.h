@@ -54,6 +54,9 @@ struct RawDrain {
   StackTable full_stacks;
   StackTable sample_stacks;
   std::array<uint64_t, HUC_CTX_COUNT> contexts{};
+  // Samples with a check on the stack that are not its cost, by enum huc_exclude_reason
+  // (cumulative; they are in contexts[HUC_CTX_KERNEL] too).
+  std::array<uint64_t, HUC_EXCLUDE_REASONS> excluded{};
   // Drops by enum huc_drop_reason, summed over the probe and sampler objects (cumulative).
   std::array<uint64_t, HUC_DROP_REASONS> drops{};
   // Helper-called checks by how their call site was found (enum huc_helper_walk), probe only
@@ -70,6 +73,7 @@ const char* drop_reason_name(uint32_t reason);
 const char* context_name(uint32_t context);
 const char* check_kind_name(uint32_t kind);
 const char* helper_walk_name(uint32_t walk);
+const char* exclude_reason_name(uint32_t reason);
 
 // Drops found in user space, on top of the kernel's.
 inline constexpr const char* kDropSymbolUnresolved = "symbol_unresolved";

@@ -45,6 +45,10 @@ SpeedupPrediction::SpeedupPrediction(std::chrono::duration<double> window, bool 
   if (latency) latency_.emplace(window);
 }
 
+void SpeedupPrediction::start(double at) {
+  if (sampling_) sampling_->observe(at, CostCounters{});
+}
+
 void SpeedupPrediction::update(double at, hucprof::v1::Snapshot& snapshot) {
   snapshot.clear_predictions();
   if (sampling_) {

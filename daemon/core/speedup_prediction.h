@@ -21,6 +21,10 @@ class SpeedupPrediction {
  public:
   SpeedupPrediction(std::chrono::duration<double> window, bool sampling, bool latency);
 
+  // Counting starts at monotonic time `at` with the sampler's counters at zero, so the first
+  // drain's samples are inside the window (the /proc/stat counter of the latency estimator runs
+  // since boot: its window starts at its first update()).
+  void start(double at);
   // `at`: monotonic seconds of this drain. Reads the snapshot's counters, replaces its
   // predictions.
   void update(double at, hucprof::v1::Snapshot& snapshot);

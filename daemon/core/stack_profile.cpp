@@ -9,6 +9,14 @@ namespace {
 
 uint64_t minus(uint64_t later, uint64_t earlier) { return later > earlier ? later - earlier : 0; }
 
+void subtract_counts(std::map<std::string, uint64_t>& counts,
+                     const std::map<std::string, uint64_t>& earlier) {
+  for (auto& [key, n] : counts) {
+    auto it = earlier.find(key);
+    if (it != earlier.end()) n = minus(n, it->second);
+  }
+}
+
 }  // namespace
 
 StackProfile difference(const StackProfile& later, const StackProfile& earlier) {
@@ -31,10 +39,8 @@ StackProfile difference(const StackProfile& later, const StackProfile& earlier) 
       out.samples.push_back(std::move(d));
     }
   }
-  for (auto& [context, n] : out.sampled_by_context) {
-    auto it = earlier.sampled_by_context.find(context);
-    if (it != earlier.sampled_by_context.end()) n = minus(n, it->second);
-  }
+  subtract_counts(out.sampled_by_context, earlier.sampled_by_context);
+  subtract_counts(out.excluded_samples, earlier.excluded_samples);
   const int64_t earlier_end = earlier.time_unix_ns + earlier.duration_ns;
   out.time_unix_ns = earlier_end;
   out.duration_ns = std::max<int64_t>(0, later.time_unix_ns + later.duration_ns - earlier_end);

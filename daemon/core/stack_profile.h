@@ -67,6 +67,8 @@ struct StackProfile {
   uint64_t sample_period_ns = 0;
   // The denominator: every cpu-clock sample by context ("kernel", "user", "idle").
   std::map<std::string, uint64_t> sampled_by_context;
+  // Kernel samples with a check on the stack that are not its cost, by reason ("interrupt").
+  std::map<std::string, uint64_t> excluded_samples;
   int64_t time_unix_ns = 0;  // start of the window
   int64_t duration_ns = 0;
   std::string kernel;  // release, e.g. "6.1.0-18-amd64"

@@ -1,5 +1,6 @@
 #include "core/usercopy_cost.h"
 
+#include "core/interrupt_entries.h"
 #include "core/usercopy_cost_share.h"
 
 #include <algorithm>
@@ -31,14 +32,13 @@ struct RowBuilder {
 }  // namespace
 
 std::optional<double> UsercopyCost::share_of_kernel() const {
-  if (!sampling || kernel_cpu_seconds <= 0) return std::nullopt;
-  return check_cpu_seconds / kernel_cpu_seconds;
+  if (!sampling || kernel_samples == 0) return std::nullopt;
+  return static_cast<double>(check_samples) / static_cast<double>(kernel_samples);
 }
 
 std::optional<double> UsercopyCost::share_of_busy() const {
-  const double busy = kernel_cpu_seconds + user_cpu_seconds;
-  if (!sampling || busy <= 0) return std::nullopt;
-  return check_cpu_seconds / busy;
+  if (!sampling || busy_samples() == 0) return std::nullopt;
+  return static_cast<double>(check_samples) / static_cast<double>(busy_samples());
 }
 
 std::optional<double> UsercopyCost::speedup_with_checks_off() const {
@@ -59,19 +59,23 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
   cost.latency = profile.latency;
   cost.window_seconds = static_cast<double>(profile.duration_ns) / kNanos;
   const double period_s = static_cast<double>(profile.sample_period_ns) / kNanos;
-  if (auto kernel = profile.sampled_by_context.find("kernel");
-      kernel != profile.sampled_by_context.end()) {
-    cost.kernel_cpu_seconds = static_cast<double>(kernel->second) * period_s;
-  }
-  if (auto user = profile.sampled_by_context.find("user");
-      user != profile.sampled_by_context.end()) {
-    cost.user_cpu_seconds = static_cast<double>(user->second) * period_s;
-  }
+  auto count_of = [](const std::map<std::string, uint64_t>& counts, const char* key) {
+    auto it = counts.find(key);
+    return it == counts.end() ? uint64_t{0} : it->second;
+  };
+  cost.kernel_samples = count_of(profile.sampled_by_context, "kernel");
+  cost.user_samples = count_of(profile.sampled_by_context, "user");
+  cost.interrupt_samples = count_of(profile.excluded_samples, "interrupt");
   // Rank by what the profile measures best: CPU time when it sampled, calls otherwise.
   const ProfileValue rank_by = profile.sampling ? kSamples : kCalls;
 
   std::map<std::pair<std::string, std::string>, RowBuilder> rows;
   for (const ProfileSample& s : profile.samples) {
+    // The sampler's rule, for a profile that was not filtered at the source.
+    if (profile.sampling && s.values[kSamples] && s.stack && interrupt_before_check(*s.stack)) {
+      cost.interrupt_samples += s.values[kSamples];
+      continue;
+    }
     RowBuilder& r = rows[{s.labels->callsite, s.labels->syscall}];
     r.row.samples += s.values[kSamples];
     r.row.calls += s.values[kCalls];
@@ -99,8 +103,8 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
     row.syscall = key.second;
     if (row.samples == 0 && row.calls == 0 && row.bytes == 0 && r.checks.empty()) continue;
     row.cpu_seconds = static_cast<double>(row.samples) * period_s;
-    if (profile.sampling && cost.kernel_cpu_seconds > 0) {
-      row.share_of_kernel = row.cpu_seconds / cost.kernel_cpu_seconds;
+    if (profile.sampling && cost.busy_samples() > 0) {
+      row.share = static_cast<double>(row.samples) / static_cast<double>(cost.busy_samples());
     }
     row.checks = largest_first(r.checks);
     std::vector<StackCost> stacks;
@@ -109,12 +113,16 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
                      [](const StackCost& a, const StackCost& b) { return a.value > b.value; });
     if (stacks.size() > top_stacks) stacks.resize(top_stacks);
     row.top_stacks = std::move(stacks);
-    cost.check_cpu_seconds += row.cpu_seconds;
+    cost.check_samples += row.samples;
     cost.calls += row.calls;
     cost.bytes += row.bytes;
     cost.latency_ns += row.latency_ns;
     cost.callsites.push_back(std::move(row));
   }
+  cost.check_cpu_seconds = static_cast<double>(cost.check_samples) * period_s;
+  cost.kernel_cpu_seconds = static_cast<double>(cost.kernel_samples) * period_s;
+  cost.user_cpu_seconds = static_cast<double>(cost.user_samples) * period_s;
+  cost.interrupt_cpu_seconds = static_cast<double>(cost.interrupt_samples) * period_s;
   std::stable_sort(cost.callsites.begin(), cost.callsites.end(),
                    [&](const CallsiteCost& a, const CallsiteCost& b) {
                      return profile.sampling

@@ -25,7 +25,7 @@ struct CallsiteCost {
   std::string syscall;
   uint64_t samples = 0;
   double cpu_seconds = 0;
-  std::optional<double> share_of_kernel;  // of busy kernel CPU; unset without a denominator
+  std::optional<double> share;  // of busy CPU (kernel + user), the headline's denominator
   uint64_t calls = 0, bytes = 0;
   uint64_t latency_ns = 0;
   // Which check ran: sampling, CPU samples by innermost check kind; probes, sub-check runs by
@@ -39,22 +39,29 @@ struct UsercopyCost {
   bool probes = false;
   bool latency = false;
   double window_seconds = 0;
-  double check_cpu_seconds = 0;   // sampled CPU time inside the checks, summed over CPUs
-  double kernel_cpu_seconds = 0;  // sampled busy kernel CPU time (context "kernel", not idle)
-  double user_cpu_seconds = 0;    // sampled user CPU time (context "user")
+  // Sampled CPU, summed over CPUs: inside the checks; busy kernel (context "kernel", not idle,
+  // the checks included); user (context "user"). Samples and the same in seconds.
+  uint64_t check_samples = 0, kernel_samples = 0, user_samples = 0;
+  double check_cpu_seconds = 0, kernel_cpu_seconds = 0, user_cpu_seconds = 0;
+  // Kernel samples with a check on the stack that are not its cost: an interrupt ran on top of
+  // it (counted so at the source, or found so here in a profile that was not).
+  uint64_t interrupt_samples = 0;
+  double interrupt_cpu_seconds = 0;
   uint64_t calls = 0, bytes = 0, latency_ns = 0;
   std::vector<CallsiteCost> callsites;  // costliest first (CPU time, else calls)
 
-  // The decision numbers: share of busy kernel CPU spent in the checks, and how many cores
-  // that is on average over the window. Unset where the profile cannot say (no sampling, no
-  // kernel time, no duration).
-  std::optional<double> share_of_kernel() const;
-  std::optional<double> cores() const;
-  // The prediction of README "What would hardened_usercopy=off save?": the share of busy CPU
-  // (kernel + user, idle excluded) inside the checks, and the speed-up of CPU-bound work with
-  // the checks gone, 1 / (1 - share), as the daemon's usercopy_checks_off_speedup_ratio.
+  uint64_t busy_samples() const { return kernel_samples + user_samples; }
+  // The headline, the same number in every view (README "What would hardened_usercopy=off
+  // save?"): the share of busy CPU (kernel + user, idle excluded) inside the checks, and the
+  // speed-up of CPU-bound work with the checks gone, 1 / (1 - share), as the daemon's
+  // usercopy_checks_busy_cpu_ratio and usercopy_checks_off_speedup_ratio. Unset where the profile
+  // cannot say (no sampling, no busy CPU).
   std::optional<double> share_of_busy() const;
   std::optional<double> speedup_with_checks_off() const;
+  // Secondary figures: the share of busy kernel CPU, and how many cores the checks take on
+  // average over the window (unset without a duration).
+  std::optional<double> share_of_kernel() const;
+  std::optional<double> cores() const;
 };
 
 // top_stacks: how many stacks to keep per call site row (0: none, and no time spent on them).

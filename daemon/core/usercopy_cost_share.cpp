@@ -19,41 +19,36 @@ std::optional<double> speedup_without(double share) {
   return 1 / (1 - share);
 }
 
+CostCounters& CostCounters::operator+=(const CostCounters& more) {
+  for (const auto& [callsite, value] : more.in_checks) in_checks[callsite] += value;
+  busy += more.busy;
+  return *this;
+}
+
 UsercopyCostShare::UsercopyCostShare(std::chrono::duration<double> window)
     : window_(window.count()) {}
 
 void UsercopyCostShare::observe(double at, const CostCounters& counters) {
-  Point next;
-  next.at = at;
-  if (latest_) next.total = latest_->total;
-  next.total.busy += increase(last_raw_.busy, counters.busy);
+  CostCounters added;
+  added.busy = increase(last_raw_.busy, counters.busy);
   for (const auto& [callsite, value] : counters.in_checks) {
-    next.total.in_checks[callsite] += increase(value_or_zero(last_raw_.in_checks, callsite), value);
+    added.in_checks[callsite] = increase(value_or_zero(last_raw_.in_checks, callsite), value);
   }
-  // The very first observation is the baseline: what was counted before it is not in any window.
-  if (!latest_) next.total = CostCounters{{}, 0};
   last_raw_ = counters;
-  latest_ = next;
-
-  if (history_.empty() || at - history_.back().at >= window_ / kMaxHistory) {
-    history_.push_back(std::move(next));
-  }
-  // Keep one point at or before the window start: the baseline of the next estimate.
-  while (history_.size() > 1 && history_[1].at <= at - window_) history_.pop_front();
+  window_.observe(at, std::move(added));
 }
 
 std::optional<CostShare> UsercopyCostShare::estimate() const {
-  if (!latest_ || history_.empty()) return std::nullopt;
-  const Point& base = history_.front();
-  const Point& now = *latest_;
-  if (now.at <= base.at || now.total.busy <= base.total.busy) return std::nullopt;
+  if (window_.empty() || window_.end() <= window_.start()) return std::nullopt;
+  CostCounters sum;
+  window_.for_each([&](const CostCounters& added) { sum += added; });
+  if (sum.busy == 0) return std::nullopt;
 
   CostShare out;
-  out.window_seconds = now.at - base.at;
-  out.busy = now.total.busy - base.total.busy;
-  for (const auto& [callsite, total] : now.total.in_checks) {
-    const double share =
-        static_cast<double>(total - value_or_zero(base.total.in_checks, callsite)) / out.busy;
+  out.window_seconds = window_.end() - window_.start();
+  out.busy = sum.busy;
+  for (const auto& [callsite, value] : sum.in_checks) {
+    const double share = static_cast<double>(value) / static_cast<double>(out.busy);
     out.by_callsite[callsite] = share;
     out.share += share;
   }

@@ -1,10 +1,11 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
+
+#include "core/drain_window.h"
 
 namespace hucprof {
 
@@ -14,6 +15,8 @@ namespace hucprof {
 struct CostCounters {
   std::map<std::string, uint64_t> in_checks;  // by call site
   uint64_t busy = 0;
+
+  CostCounters& operator+=(const CostCounters& more);
 };
 
 // The share of busy CPU spent inside the checks over one window, and what switching them off
@@ -34,30 +37,24 @@ std::optional<double> speedup_without(double share);
 
 // Windowed share over cumulative counters, the way Prometheus' increase() sees them: a counter
 // that went down was reset and counts from zero; a call site seen for the first time started at
-// zero. Keeps at most kMaxHistory snapshots, evenly thinned over the window, so memory does not
-// grow with window / drain interval and the window start is exact to window / kMaxHistory.
+// zero. The window is a DrainWindow: the same drains as ProfileStore::window() when both are
+// observed at the same times.
 class UsercopyCostShare {
  public:
-  static constexpr size_t kMaxHistory = 240;
+  static constexpr size_t kMaxHistory = DrainWindow<CostCounters>::kMaxPoints;
 
   explicit UsercopyCostShare(std::chrono::duration<double> window);
 
-  // Cumulative counters at monotonic time `at` (seconds). Times must not go backwards.
+  // Cumulative counters at monotonic time `at` (seconds). Times must not go backwards. The first
+  // observation is where counting starts: what it had counted already is in no window.
   void observe(double at, const CostCounters& counters);
   // Over the last `window` (or all history when shorter). nullopt when the window is empty:
   // fewer than two observations, or no busy CPU counted between them.
   std::optional<CostShare> estimate() const;
 
  private:
-  struct Point {
-    double at = 0;
-    CostCounters total;  // reset-corrected: only ever grows
-  };
-
-  double window_;
-  std::optional<Point> latest_;
   CostCounters last_raw_;  // as observed, to detect resets
-  std::deque<Point> history_;
+  DrainWindow<CostCounters> window_;
 };
 
 }  // namespace hucprof

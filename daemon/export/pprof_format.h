@@ -26,8 +26,22 @@ inline constexpr std::string_view kLabelSyscall = "syscall";
 inline constexpr std::string_view kLabelCheck = "check";
 inline constexpr std::string_view kLabelDirection = "direction";
 
+// The rest of busy CPU, as samples of their own (sampling profiles): one per context under the
+// root frame kRestFrame, leaf kKernelRestFrame or kUserRestFrame, labelled context=kernel|user;
+// kernel samples an interrupt took from a check are a kInterruptFrame leaf above
+// kKernelRestFrame, labelled excluded=interrupt too. Then every pprof view divides by busy CPU
+// (kernel + user): `-top` percentages are shares of busy CPU, and merged profiles and
+// -diff_base keep each side's denominator, which comments would not. Idle CPU is not busy and
+// stays a comment.
+inline constexpr std::string_view kRestFrame = "[not in the checks]";
+inline constexpr std::string_view kKernelRestFrame = "[other kernel CPU]";
+inline constexpr std::string_view kUserRestFrame = "[user CPU]";
+inline constexpr std::string_view kInterruptFrame = "[interrupt in a check]";
+inline constexpr std::string_view kLabelContext = "context";
+inline constexpr std::string_view kLabelExcluded = "excluded";
+
 // Comments (`pprof -comments`) carry what pprof has no field for, one "hucprof.<key>=<value>"
-// each: the denominator above all, so `hucprof report` can give the share of kernel CPU.
+// each: the kernel, the checks' state, idle samples (older files: every context's samples).
 inline constexpr std::string_view kCommentPrefix = "hucprof.";
 inline constexpr std::string_view kCommentVersion = "version";
 inline constexpr std::string_view kCommentKernel = "kernel";

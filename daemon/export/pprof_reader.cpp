@@ -186,6 +186,7 @@ class Reader {
         sample.values[kSamples] = ns / out_.sample_period_ns;
       }
       ProfileLabels labels;
+      std::string context, excluded;
       for (const auto& label : s.label()) {
         const std::string& key = str(label.key(), "a label key");
         if (label.str() == 0) continue;  // numeric labels are not ours
@@ -194,9 +195,24 @@ class Reader {
         if (key == kLabelSyscall) labels.syscall = value;
         if (key == kLabelCheck) labels.check = value;
         if (key == kLabelDirection) labels.direction = value;
+        if (key == kLabelContext) context = value;
+        if (key == kLabelExcluded) excluded = value;
       }
+      if (!context.empty()) {
+        // The rest of busy CPU (pprof_format.h): the denominator, not a stack of the checks.
+        rest_by_context_[context] += sample.values[kSamples];
+        if (!excluded.empty()) out_.excluded_samples[excluded] += sample.values[kSamples];
+        continue;
+      }
+      in_checks_ += sample.values[kSamples];
       sample.labels = make_labels(std::move(labels));
       out_.samples.push_back(std::move(sample));
+    }
+    if (rest_by_context_.empty()) return;  // an older file: the comments had the contexts
+    // Kernel CPU is the checks' samples plus the kernel rest (the interrupts in checks included).
+    out_.sampled_by_context["kernel"] = in_checks_ + rest_by_context_["kernel"];
+    for (const auto& [context, n] : rest_by_context_) {
+      if (context != "kernel") out_.sampled_by_context[context] = n;
     }
   }
 
@@ -209,6 +225,8 @@ class Reader {
   StackProfile out_;
   std::array<std::optional<int>, kProfileValueCount> value_index_{};
   std::optional<int> cpu_index_;
+  std::map<std::string, uint64_t> rest_by_context_;  // the rest-of-busy-CPU samples
+  uint64_t in_checks_ = 0;
   std::unordered_map<uint64_t, std::string> functions_;
   std::unordered_map<uint64_t, std::string> modules_;
   std::unordered_map<uint64_t, std::vector<FramePtr>> locations_;

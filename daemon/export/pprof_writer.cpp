@@ -76,6 +76,17 @@ class LocationTable {
     return it->second;
   }
 
+  // A frame hucprof made up (kRestFrame, ...): no mapping, no address, just its name.
+  uint64_t synthetic_location(std::string_view name) {
+    auto [it, inserted] = synthetic_.try_emplace(std::string(name), 0);
+    if (!inserted) return it->second;
+    auto* loc = out_.add_location();
+    it->second = static_cast<uint64_t>(out_.location_size());
+    loc->set_id(it->second);
+    loc->add_line()->set_function_id(function(ProfileFrame{std::string(name), "", 0, 0}));
+    return it->second;
+  }
+
   void finish() { kernel_->set_memory_limit(kernel_limit_); }
 
  private:
@@ -109,6 +120,7 @@ class LocationTable {
   pprof::Mapping* kernel_;
   uint64_t kernel_limit_ = 1;
   std::unordered_map<const ProfileFrame*, uint64_t> locations_;
+  std::map<std::string, uint64_t, std::less<>> synthetic_;
   std::map<std::string, uint64_t> modules_;
   std::map<std::pair<std::string, std::string>, uint64_t> functions_;
 };
@@ -119,6 +131,47 @@ void add_label(pprof::Sample& sample, StringTable& strings, std::string_view key
   auto* label = sample.add_label();
   label->set_key(strings.index(key));
   label->set_str(strings.index(value));
+}
+
+uint64_t count_of(const std::map<std::string, uint64_t>& counts, const char* key) {
+  auto it = counts.find(key);
+  return it == counts.end() ? 0 : it->second;
+}
+
+// The rest of busy CPU as samples (pprof_format.h, kRestFrame): busy kernel samples outside the
+// checks and outside interrupts that landed in one, those interrupts, and user samples.
+void add_rest_of_busy_cpu(const StackProfile& profile, const std::vector<ProfileValue>& values,
+                          pprof::Profile& out, StringTable& strings, LocationTable& locations) {
+  uint64_t in_checks = 0;
+  for (const ProfileSample& s : profile.samples) in_checks += s.values[kSamples];
+  const uint64_t kernel = count_of(profile.sampled_by_context, "kernel");
+  const uint64_t interrupts = count_of(profile.excluded_samples, "interrupt");
+  const uint64_t user = count_of(profile.sampled_by_context, "user");
+  const uint64_t kernel_rest =
+      kernel > in_checks + interrupts ? kernel - in_checks - interrupts : 0;
+  struct Rest {
+    std::vector<std::string_view> leaf_first;
+    const char* context;
+    const char* excluded;
+    uint64_t samples;
+  };
+  for (const Rest& rest :
+       {Rest{{kKernelRestFrame, kRestFrame}, "kernel", "", kernel_rest},
+        Rest{{kInterruptFrame, kKernelRestFrame, kRestFrame}, "kernel", "interrupt", interrupts},
+        Rest{{kUserRestFrame, kRestFrame}, "user", "", user}}) {
+    if (rest.samples == 0) continue;
+    auto* sample = out.add_sample();
+    for (std::string_view frame : rest.leaf_first) {
+      sample->add_location_id(locations.synthetic_location(frame));
+    }
+    for (ProfileValue v : values) {
+      const uint64_t n = v == kSamples ? rest.samples : 0;
+      sample->add_value(static_cast<int64_t>(n));
+      if (v == kSamples) sample->add_value(static_cast<int64_t>(n * profile.sample_period_ns));
+    }
+    add_label(*sample, strings, kLabelContext, rest.context);
+    add_label(*sample, strings, kLabelExcluded, rest.excluded);
+  }
 }
 
 void add_comment(pprof::Profile& out, StringTable& strings, std::string_view key,
@@ -147,6 +200,9 @@ constexpr size_t kSamplesBetweenPauses = 256;
 void fill_pprof(const StackProfile& profile, pprof::Profile& out,
                 const std::function<void()>& pause) {
   StringTable strings(out);
+  // speedscope's importer takes default_sample_type (a string index) for an index into
+  // sample_type: with "cpu" at string 1 it still picks cpu/nanoseconds, the second type.
+  if (profile.sampling) strings.index(kCpuSampleType.type);
   const std::vector<ProfileValue> values = carried_values(profile);
   for (ProfileValue v : values) {
     add_sample_type(out, strings, pprof_sample_type(v));
@@ -173,6 +229,7 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_label(*sample, strings, kLabelCheck, s.labels->check);
     add_label(*sample, strings, kLabelDirection, s.labels->direction);
   }
+  if (profile.sampling) add_rest_of_busy_cpu(profile, values, out, strings, locations);
   locations.finish();
 
   out.set_time_nanos(profile.time_unix_ns);
@@ -194,9 +251,12 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_comment(out, strings, kCommentHardened, profile.hardened_usercopy);
   }
   if (profile.latency) add_comment(out, strings, kCommentLatency, "on");
+  // Busy contexts are samples (above); idle is not busy CPU, so it stays a comment.
   if (profile.sampling) {
-    for (const auto& [context, n] : profile.sampled_by_context) {
-      add_comment(out, strings, std::string(kCommentSampledPrefix) + context, std::to_string(n));
+    if (auto idle = profile.sampled_by_context.find("idle");
+        idle != profile.sampled_by_context.end()) {
+      add_comment(out, strings, std::string(kCommentSampledPrefix) + idle->first,
+                  std::to_string(idle->second));
     }
   }
 }

@@ -66,6 +66,7 @@ std::string header(const StackProfile& p) {
   return out;
 }
 
+// The figures behind the headline and beside it, each saying what it is.
 std::string totals(const UsercopyCost& cost) {
   if (!cost.sampling) return "";
   std::string out;
@@ -74,22 +75,31 @@ std::string totals(const UsercopyCost& cost) {
                ? " (" + printf_string("%.3f", seconds / cost.window_seconds) + " cores)"
                : "";
   };
-  out += "busy kernel CPU     " + pad(format_seconds(cost.kernel_cpu_seconds), 10, true) +
-         cores(cost.kernel_cpu_seconds) + "\n";
-  out += "in the checks       " + pad(format_seconds(cost.check_cpu_seconds), 10, true) +
+  const double busy = cost.kernel_cpu_seconds + cost.user_cpu_seconds;
+  out += "  busy CPU              " + pad(format_seconds(busy), 10, true) + cores(busy) +
+         ": kernel " + format_seconds(cost.kernel_cpu_seconds) + ", user " +
+         format_seconds(cost.user_cpu_seconds) + "\n";
+  out += "  in the checks         " + pad(format_seconds(cost.check_cpu_seconds), 10, true) +
          cores(cost.check_cpu_seconds);
-  if (auto share = cost.share_of_kernel())
-    out += ", " + format_percent(*share) + " of busy kernel CPU";
-  return out + "\n";
+  if (auto share = cost.share_of_kernel()) {
+    out += "; " + format_percent(*share) + " of busy kernel CPU";
+  }
+  out += "\n";
+  if (cost.interrupt_samples) {
+    out += "  interrupts in checks  " + pad(format_seconds(cost.interrupt_cpu_seconds), 10, true) +
+           " " + format_interrupts(cost) + "\n";
+  }
+  return out;
 }
 
 std::string table(const UsercopyCost& cost) {
   if (cost.callsites.empty()) return "no usercopy check was seen in this profile\n";
   std::string out = pad("share", 8, true) + pad("CPU", 10, true) + pad("calls", 9, true) +
                     pad("bytes", 11, true) + "  " + pad("call site", 24, false) + " " +
-                    pad("syscall", 12, false) + " checks\n";
+                    pad("syscall", 12, false) + " checks" +
+                    (cost.sampling ? "  (share: of busy CPU)" : "") + "\n";
   for (const CallsiteCost& row : cost.callsites) {
-    out += pad(row.share_of_kernel ? format_percent(*row.share_of_kernel) : "-", 8, true) +
+    out += pad(row.share ? format_percent(*row.share) : "-", 8, true) +
            pad(cost.sampling ? format_seconds(row.cpu_seconds) : "-", 10, true) +
            pad(cost.probes ? format_count(row.calls) : "-", 9, true) +
            pad(cost.probes ? format_bytes(row.bytes) : "-", 11, true) + "  " +
@@ -107,8 +117,7 @@ std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
     uint64_t row_total = cost.sampling ? row.samples : row.calls;
     if (row.top_stacks.empty() || row_total == 0) continue;
     out += "\n" + row.callsite + " (" + row.syscall + ")";
-    if (row.share_of_kernel)
-      out += ", " + format_percent(*row.share_of_kernel) + " of busy kernel CPU";
+    if (row.share) out += ", " + format_percent(*row.share) + " of busy CPU";
     out += ":\n";
     for (const StackCost& sc : row.top_stacks) {
       const std::string share =
@@ -145,6 +154,32 @@ std::string format_checks(const CallsiteCost& row, bool sampling) {
   return out.empty() ? "-" : out;
 }
 
+std::optional<std::string> headline(const UsercopyCost& cost, const std::string& window) {
+  const auto share = cost.share_of_busy();
+  if (!share) return std::nullopt;
+  return format_share(*share) +
+         " of busy CPU is in the checks: " + format_count_exact(cost.check_samples) + " of " +
+         format_count_exact(cost.busy_samples()) + " busy samples (kernel + user, idle left out) " +
+         window;
+}
+
+std::string format_interrupts(const UsercopyCost& cost) {
+  return "(" + std::to_string(cost.interrupt_samples) +
+         (cost.interrupt_samples == 1 ? " sample" : " samples") +
+         "): kernel CPU, not the checks' (an interrupt or softirq ran on top of a check)";
+}
+
+std::string format_share(double fraction) { return printf_string("%.2f %%", 100.0 * fraction); }
+
+std::string format_count_exact(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string format_percent(double fraction) {
   const double pct = 100.0 * fraction;
   if (pct > 0 && pct < 0.01) return "<0.01 %";
@@ -177,10 +212,10 @@ std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost) 
            "): they cost nothing here";
   }
   if (cost.sampling) {
-    auto share = cost.share_of_kernel();
-    if (!share) return "no busy kernel CPU was sampled in this profile: nothing to decide on";
+    auto share = cost.share_of_busy();
+    if (!share) return "no busy CPU was sampled in this profile: nothing to decide on";
     std::string cores = cost.cores() ? " (" + printf_string("%.3f", *cost.cores()) + " cores)" : "";
-    return "the checks cost " + format_percent(*share) + " of busy kernel CPU" + cores +
+    return "the checks cost " + format_share(*share) + " of busy CPU" + cores +
            "; booting with hardened_usercopy=off would save about that much";
   }
   std::string out = "probe mode counts checks, not CPU time: " + format_count(cost.calls) +
@@ -190,7 +225,7 @@ std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost) 
     out += ", " + format_seconds(seconds) + " inside them by their own timing (" +
            printf_string("%.3f", seconds / cost.window_seconds) + " cores)";
   }
-  return out + "; record with --mode sample or auto for the share of kernel CPU";
+  return out + "; record with --mode sample or auto for the share of busy CPU";
 }
 
 std::optional<std::string> prediction_line(const StackProfile& profile, const UsercopyCost& cost) {
@@ -199,14 +234,16 @@ std::optional<std::string> prediction_line(const StackProfile& profile, const Us
   const auto speedup = cost.speedup_with_checks_off();
   if (!share || !speedup) return std::nullopt;
   return "CPU-bound work would run " + printf_string("%.3f", *speedup) +
-         "x as fast with hardened_usercopy=off (the checks take " + format_percent(*share) +
-         " of busy CPU, kernel + user; what this assumes: README, \"What would "
-         "hardened_usercopy=off save?\")";
+         "x as fast with hardened_usercopy=off (1 / (1 - " + format_share(*share) +
+         "); what this assumes: README, \"What would hardened_usercopy=off save?\")";
 }
 
 std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
                           size_t stacks_for_top_callsites) {
   std::string out = header(profile);
+  if (auto line = headline(cost, "over the profile's " + format_seconds(cost.window_seconds))) {
+    out += "\n" + *line + "\n";
+  }
   const std::string sums = totals(cost);
   if (!sums.empty()) out += "\n" + sums;
   out += "\n" + table(cost);

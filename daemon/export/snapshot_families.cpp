@@ -161,8 +161,19 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
                                        "denominator of usercopy_cpu_seconds_total.",
                                        MetricType::Counter, {"context"})};
   for (const auto& series : snapshot.sampled()) sampled.add({series.context()}, series.samples());
+  FamilyBuilder excluded("usercopy_excluded_cpu_samples_total",
+                         "CPU clock samples with a hardened-usercopy check on the stack that are "
+                         "not the check's cost, by reason (interrupt: an interrupt, exception or "
+                         "softirq ran on top of the check). Counted in "
+                         "usercopy_sampled_cpu_samples_total{context=\"kernel\"}, not in "
+                         "usercopy_cpu_samples_total.",
+                         MetricType::Counter, {"reason"});
+  for (const auto& series : snapshot.excluded()) {
+    excluded.add({series.reason()}, as_double(series.samples()));
+  }
   out.push_back(std::move(cpu.samples).build());
   out.push_back(std::move(sampled.samples).build());
+  out.push_back(std::move(excluded).build());
 
   add_prediction_families(snapshot, out);
   out.push_back(std::move(cpu.seconds).build());

@@ -1,8 +1,12 @@
 #include "export/web_view.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
+#include <iterator>
 
+#include "cli/duration.h"
+#include "core/quoted_value.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/markup_escape.h"
@@ -25,6 +29,7 @@ constexpr const char* kStyle =
     "font-variant-numeric:tabular-nums;white-space:nowrap}"
     "table.facts th{background:none;font-weight:600}"
     ".yes{color:#1a7f37;font-weight:600}.no{color:#cf222e;font-weight:600}"
+    ".headline{font-size:1.5rem;font-weight:600;margin:.6rem 0 .1rem}"
     ".verdict{font-size:1.1rem;padding:.6rem .8rem;background:#f6f8fa;border-left:4px solid "
     "#0969da}"
     ".flame svg{max-width:100%;height:auto;border:1px solid #d0d7de}"
@@ -46,9 +51,35 @@ std::string fact(const std::string& what, const std::string& html_value) {
   return "<tr><th>" + e(what) + "</th><td>" + html_value + "</td></tr>\n";
 }
 
-// The page reloads itself once per drain interval, at most once a second.
-int64_t refresh_seconds(const WebViewInput& in) {
-  return std::max<int64_t>(in.interval.count() / 1000, 1);
+// Not once per drain: the numbers move with a window of minutes, and a reload loses the reader's
+// scroll position and the flame graph's tooltips.
+int64_t reload_seconds(const WebViewInput& in) {
+  return std::max<int64_t>(kReloadSeconds, in.interval.count() / 1000);
+}
+
+// "over the last 5m (--prediction.window), 2m10s of it so far"
+std::string window_words(const WebViewInput& in) {
+  const auto covered = std::chrono::milliseconds(in.window.duration_ns / 1000000);
+  std::string out = "over the last " + format_duration(in.prediction_window) +
+                    " (--prediction.window, the window of usercopy_checks_busy_cpu_ratio)";
+  if (covered + in.interval < in.prediction_window) {
+    out += ", " + format_duration(std::chrono::duration_cast<std::chrono::seconds>(covered)) +
+           " of it so far";
+  }
+  return out;
+}
+
+std::string headline_block(const WebViewInput& in, const UsercopyCost& cost) {
+  std::string out;
+  if (auto line = headline(cost, window_words(in))) {
+    const size_t colon = line->find(": ");
+    out += "<p class=\"headline\" id=\"headline\">" + e(line->substr(0, colon)) + "</p>\n";
+    out += "<p class=\"lede\" id=\"headline-detail\">" + e(line->substr(colon + 2)) + "</p>\n";
+  } else if (cost.sampling) {
+    out += "<p class=\"headline\" id=\"headline\">No busy CPU sampled yet " + e(window_words(in)) +
+           "</p>\n";
+  }
+  return out;
 }
 
 std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
@@ -68,33 +99,54 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
   out += fact("mode", "<code>--mode " + e(in.mode) + "</code>: " + e(sampling) + ", probes " +
                           (any_probe ? "attached" : "not attached"));
   std::string window = "none yet";
-  if (in.last_interval.duration_ns > 0) {
-    window = format_seconds(static_cast<double>(in.last_interval.duration_ns) / 1e9) + " ending " +
-             utc_time(in.last_interval.time_unix_ns + in.last_interval.duration_ns);
+  if (in.window.duration_ns > 0) {
+    window = format_seconds(static_cast<double>(in.window.duration_ns) / 1e9) + " ending " +
+             utc_time(in.window.time_unix_ns + in.window.duration_ns);
   }
-  out += fact("last interval", e(window) + " (drains so far: " + std::to_string(s.intervals()) +
-                                   ", this page reloads every " +
-                                   std::to_string(refresh_seconds(in)) + " s)");
+  out += fact("window", e(window) + " (drains so far: " + std::to_string(s.intervals()) +
+                            ", one every " + e(format_duration(in.interval)) + ")");
   if (cost.sampling) {
-    out += fact("busy kernel CPU", e(format_seconds(cost.kernel_cpu_seconds)) + " in the interval");
+    out += fact("busy CPU", e(format_seconds(cost.kernel_cpu_seconds + cost.user_cpu_seconds) +
+                              ": kernel " + format_seconds(cost.kernel_cpu_seconds) + ", user " +
+                              format_seconds(cost.user_cpu_seconds) + " (idle left out)"));
+    std::string secondary = format_seconds(cost.check_cpu_seconds) + " CPU";
+    if (auto cores = cost.cores()) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.3f", *cores);
+      secondary += std::string(" (") + buf + " cores)";
+    }
+    if (auto kernel = cost.share_of_kernel()) {
+      secondary += "; " + format_percent(*kernel) + " of busy kernel CPU";
+    }
+    out += fact("in the checks", e(secondary));
+    out += fact("interrupts in checks",
+                e(format_seconds(cost.interrupt_cpu_seconds) + " " + format_interrupts(cost)) +
+                    " — <code>usercopy_excluded_cpu_samples_total</code>");
   }
+  const std::string updated = s.timestamp_unix_ms() ? utc_time(s.timestamp_unix_ms() * 1000000)
+                                                    : std::string("not yet (no drain)");
+  out += fact("updated",
+              "<span id=\"updated\">" + e(updated) + "</span> — " +
+                  (in.reload ? "this page reloads every " + std::to_string(reload_seconds(in)) +
+                                   " s (<a href=\"?refresh=off\">stop reloading</a>)"
+                             : std::string("not reloading (<a href=\".\">reload every ") +
+                                   std::to_string(reload_seconds(in)) + " s</a>)"));
   out += fact("hucprof", e(s.build().version()) + ", libbpf " + e(s.build().libbpf()));
   return out + "</table>\n";
 }
 
 std::string callsite_table(const UsercopyCost& cost) {
   if (cost.callsites.empty()) {
-    return "<p>No usercopy check was seen in the last interval.</p>\n";
+    return "<p>No usercopy check was seen in the window.</p>\n";
   }
   std::string out =
-      "<table id=\"callsites\">\n<tr><th>share of busy kernel CPU</th><th>CPU</th><th>calls</th>"
+      "<table id=\"callsites\">\n<tr><th>share of busy CPU</th><th>CPU</th><th>calls</th>"
       "<th>bytes</th><th>call site</th><th>syscall</th><th>which check</th></tr>\n";
   const size_t rows = std::min(cost.callsites.size(), kMaxCallsiteRows);
   for (size_t i = 0; i < rows; ++i) {
     const CallsiteCost& row = cost.callsites[i];
     const std::string checks = format_checks(row, cost.sampling);
-    out += "<tr><td class=\"n\">" +
-           e(row.share_of_kernel ? format_percent(*row.share_of_kernel) : "-") +
+    out += "<tr><td class=\"n\">" + e(row.share ? format_percent(*row.share) : "-") +
            "</td><td class=\"n\">" + e(cost.sampling ? format_seconds(row.cpu_seconds) : "-") +
            "</td><td class=\"n\">" + e(cost.probes ? format_count(row.calls) : "-") +
            "</td><td class=\"n\">" + e(cost.probes ? format_bytes(row.bytes) : "-") +
@@ -124,29 +176,34 @@ std::string probe_table(const hucprof::v1::Snapshot& s) {
 
 std::string flame_graph(const StackProfile& profile) {
   const char* title = profile.sampling
-                          ? "CPU in the usercopy checks, last interval (cpu-clock samples)"
-                          : "usercopy checks, last interval (calls)";
+                          ? "CPU in the usercopy checks, prediction window (cpu-clock samples)"
+                          : "usercopy checks, prediction window (calls)";
   return render_profile_flame_graph(profile, title);
 }
 
 }  // namespace
 
 std::string render_web_view(const WebViewInput& in) {
-  const UsercopyCost cost = summarize_cost(in.last_interval, 0);  // the flame graph has stacks
+  const UsercopyCost cost = summarize_cost(in.window, 0);  // the flame graph has stacks
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh_seconds(in)) + "\">\n";
+  if (in.reload) {
+    out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(reload_seconds(in)) + "\">\n";
+  }
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>hucprof — " + e(in.snapshot.build().kernel()) + "</title>\n<style>" + kStyle +
          "</style>\n</head><body>\n";
   out +=
       "<h1>hucprof</h1>\n<p class=\"lede\">The CPU cost of the kernel's hardened-usercopy "
       "checks (CONFIG_HARDENED_USERCOPY), per kernel call site.</p>\n";
+  out += headline_block(in, cost);
   out += facts(in, cost);
-  out += "<h2>Verdict, last interval</h2>\n<p class=\"verdict\" id=\"verdict\">" +
-         e(verdict_line(in.last_interval, cost)) + "</p>\n";
-  out += "<h2>Top call sites, last interval</h2>\n" + callsite_table(cost);
-  out += "<h2>Flame graph, last interval</h2>\n<div class=\"flame\">\n" +
-         flame_graph(in.last_interval) + "</div>\n";
+  out += "<h2>Verdict</h2>\n<p class=\"verdict\" id=\"verdict\">" +
+         e(verdict_line(in.window, cost)) + "</p>\n";
+  if (auto prediction = prediction_line(in.window, cost)) {
+    out += "<p id=\"prediction\">" + e(*prediction) + "</p>\n";
+  }
+  out += "<h2>Top call sites</h2>\n" + callsite_table(cost);
+  out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n" + flame_graph(in.window) + "</div>\n";
   out += "<h2>Probes</h2>\n" + probe_table(in.snapshot);
   out +=
       "<footer><a href=\"metrics\">/metrics</a> · <a href=\"debug/pprof/usercopy\">profile "
@@ -157,10 +214,26 @@ std::string render_web_view(const WebViewInput& in) {
 }
 
 HttpHandler make_web_view_handler(std::function<WebViewInput()> input) {
-  return [input = std::move(input)](const HttpRequest&) {
+  return [input = std::move(input)](const HttpRequest& request) {
     HttpResponse r;
+    const auto refresh = request.query.equal_range("refresh");
+    bool reload = true;
+    if (refresh.first != refresh.second) {
+      if (std::next(refresh.first) != refresh.second || refresh.first->second != "off") {
+        r.status = 400;
+        r.body = "refresh: " +
+                 (std::next(refresh.first) != refresh.second
+                      ? std::string("given twice")
+                      : quoted_value(refresh.first->second) + " is not \"off\"") +
+                 "\n";
+        return r;
+      }
+      reload = false;
+    }
+    WebViewInput in = input();
+    in.reload = reload;
     r.content_type = "text/html; charset=utf-8";
-    r.body = render_web_view(input());
+    r.body = render_web_view(in);
     r.headers = {
         {"Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:"},
         {"X-Content-Type-Options", "nosniff"},

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Host tier, web view: a real browser (Debian's headless Chromium) loads "/" from a running
-daemon during a UDP flood. The DOM Chromium built must list udp_recvmsg among the top call sites
-of the last interval, the probe table must give every target with its reason, and the flame
-graph must be there; the screenshot is kept as a test artifact (web_view.png in the work dir)."""
+daemon during a UDP flood. The DOM Chromium built must give the headline (share of busy CPU over
+the prediction window, with its samples) and when it was updated, list udp_recvmsg among the top
+call sites with its share of busy CPU, give every probe target with its reason, and hold the
+flame graph; the page reloads itself only after a minute, and never with ?refresh=off. The
+screenshot is kept as a test artifact (web_view.png in the work dir)."""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -40,8 +43,8 @@ class WebViewDuringAFlood(unittest.TestCase):
 
     @classmethod
     def load_until_udp_recvmsg_shows(cls):
-        """The last interval is a few seconds; a page loaded between two flood intervals may
-        miss it, so load again (bounded) rather than race."""
+        """A page loaded before the first drain of the flood misses it: load again (bounded)
+        rather than race."""
         dom = ""
         for _ in range(3):
             time.sleep(5)  # at least two drains into the flood
@@ -63,7 +66,7 @@ class WebViewDuringAFlood(unittest.TestCase):
     def test_top_call_sites_list_udp_recvmsg_with_a_share(self):
         rows = dom_tables.tables(self.dom).get("callsites")
         self.assertTrue(rows, "no call-site table in the DOM")
-        self.assertEqual(rows[0][:2], ["share of busy kernel CPU", "CPU"])
+        self.assertEqual(rows[0][:2], ["share of busy CPU", "CPU"])
         udp = [r for r in rows if "udp_recvmsg" in r]
         self.assertTrue(udp, rows)
         self.assertRegex(udp[0][0], r"^\d+(\.\d+)? %$")
@@ -79,12 +82,35 @@ class WebViewDuringAFlood(unittest.TestCase):
         if targets["__check_object_size"][1] == "no":
             self.assertTrue(targets["__check_object_size"][4], "an unattached probe says why")
 
+    def test_headline_gives_share_samples_window_and_update_time(self):
+        headline = re.search(r'<p class="headline" id="headline">(\d+\.\d\d) % of busy CPU is in '
+                             r'the checks</p>', self.dom)
+        self.assertTrue(headline, self.dom[:3000])
+        detail = re.search(r'id="headline-detail">([\d,]+) of ([\d,]+) busy samples \(kernel \+ '
+                           r'user, idle left out\) over the last 5m \(--prediction.window',
+                           self.dom)
+        self.assertTrue(detail, self.dom[:3000])
+        checks, busy = (int(g.replace(",", "")) for g in detail.groups())
+        self.assertGreater(checks, 0)
+        self.assertAlmostEqual(100 * checks / busy, float(headline.group(1)), delta=0.005 + 1e-9)
+        self.assertRegex(self.dom, r'<span id="updated">\d\d:\d\d:\d\d UTC</span> — this page '
+                                   r'reloads every 60 s')
+
+    def test_reloads_only_after_a_minute_and_never_when_asked(self):
+        # Chromium keeps a <meta> refresh in the DOM it parsed: its content is the period.
+        refresh = re.findall(r'<meta http-equiv="refresh" content="(\d+)">', self.dom)
+        self.assertEqual(refresh, ["60"], "not every 2 s drain: reloads lose scroll and tooltips")
+        still = chromium.dump_dom(self.daemon.url("/?refresh=off"))
+        self.assertNotIn('http-equiv="refresh"', still)
+        self.assertIn("not reloading", still)
+        self.assertRegex(still, r'id="headline"')
+
     def test_status_verdict_and_flame_graph(self):
         facts = {r[0]: r[1] for r in dom_tables.tables(self.dom).get("facts", []) if len(r) == 2}
         self.assertEqual(facts.get("kernel"), os.uname().release)
         self.assertRegex(facts.get("hardened usercopy", ""), r"^(on|off) — ")
         self.assertIn("--mode auto", facts.get("mode", ""))
-        self.assertRegex(self.dom, r"the checks cost \d+\.\d+ % of busy kernel CPU")
+        self.assertRegex(self.dom, r"the checks cost \d+\.\d\d % of busy CPU")
         self.assertIn("<svg", self.dom)
         self.assertRegex(self.dom, r"<text[^>]*>udp_recvmsg</text>")
         self.assertNotIn("<script", self.dom)

@@ -3,8 +3,10 @@
 
 huc_profile_fixture writes the profile spelled out in tests/lib/fixture_profile.h; pprof
 (built from Debian's golang-github-google-pprof-dev) must show exactly that: the stacks leaf
-first, the labels, the values per sample type, CPU time = samples x 10101010 ns, and no kernel
-address. The daemon's real profiles are read by pprof in the host and VM tiers."""
+first, the labels, the values per sample type, CPU time = samples x 10101010 ns, no kernel
+address, and percentages of busy CPU (the rest of it is in the profile), also across a
+-diff_base of a checks-heavy and a checks-light profile. The daemon's real profiles are read by
+pprof in the host and VM tiers."""
 
 import os
 import re
@@ -60,7 +62,12 @@ class PprofReadsFixture(unittest.TestCase):
         self.assertIn("PeriodType: cpu nanoseconds", out)
         self.assertIn("Period: 10101010", out)
         self.assertIn("Duration: 30s", out)
-        self.assertIn("hucprof.sampled_cpu_samples.kernel=1000", out)
+        # The rest of busy CPU as samples: 1000 kernel - 9 in the checks, 400 user; idle is not
+        # busy and stays a comment.
+        self.assertRegex(out, r"\b991\s+10010100910\s+0\s+0\s+0\s+0: \d+ \d+ \n\s+context:\[kernel\]")
+        self.assertRegex(out, r"\b400\s+4040404000\s+0\s+0\s+0\s+0: \d+ \d+ \n\s+context:\[user\]")
+        self.assertIn("hucprof.sampled_cpu_samples.idle=8000", out)
+        self.assertNotIn("sampled_cpu_samples.kernel", out)
 
     def test_addresses_are_offsets_from_stext_never_kernel_addresses(self):
         out = pprof("-raw", self.path)
@@ -72,12 +79,34 @@ class PprofReadsFixture(unittest.TestCase):
 
     def test_top_per_sample_type(self):
         cpu = pprof("-top", self.path)
-        self.assertRegex(cpu, r"Total samples = 90.91ms")
-        self.assertRegex(cpu, r"(?m)^\s*70.71ms\s+77.78%.*\s__check_object_size$")
+        # Of busy CPU: 1400 samples x 10101010 ns.
+        self.assertRegex(cpu, r"Total samples = 14.14s")
+        self.assertRegex(cpu, r"(?m)^\s*0.07s\s+0.5%.*\s__check_object_size$")
+        self.assertRegex(cpu, r"(?m)^\s*10.01s\s+70.79%.*\s\[other kernel CPU\]$")
+        self.assertRegex(cpu, r"(?m)^\s*4.04s\s+28.57%.*\s\[user CPU\]$")
+        # The checks' share of busy CPU, as hucprof's headline gives it: 9 of 1400 samples.
+        checks = pprof("-top", "-focus=^__check_object_size", self.path)
+        self.assertRegex(checks, r"Showing nodes accounting for 0.09s, 0.64% of 14.14s total")
         calls = pprof("-top", "-sample_index=calls", self.path)
         self.assertRegex(calls, r"Total samples = 1000\b")
         sub = pprof("-top", "-sample_index=subchecks", self.path)
         self.assertRegex(sub, r"\b3\s+100%\s+100%\s+3\s+100%\s+find_vmap_area")
+
+    def test_diff_of_heavy_and_light_compares_shares(self):
+        # The same 9 check samples in 1400 busy samples (heavy: 0.643 %) and in 4200 (light:
+        # 0.214 %). In CPU time the two are equal; -normalize scales the new profile to the
+        # base's total, which is busy CPU here, so the diff is the change in share: +0.429 pp.
+        light = os.path.join(self.dir, "light.pb.gz")
+        subprocess.run([ARGS.fixture, "--user-samples", "3200", light], check=True)
+        self.assertRegex(pprof("-top", "-focus=^__check_object_size", light),
+                         r"accounting for 0.09s, 0.21% of 42.42s total")
+        raw = pprof("-top", "-focus=^__check_object_size", "-diff_base=" + light, self.path)
+        self.assertRegex(raw, r"accounting for 0, 0% of 42.42s total",
+                         "without -normalize pprof compares CPU time, which did not change")
+        diff = pprof("-top", "-normalize", "-focus=^__check_object_size", "-diff_base=" + light,
+                     self.path)
+        self.assertRegex(diff, r"accounting for 0.18s, 0.43% of 42.42s total")
+        self.assertRegex(diff, r"(?m)^\s*0.14s\s+0.33%.*\s__check_object_size$")
 
     def test_tags_split_by_callsite(self):
         out = pprof("-tags", "-tagfocus=callsite=netlink_recvmsg", self.path)

@@ -7,11 +7,19 @@
 // time (--seconds, at most 600). Prints one summary line and exits 0; exits 2 on bad usage.
 //
 //   huc_udp_flood --seconds 40 [--payload 1024] [--senders 1] [--port 0]
+//                 [--receiver-cpu N] [--sender-cpu N]
+//
+// The CPU options pin the receiver or every sender to one CPU: with receive packet steering on
+// lo pointed at the receiver's CPU, each batch of datagrams then reaches it as an IPI whose
+// softirq runs on top of whatever the receiver was doing, its usercopy checks included (the host
+// test of interrupts inside checks).
 //
 // Reused by the e2e tier (tests/e2e) and meant for the VM tier: a self-contained binary with no
 // dependency beyond libc and threads.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -39,12 +47,25 @@ struct Options {
   int payload = 1024;
   int senders = 1;
   int port = 0;  // 0: the kernel picks a free one
+  int receiver_cpu = -1;  // -1: wherever the scheduler puts it
+  int sender_cpu = -1;
 };
+
+constexpr int kMaxCpu = CPU_SETSIZE - 1;
+
+// Pins the calling thread; a CPU that is not online is an error the caller reports.
+bool pin_to(int cpu) {
+  if (cpu < 0) return true;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
 
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--seconds N (1..%d)] [--payload BYTES (1..%d)] [--senders N (1..%d)] "
-               "[--port P]\n"
+               "[--port P] [--receiver-cpu N] [--sender-cpu N]\n"
                "UDP flood over 127.0.0.1 only, bounded in time.\n",
                argv0, kMaxSeconds, kMaxPayload, kMaxSenders);
 }
@@ -69,6 +90,8 @@ bool parse(int argc, char** argv, Options& o) {
     else if (a == "--payload") good = parse_int(v, 1, kMaxPayload, o.payload);
     else if (a == "--senders") good = parse_int(v, 1, kMaxSenders, o.senders);
     else if (a == "--port") good = parse_int(v, 0, 65535, o.port);
+    else if (a == "--receiver-cpu") good = parse_int(v, 0, kMaxCpu, o.receiver_cpu);
+    else if (a == "--sender-cpu") good = parse_int(v, 0, kMaxCpu, o.sender_cpu);
     if (!good) {
       std::fprintf(stderr, "bad value for %s: %s\n", argv[i - 1], v);
       return false;
@@ -131,8 +154,10 @@ int main(int argc, char** argv) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.seconds);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> sent{0}, received{0}, bytes{0};
+  std::atomic<bool> pinned{true};
 
   std::thread receiver([&] {
+    if (!pin_to(o.receiver_cpu)) pinned = false;
     std::vector<char> buf(kMaxPayload);
     sockaddr_in from{};
     while (!stop.load(std::memory_order_relaxed)) {
@@ -148,6 +173,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> senders;
   for (int s = 0; s < o.senders; ++s) {
     senders.emplace_back([&] {
+      if (!pin_to(o.sender_cpu)) pinned = false;
       Socket tx;
       if (!tx.ok()) return;
       std::vector<char> payload(static_cast<size_t>(o.payload), 'u');
@@ -166,6 +192,11 @@ int main(int argc, char** argv) {
   stop.store(true);
   for (auto& t : senders) t.join();
   receiver.join();
+  if (!pinned) {
+    std::fprintf(stderr, "huc_udp_flood: cannot pin to CPU %d or %d (not online?)\n",
+                 o.receiver_cpu, o.sender_cpu);
+    return 1;
+  }
 
   std::printf("huc_udp_flood: %d s, port %d, payload %d B, %d sender(s): sent %llu, received %llu (%llu bytes)\n",
               o.seconds, ntohs(addr.sin_port), o.payload, o.senders, static_cast<unsigned long long>(sent.load()),

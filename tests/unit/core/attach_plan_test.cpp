@@ -300,6 +300,9 @@ TEST(AttachPlan, Host618WithoutKprobesSamplesAndSaysWhyNotProbes) {
   EXPECT_EQ(target(plan, "__check_heap_object").reason,
             "not tried: __check_object_size is not attached (sub-checks are counted inside it)");
   EXPECT_TRUE(plan.sampling);
+  EXPECT_TRUE(plan.interrupt_ranges.ranges.ranges.empty())
+      << "this excerpt has no interrupt entry code; tests/unit/core/interrupt_entries_test.cpp "
+         "has real kernels'";
 
   const Verdict auto_mode = judge(Mode::Auto, facts.hardened, planned_outcome(plan));
   EXPECT_TRUE(auto_mode.runs);
@@ -408,6 +411,22 @@ TEST(AttachPlan, LatencyAddsTheCheckExitInTheSameFlavourAndItsMap) {
   }());
   EXPECT_FALSE(sampled.maps.latency);
   EXPECT_EQ(sampled.targets.size(), probe_targets().size());
+}
+
+TEST(AttachPlan, SamplingCarriesTheInterruptEntryRanges) {
+  const auto k = index_of(std::string(kDebianKallsyms) +
+                          "ffffffff81c00290 T __irqentry_text_start\n"
+                          "ffffffff81c01150 T __irqentry_text_end\n"
+                          "ffffffff81c02000 T after_entry\n");
+  const auto plan = compute_attach_plan(k, debian_facts(k), options(Mode::Sample));
+  ASSERT_TRUE(plan.sampling);
+  ASSERT_EQ(plan.interrupt_ranges.ranges.ranges.size(), 1u);
+  EXPECT_EQ(plan.interrupt_ranges.ranges.ranges[0].start, 0xffffffff81c00290u);
+  EXPECT_EQ(plan.interrupt_ranges.ranges.ranges[0].end, 0xffffffff81c01150u);
+  EXPECT_EQ(compute_attach_plan(k, debian_facts(k), options(Mode::Probe))
+                .interrupt_ranges.ranges.ranges.size(),
+            0u)
+      << "only the sampler uses them";
 }
 
 TEST(AttachPlan, SampleModeTriesNoProbe) {

@@ -48,6 +48,29 @@ TEST_F(FlameTreeTest, MergesFromTheRootByNameWithChildrenInNameOrder) {
   EXPECT_EQ(flame_depth(root), 5u);
 }
 
+TEST_F(FlameTreeTest, AnInterruptInACheckIsKernelNotTheCheck) {
+  StackProfile p;
+  p.samples = {sample({"net_rx_action", "handle_softirqs", "__irq_exit_rcu",
+                       "sysvec_call_function_single", "asm_sysvec_call_function_single",
+                       "__virt_addr_valid", "__check_object_size", "udp_recvmsg"},
+                      1)};
+  const FlameNode root = build_flame_tree(p, kSamples, FoldingRules::defaults(), "all");
+  const FlameNode* at = &root.children.at(0);  // udp_recvmsg
+  std::vector<std::pair<std::string, FrameKind>> path;
+  while (!at->children.empty()) {
+    at = &at->children.at(0);
+    path.emplace_back(at->name, at->kind);
+  }
+  EXPECT_EQ(path, (std::vector<std::pair<std::string, FrameKind>>{
+                      {"__check_object_size", FrameKind::Check},
+                      {"__virt_addr_valid", FrameKind::Check},
+                      {"asm_sysvec_call_function_single", FrameKind::Kernel},
+                      {"sysvec_call_function_single", FrameKind::Kernel},
+                      {"__irq_exit_rcu", FrameKind::Kernel},
+                      {"handle_softirqs", FrameKind::Kernel},
+                      {"net_rx_action", FrameKind::Kernel}}));
+}
+
 TEST_F(FlameTreeTest, HelpersAreMarkedAndOtherValuesSelectable) {
   StackProfile p;
   ProfileSample s = sample({"__check_object_size", "simple_copy_to_iter", "netlink_recvmsg"}, 0);

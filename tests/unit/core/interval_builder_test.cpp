@@ -208,6 +208,19 @@ TEST(IntervalBuilder, SampleStackGivesCallsiteCheckAndSyscall) {
   EXPECT_EQ(deltas.sampled_by_context.at("idle"), 25u);
 }
 
+TEST(IntervalBuilder, InterruptsInChecksBecomeNamedDeltas) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sampling = true;
+  drain.excluded[HUC_EXCLUDE_INTERRUPT] = 4;
+  EXPECT_EQ(b.build(drain, syms).excluded_samples.at("interrupt"), 4u);
+  drain.excluded[HUC_EXCLUDE_INTERRUPT] = 9;  // per-CPU arrays stay cumulative in the kernel
+  EXPECT_EQ(b.build(drain, syms).excluded_samples.at("interrupt"), 5u);
+  drain.sampling = false;
+  EXPECT_TRUE(b.build(drain, syms).excluded_samples.empty()) << "only when the sampler was read";
+}
+
 TEST(IntervalBuilder, KernelDropsBecomeNamedDeltasAndEveryReasonIsPresent) {
   auto b = builder();
   auto syms = symbols();

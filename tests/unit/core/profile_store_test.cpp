@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/stack_interner.h"
+#include "core/usercopy_cost.h"
+#include "core/usercopy_cost_share.h"
 
 namespace hucprof {
 namespace {
@@ -118,6 +120,58 @@ TEST_F(ProfileStoreTest, DifferenceIsTheWindowBetweenTwoCumulativeProfiles) {
   EXPECT_EQ(window.sampled_by_context.at("kernel"), 40u);
   EXPECT_EQ(window.time_unix_ns, 110 * kSecond);
   EXPECT_EQ(window.duration_ns, 30 * kSecond);
+}
+
+TEST_F(ProfileStoreTest, WindowCoversTheSameDrainsAsThePrediction) {
+  // The web view shows window(), /metrics the prediction: fed the same drains at the same times,
+  // the two must give the same share, also once the window slides and its points are thinned.
+  for (const double window_seconds : {30.0, 100.0, 10000.0}) {
+    ProfileStore store(header(), std::chrono::duration<double>(window_seconds), 5.0);
+    UsercopyCostShare share(std::chrono::duration<double>{window_seconds});
+    share.observe(5.0, {});  // counting starts at zero, as the pipeline starts both
+    uint64_t in_checks = 0, busy = 0;
+    for (int drain = 1; drain <= 400; ++drain) {
+      const double at = 5.0 + drain * 1.0;
+      IntervalDeltas d;
+      const uint64_t udp = drain % 7, tcp = drain < 200 ? 3 : 0;
+      d.stacks = {sample(udp_, "udp_recvmsg", udp), sample(tcp_, "tcp_recvmsg", tcp)};
+      d.sampled_by_context = {{"kernel", 60}, {"user", 40}, {"idle", 900}};
+      d.excluded_samples = {{"interrupt", drain % 2}};
+      store.add(d, (100 + drain) * kSecond, at);
+      in_checks += udp + tcp;
+      busy += 100;
+      share.observe(at, {{{"udp_recvmsg", in_checks}}, busy});
+      if (drain % 37 != 0 && drain != 400) continue;
+      const StackProfile w = store.window();
+      const auto estimate = share.estimate();
+      ASSERT_TRUE(estimate);
+      const UsercopyCost cost = summarize_cost(w, 0);
+      ASSERT_TRUE(cost.share_of_busy());
+      EXPECT_DOUBLE_EQ(*cost.share_of_busy(), estimate->share)
+          << "window " << window_seconds << " s, drain " << drain;
+      EXPECT_EQ(cost.busy_samples(), estimate->busy);
+      EXPECT_DOUBLE_EQ(static_cast<double>(w.duration_ns) / kSecond, estimate->window_seconds);
+      EXPECT_EQ(w.time_unix_ns + w.duration_ns, (100 + drain) * kSecond);
+    }
+  }
+}
+
+TEST_F(ProfileStoreTest, WindowStartsWithTheFirstDrainAndCarriesTheExclusions) {
+  ProfileStore store(header(), std::chrono::seconds(300), 0.0);
+  IntervalDeltas d;
+  d.stacks = {sample(udp_, "udp_recvmsg", 5)};
+  d.sampled_by_context = {{"kernel", 100}, {"user", 20}};
+  d.excluded_samples = {{"interrupt", 2}};
+  store.add(d, 110 * kSecond, 10.0);
+  StackProfile w = store.window();
+  ASSERT_EQ(w.samples.size(), 1u) << "the first drain is inside the window";
+  EXPECT_EQ(w.samples[0].values[kSamples], 5u);
+  EXPECT_EQ(w.sampled_by_context.at("kernel"), 100u);
+  EXPECT_EQ(w.excluded_samples.at("interrupt"), 2u);
+  EXPECT_EQ(w.duration_ns, 10 * kSecond);
+  EXPECT_EQ(store.cumulative().excluded_samples.at("interrupt"), 2u);
+  store.close_interval(110 * kSecond);
+  EXPECT_EQ(store.last_interval().excluded_samples.at("interrupt"), 2u);
 }
 
 }  // namespace

@@ -82,6 +82,19 @@ TEST(SpeedupPrediction, SamplingSharesOfKernelPlusUserSamples) {
             (std::map<std::string, double>{{"other", 0.01}, {"udp_recvmsg", 0.03}}));
 }
 
+TEST(SpeedupPrediction, StartedAtZeroTheFirstDrainIsInTheWindow) {
+  // The daemon's counters start at zero with the sampler: its first drain is part of the window,
+  // as it is part of the profile since start, so both give the same share.
+  SpeedupPrediction prediction(seconds(300), true, false);
+  prediction.start(100);
+  v1::Snapshot first = snapshot_of({{{{"udp_recvmsg", "page"}, 12}}, 300, 100, 500, {}, 0});
+  prediction.update(110, first);
+  const auto* p = find(first, "sampling");
+  ASSERT_NE(p, nullptr);
+  EXPECT_DOUBLE_EQ(p->window_seconds(), 10);
+  EXPECT_DOUBLE_EQ(p->share(), 12.0 / 400);
+}
+
 TEST(SpeedupPrediction, LatencyIsCheckTimeOverBusyCpuTime) {
   SpeedupPrediction prediction(seconds(300), /*sampling=*/false, /*latency=*/true);
   v1::Snapshot first = snapshot_of({{}, 0, 0, 0, {{"udp_recvmsg", 1'000}}, 5'000'000'000});

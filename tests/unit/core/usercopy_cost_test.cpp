@@ -1,4 +1,5 @@
-// The decision numbers from a profile: share of busy kernel CPU, cores, per call site and stack.
+// The decision numbers from a profile: share of busy CPU (the headline), of busy kernel CPU,
+// cores, per call site and stack.
 #include "core/usercopy_cost.h"
 
 #include <gmock/gmock.h>
@@ -48,14 +49,53 @@ class UsercopyCostTest : public testing::Test {
   StackInterner interner_;
 };
 
-TEST_F(UsercopyCostTest, ShareOfBusyKernelCpuAndCores) {
+TEST_F(UsercopyCostTest, ShareOfBusyCpuThenOfBusyKernelCpuAndCores) {
   const UsercopyCost cost = summarize_cost(sampling_profile());
   EXPECT_DOUBLE_EQ(cost.kernel_cpu_seconds, 4.0);
+  EXPECT_DOUBLE_EQ(cost.user_cpu_seconds, 3.0);
   EXPECT_DOUBLE_EQ(cost.check_cpu_seconds, 0.25);  // 250 samples x 1 ms
+  EXPECT_EQ(cost.check_samples, 250u);
+  EXPECT_EQ(cost.busy_samples(), 7000u) << "kernel + user; idle is not busy";
+  ASSERT_TRUE(cost.share_of_busy());
+  EXPECT_DOUBLE_EQ(*cost.share_of_busy(), 250.0 / 7000);
   ASSERT_TRUE(cost.share_of_kernel());
   EXPECT_DOUBLE_EQ(*cost.share_of_kernel(), 0.25 / 4.0);
   ASSERT_TRUE(cost.cores());
   EXPECT_DOUBLE_EQ(*cost.cores(), 0.025);
+}
+
+TEST_F(UsercopyCostTest, InterruptsCountedAtTheSourceAreKernelCpuNotTheChecks) {
+  StackProfile p = sampling_profile();
+  p.excluded_samples = {{"interrupt", 70}};
+  const UsercopyCost cost = summarize_cost(p);
+  EXPECT_EQ(cost.interrupt_samples, 70u);
+  EXPECT_DOUBLE_EQ(cost.interrupt_cpu_seconds, 0.07);
+  EXPECT_EQ(cost.check_samples, 250u);
+  EXPECT_EQ(cost.busy_samples(), 7000u) << "already in the kernel context's samples";
+}
+
+TEST_F(UsercopyCostTest, AnInterruptStackAboveACheckIsNotTheChecks) {
+  // A profile the sampler did not filter (an older file): the same rule by names. A softirq on
+  // top of the check is kernel CPU; a check made inside a softirq is the check's.
+  StackProfile p = sampling_profile();
+  p.samples.push_back(sampled(stack({{"net_rx_action", 0},
+                                     {"handle_softirqs", 0},
+                                     {"__irq_exit_rcu", 0},
+                                     {"sysvec_call_function_single", 0},
+                                     {"asm_sysvec_call_function_single", 0},
+                                     {"__virt_addr_valid", 0},
+                                     {"__check_object_size", 0},
+                                     {"udp_recvmsg", 0}}),
+                              "udp_recvmsg", "recvfrom", "page", 25));
+  p.samples.push_back(sampled(stack({{"__check_object_size", 0},
+                                     {"tcp_recvmsg", 0},
+                                     {"handle_softirqs", 0},
+                                     {"asm_sysvec_apic_timer_interrupt", 0}}),
+                              "tcp_recvmsg", "none", "object", 5));
+  const UsercopyCost cost = summarize_cost(p);
+  EXPECT_EQ(cost.interrupt_samples, 25u);
+  EXPECT_EQ(cost.check_samples, 255u);
+  EXPECT_EQ(cost.callsites[0].samples, 200u) << "udp_recvmsg/recvfrom keeps only its own";
 }
 
 TEST_F(UsercopyCostTest, RowsPerCallsiteAndSyscallCostliestFirst) {
@@ -66,7 +106,7 @@ TEST_F(UsercopyCostTest, RowsPerCallsiteAndSyscallCostliestFirst) {
   EXPECT_EQ(top.syscall, "recvfrom");
   EXPECT_EQ(top.samples, 200u);
   EXPECT_DOUBLE_EQ(top.cpu_seconds, 0.2);
-  EXPECT_DOUBLE_EQ(*top.share_of_kernel, 0.05);
+  EXPECT_DOUBLE_EQ(*top.share, 200.0 / 7000) << "of busy CPU, as the headline";
   EXPECT_THAT(top.checks, ElementsAre(Pair("page", 150u), Pair("object", 50u)));
   EXPECT_EQ(cost.callsites[1].callsite, "tcp_recvmsg");
   EXPECT_EQ(cost.callsites[2].syscall, "recvmsg");
@@ -101,7 +141,8 @@ TEST_F(UsercopyCostTest, ProbeProfileRanksByCallsAndSplitsSubchecksPerRow) {
   slab.values[kSubchecks] = 900;
   p.samples = {a, b, slab};
   const UsercopyCost cost = summarize_cost(p);
-  EXPECT_FALSE(cost.share_of_kernel()) << "no sampling: no share";
+  EXPECT_FALSE(cost.share_of_busy()) << "no sampling: no share";
+  EXPECT_FALSE(cost.share_of_kernel());
   EXPECT_FALSE(cost.cores());
   EXPECT_EQ(cost.calls, 4000u);
   EXPECT_EQ(cost.bytes, 256000u);
@@ -111,9 +152,10 @@ TEST_F(UsercopyCostTest, ProbeProfileRanksByCallsAndSplitsSubchecksPerRow) {
   EXPECT_EQ(cost.callsites[1].top_stacks.size(), 1u) << "sub-check stacks carry no calls";
 }
 
-TEST_F(UsercopyCostTest, NoKernelTimeNoShare) {
+TEST_F(UsercopyCostTest, NoBusyTimeNoShare) {
   StackProfile p = sampling_profile();
-  p.sampled_by_context.clear();
+  p.sampled_by_context = {{"idle", 100}};
+  EXPECT_FALSE(summarize_cost(p).share_of_busy());
   EXPECT_FALSE(summarize_cost(p).share_of_kernel());
   p.duration_ns = 0;
   EXPECT_FALSE(summarize_cost(p).cores());

@@ -4,8 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/stack_interner.h"
 #include "export/gzip_codec.h"
@@ -51,8 +54,13 @@ TEST_F(PprofTest, SampleTypesFollowTheModes) {
   EXPECT_THAT(sample_type_names(sampling),
               testing::ElementsAre("samples/count", "cpu/nanoseconds"));
   EXPECT_EQ(sampling.string_table(sampling.default_sample_type()), "cpu");
+  // speedscope reads default_sample_type as an index into sample_type (jlfwong/speedscope,
+  // src/import/pprof.ts): both must point at cpu/nanoseconds, with and without probes.
+  EXPECT_EQ(sampling.default_sample_type(), 1);
+  EXPECT_EQ(to_pprof(both_modes()).default_sample_type(), 1);
   EXPECT_EQ(sampling.period(), 10101010);
-  EXPECT_EQ(sampling.sample_size(), 2) << "probe samples are not carried without probes";
+  // 2 sampled stacks and the rest of busy CPU (kernel, user); no probe samples without probes.
+  EXPECT_EQ(sampling.sample_size(), 4) << "probe samples are not carried without probes";
   EXPECT_EQ(sampling.sample(0).value(1), 7 * 10101010) << "cpu = samples x period";
   p.sampling = false;
   p.probes = true;
@@ -60,6 +68,93 @@ TEST_F(PprofTest, SampleTypesFollowTheModes) {
   EXPECT_THAT(sample_type_names(probes),
               testing::ElementsAre("calls/count", "bytes/bytes", "subchecks/count"));
   EXPECT_EQ(probes.string_table(probes.default_sample_type()), "calls");
+  EXPECT_EQ(probes.sample_size(), 2) << "no CPU denominator without sampling";
+}
+
+// The names of a sample's frames, leaf first, and its labels as key=value.
+std::pair<std::vector<std::string>, std::set<std::string>> frames_and_labels(
+    const pprof::Profile& p, const pprof::Sample& s) {
+  std::map<uint64_t, std::string> function_names, location_names;
+  for (const auto& f : p.function()) function_names[f.id()] = p.string_table(f.name());
+  for (const auto& l : p.location())
+    location_names[l.id()] = function_names[l.line(0).function_id()];
+  std::vector<std::string> frames;
+  for (uint64_t id : s.location_id()) frames.push_back(location_names[id]);
+  std::set<std::string> labels;
+  for (const auto& label : s.label()) {
+    labels.insert(p.string_table(label.key()) + "=" + p.string_table(label.str()));
+  }
+  return {frames, labels};
+}
+
+TEST_F(PprofTest, TheRestOfBusyCpuIsInTheProfileSoEveryViewDividesByIt) {
+  StackProfile p = both_modes();  // kernel 1000, user 400, idle 8000; 9 samples in the checks
+  p.excluded_samples = {{"interrupt", 4}};
+  const pprof::Profile out = to_pprof(p);
+  using Frames = std::vector<std::string>;
+  std::map<Frames, std::pair<int64_t, std::set<std::string>>> rest;
+  int64_t total = 0;
+  for (const auto& s : out.sample()) {
+    total += s.value(0);
+    auto [frames, labels] = frames_and_labels(out, s);
+    if (frames.back() == "[not in the checks]") rest[frames] = {s.value(0), labels};
+  }
+  EXPECT_EQ(total, 1400) << "busy samples, kernel + user: pprof's percentages are of busy CPU";
+  const auto kernel = rest.at({"[other kernel CPU]", "[not in the checks]"});
+  EXPECT_EQ(kernel.first, 1000 - 9 - 4);
+  EXPECT_EQ(kernel.second, (std::set<std::string>{"context=kernel"}));
+  const auto interrupts =
+      rest.at({"[interrupt in a check]", "[other kernel CPU]", "[not in the checks]"});
+  EXPECT_EQ(interrupts.first, 4);
+  EXPECT_EQ(interrupts.second, (std::set<std::string>{"context=kernel", "excluded=interrupt"}));
+  EXPECT_EQ(rest.at({"[user CPU]", "[not in the checks]"}).first, 400);
+  for (const auto& l : out.location()) {
+    if (l.mapping_id() == 0) {
+      EXPECT_EQ(l.address(), 0u) << "made-up frames have no address";
+    }
+  }
+  std::vector<std::string> comments;
+  for (int64_t c : out.comment()) comments.push_back(out.string_table(c));
+  EXPECT_THAT(comments, testing::Contains("hucprof.sampled_cpu_samples.idle=8000"));
+  EXPECT_THAT(comments, testing::Not(testing::Contains(HasSubstr("samples.kernel"))))
+      << "the busy contexts are samples now, which merge and diff with the profile";
+}
+
+TEST_F(PprofTest, ReaderTakesTheDenominatorFromTheRestSamplesThenFromComments) {
+  StackProfile p = both_modes();
+  p.excluded_samples = {{"interrupt", 4}};
+  auto read = read_pprof(encode_pprof_gzip(p));
+  ASSERT_TRUE(std::holds_alternative<StackProfile>(read)) << std::get<std::string>(read);
+  const StackProfile& back = std::get<StackProfile>(read);
+  EXPECT_EQ(back.sampled_by_context, p.sampled_by_context);
+  EXPECT_EQ(back.excluded_samples, p.excluded_samples);
+  EXPECT_EQ(back.samples.size(), 4u) << "the rest is no stack of the checks";
+  // Two profiles merged sample by sample (as pprof merges them): the denominators add up.
+  pprof::Profile merged = to_pprof(p);
+  for (auto& s : *merged.mutable_sample()) {
+    for (int v = 0; v < s.value_size(); ++v) s.set_value(v, 2 * s.value(v));
+  }
+  auto twice = read_pprof(merged.SerializeAsString());
+  ASSERT_TRUE(std::holds_alternative<StackProfile>(twice));
+  EXPECT_EQ(std::get<StackProfile>(twice).sampled_by_context.at("kernel"), 2000u);
+  EXPECT_EQ(std::get<StackProfile>(twice).sampled_by_context.at("user"), 800u);
+  // A file from before the rest was written as samples: the comments still count.
+  pprof::Profile old = to_pprof(both_modes());
+  auto* samples = old.mutable_sample();
+  samples->erase(std::remove_if(samples->begin(), samples->end(),
+                                [&](const pprof::Sample& s) {
+                                  return frames_and_labels(old, s).first.back() ==
+                                         "[not in the checks]";
+                                }),
+                 samples->end());
+  for (const char* comment :
+       {"hucprof.sampled_cpu_samples.kernel=1000", "hucprof.sampled_cpu_samples.user=400"}) {
+    old.add_string_table(comment);
+    old.add_comment(old.string_table_size() - 1);
+  }
+  auto older = read_pprof(old.SerializeAsString());
+  ASSERT_TRUE(std::holds_alternative<StackProfile>(older));
+  EXPECT_EQ(std::get<StackProfile>(older).sampled_by_context, p.sampled_by_context);
 }
 
 // pprof's own consistency rules (profile.CheckValid and the decoder): string 0 is "", ids are
@@ -76,7 +171,8 @@ TEST_F(PprofTest, WrittenProfileIsConsistent) {
   }
   for (const auto& l : p.location()) {
     EXPECT_TRUE(l.id() && locations.insert(l.id()).second);
-    EXPECT_TRUE(mappings.contains(l.mapping_id()));
+    // 0: no mapping, which profile.proto allows (hucprof's made-up frames).
+    EXPECT_TRUE(l.mapping_id() == 0 || mappings.contains(l.mapping_id()));
     for (const auto& line : l.line()) EXPECT_TRUE(functions.contains(line.function_id()));
   }
   for (const auto& s : p.sample()) {

@@ -90,21 +90,33 @@ TEST_F(ProfileViewsTest, EmptyFlameGraphSaysSo) {
   EXPECT_THAT(svg, HasSubstr("no samples in this profile"));
 }
 
-TEST_F(ProfileViewsTest, VerdictGivesShareAndCores) {
+TEST_F(ProfileViewsTest, VerdictGivesShareOfBusyCpuAndCores) {
   const StackProfile p = profile();
-  // 60 samples x 10101010 ns = 0.606 s of 10.101 s busy kernel CPU; / 10 s = 0.061 cores.
+  // 60 samples of 1000 kernel + 500 user; 60 x 10101010 ns = 0.606 s, / 10 s = 0.061 cores.
   EXPECT_EQ(verdict_line(p, summarize_cost(p)),
-            "the checks cost 6.0 % of busy kernel CPU (0.061 cores); booting with "
+            "the checks cost 4.00 % of busy CPU (0.061 cores); booting with "
             "hardened_usercopy=off would save about that much");
+}
+
+TEST_F(ProfileViewsTest, HeadlineGivesShareSamplesAndWindow) {
+  const StackProfile p = profile();
+  EXPECT_EQ(headline(summarize_cost(p), "over the profile's 10.0 s"),
+            "4.00 % of busy CPU is in the checks: 60 of 1,500 busy samples (kernel + user, idle "
+            "left out) over the profile's 10.0 s");
+  StackProfile idle = profile();
+  idle.sampled_by_context = {{"idle", 500}};
+  EXPECT_EQ(headline(summarize_cost(idle), "x"), std::nullopt);
+  EXPECT_EQ(format_count_exact(1234567), "1,234,567");
+  EXPECT_EQ(format_count_exact(999), "999");
+  EXPECT_EQ(format_share(0.031234), "3.12 %");
 }
 
 TEST_F(ProfileViewsTest, PredictionIsTheSpeedupOverBusyCpuKernelAndUser) {
   const StackProfile p = profile();
   // 60 check samples of 1000 kernel + 500 user: 4.0 % of busy CPU; 1 / (1 - 0.04) = 1.0417.
   EXPECT_EQ(prediction_line(p, summarize_cost(p)),
-            "CPU-bound work would run 1.042x as fast with hardened_usercopy=off (the checks take "
-            "4.0 % of busy CPU, kernel + user; what this assumes: README, \"What would "
-            "hardened_usercopy=off save?\")");
+            "CPU-bound work would run 1.042x as fast with hardened_usercopy=off (1 / (1 - 4.00 "
+            "%); what this assumes: README, \"What would hardened_usercopy=off save?\")");
   EXPECT_THAT(render_report(p, summarize_cost(p)), HasSubstr("\nprediction: CPU-bound work"));
   StackProfile off = profile();
   off.hardened_usercopy = "off (hardened_usercopy=off)";
@@ -127,7 +139,7 @@ TEST_F(ProfileViewsTest, VerdictForProbeOnlyAndForChecksOff) {
   EXPECT_EQ(verdict_line(probes, summarize_cost(probes)),
             "probe mode counts checks, not CPU time: 1.50M checks over 91.6 MiB, 0.300 s inside "
             "them by their own timing (0.150 cores); record with --mode sample or auto for the "
-            "share of kernel CPU");
+            "share of busy CPU");
   StackProfile off = profile();
   off.hardened_usercopy = "off (hardened_usercopy=off)";
   EXPECT_THAT(verdict_line(off, summarize_cost(off)), HasSubstr("they cost nothing here"));
@@ -137,13 +149,23 @@ TEST_F(ProfileViewsTest, ReportHasTableStacksAndVerdict) {
   const StackProfile p = profile();
   const std::string text = render_report(p, summarize_cost(p));
   EXPECT_THAT(text, HasSubstr("kernel 6.1.0-18-amd64"));
-  EXPECT_THAT(text, testing::ContainsRegex("busy kernel CPU +10.1 s \\(1.010 cores\\)"));
-  EXPECT_THAT(text,
-              testing::ContainsRegex("in the checks +0.606 s \\(0.061 cores\\), 6.0 % of busy"));
+  EXPECT_THAT(text, HasSubstr("\n\n4.00 % of busy CPU is in the checks: 60 of 1,500 busy samples "
+                              "(kernel + user, idle left out) over the profile's 10.0 s\n"));
+  EXPECT_THAT(text, testing::ContainsRegex(
+                        "busy CPU +15.2 s \\(1.515 cores\\): kernel 10.1 s, user 5.051 s"));
+  EXPECT_THAT(text, testing::ContainsRegex(
+                        "in the checks +0.606 s \\(0.061 cores\\); 6.0 % of busy kernel CPU"));
+  EXPECT_THAT(text, Not(HasSubstr("interrupts in checks"))) << "none in this profile";
   EXPECT_THAT(text, HasSubstr("udp_recvmsg              recvfrom     page 76%, object 24%"));
-  EXPECT_THAT(text, HasSubstr("   5.9 %   0.596 s"));  // 59 of 1000 kernel samples
+  EXPECT_THAT(text, HasSubstr("   3.9 %   0.596 s"));  // 59 of 1500 busy samples
+  EXPECT_THAT(text, HasSubstr("udp_recvmsg (recvfrom), 3.9 % of busy CPU:"));
   EXPECT_THAT(text, HasSubstr("  76.3 %  __virt_addr_valid <- __check_object_size <- udp_recvmsg"));
-  EXPECT_THAT(text, HasSubstr("\nverdict: the checks cost 6.0 %"));
+  EXPECT_THAT(text, HasSubstr("\nverdict: the checks cost 4.00 % of busy CPU"));
+  StackProfile interrupted = p;
+  interrupted.excluded_samples = {{"interrupt", 3}};
+  EXPECT_THAT(render_report(interrupted, summarize_cost(interrupted)),
+              testing::ContainsRegex("interrupts in checks +0.030 s \\(3 samples\\): kernel "
+                                     "CPU, not the checks'"));
 }
 
 TEST_F(ProfileViewsTest, NumberFormats) {
@@ -169,18 +191,30 @@ TEST_F(ProfileViewsTest, WebViewIsOneSelfContainedPageWithTheTables) {
   auto* probe = in.snapshot.add_probes();
   probe->set_target("__check_object_size");
   probe->set_reason("kprobe: <no kprobes> & no fentry");
-  in.last_interval = profile();
+  in.window = profile();
   in.mode = "auto";
   in.interval = std::chrono::seconds(10);
+  in.prediction_window = std::chrono::seconds(10);
+  in.snapshot.set_timestamp_unix_ms(1'700'000'000'000);
   const std::string html = render_web_view(in);
   EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
-  EXPECT_THAT(html, HasSubstr("<meta http-equiv=\"refresh\" content=\"10\">"));
+  // Not every interval: a reload loses scroll and tooltips, and the window is minutes long.
+  EXPECT_THAT(html, HasSubstr("<meta http-equiv=\"refresh\" content=\"60\">"));
+  EXPECT_THAT(html, HasSubstr("<span id=\"updated\">22:13:20 UTC</span> — this page reloads "
+                              "every 60 s"));
+  // The headline first, with its samples and window: the number of usercopy_checks_busy_cpu_ratio.
+  EXPECT_THAT(html, HasSubstr("<p class=\"headline\" id=\"headline\">4.00 % of busy CPU is in "
+                              "the checks</p>"));
+  EXPECT_THAT(html, HasSubstr("60 of 1,500 busy samples (kernel + user, idle left out) over the "
+                              "last 10s (--prediction.window"));
+  EXPECT_THAT(html, HasSubstr("<th>share of busy CPU</th>"));
+  EXPECT_THAT(html, HasSubstr("6.0 % of busy kernel CPU")) << "secondary, labelled";
   EXPECT_THAT(html, HasSubstr("<table id=\"callsites\">"));
   EXPECT_THAT(html, HasSubstr("<code>udp_recvmsg</code>"));
   EXPECT_THAT(html, HasSubstr("<table id=\"probes\">"));
   EXPECT_THAT(html, HasSubstr("kprobe: &lt;no kprobes&gt; &amp; no fentry"));
   EXPECT_THAT(html, HasSubstr("<svg xmlns="));
-  EXPECT_THAT(html, HasSubstr("the checks cost 6.0 % of busy kernel CPU"));
+  EXPECT_THAT(html, HasSubstr("the checks cost 4.00 % of busy CPU"));
   // Nothing from elsewhere: no script, no external style, font or image.
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("<link")));
@@ -200,7 +234,26 @@ TEST_F(ProfileViewsTest, WebViewHandlerForbidsForeignContent) {
     if (name == "Content-Security-Policy") csp = value.starts_with("default-src 'none'");
   }
   EXPECT_TRUE(csp);
-  EXPECT_THAT(r.body, HasSubstr("No usercopy check was seen in the last interval."));
+  EXPECT_THAT(r.body, HasSubstr("No usercopy check was seen in the window."));
+  EXPECT_THAT(r.body, HasSubstr("<meta http-equiv=\"refresh\""));
+}
+
+TEST_F(ProfileViewsTest, WebViewStopsReloadingOnRequest) {
+  const HttpHandler handler = make_web_view_handler([] { return WebViewInput{}; });
+  HttpRequest still;
+  still.query = {{"refresh", "off"}};
+  const HttpResponse r = handler(still);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_THAT(r.body, Not(HasSubstr("http-equiv=\"refresh\"")));
+  EXPECT_THAT(r.body, HasSubstr("not reloading"));
+  for (const auto& query : std::vector<std::multimap<std::string, std::string>>{
+           {{"refresh", "on"}}, {{"refresh", "off"}, {"refresh", "off"}}}) {
+    HttpRequest bad;
+    bad.query = query;
+    const HttpResponse refused = handler(bad);
+    EXPECT_EQ(refused.status, 400);
+    EXPECT_THAT(refused.body, testing::StartsWith("refresh: "));
+  }
 }
 
 }  // namespace

@@ -52,6 +52,16 @@ TEST(SnapshotFamilies, SubchecksAndCpuSamples) {
   EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"idle\"} 8500"));
 }
 
+TEST(SnapshotFamilies, SamplesAnInterruptTookFromACheckAreCountedByReason) {
+  v1::Snapshot s = udp_flood_snapshot();
+  auto* excluded = s.add_excluded();
+  excluded->set_reason("interrupt");
+  excluded->set_samples(12);
+  const auto lines = text_lines(render(s));
+  EXPECT_THAT(lines, Contains("# TYPE usercopy_excluded_cpu_samples_total counter"));
+  EXPECT_THAT(lines, Contains("usercopy_excluded_cpu_samples_total{reason=\"interrupt\"} 12"));
+}
+
 // The value of the one series of `family` whose line starts with `series` ("name{labels}").
 double series_value(const std::string& text, const std::string& series) {
   for (const auto& line : text_lines(text)) {
@@ -299,6 +309,7 @@ TEST(SnapshotFamilies, EmptySnapshotStillDescribesEveryFamily) {
                              "usercopy_check_duration_seconds histogram",
                              "usercopy_cpu_samples_total counter",
                              "usercopy_sampled_cpu_samples_total counter",
+                             "usercopy_excluded_cpu_samples_total counter",
                              "usercopy_cpu_seconds_total counter",
                              "usercopy_sampled_cpu_seconds_total counter",
                              "usercopy_hardened_enabled gauge",

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Address-range tests on kernel stacks, in plain C without BPF helpers: the BPF programs include
+ * it, and the unit tests run the very same code on recorded stacks
+ * (tests/unit/core/sample_scan_test.cpp).
+ */
+#ifndef HUCPROF_KERNEL_RANGES_H
+#define HUCPROF_KERNEL_RANGES_H
+
+#include "hucprof_abi.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/*
+ * Is addr inside one of the n sorted, non-overlapping [start, end) ranges? A binary search of
+ * at most log2(HUC_MAX_RANGES) + 1 steps: this runs on every probed call, so no linear scan.
+ */
+static __always_inline bool huc_in_ranges(const volatile struct huc_range *ranges, __u32 n,
+					  __u64 addr)
+{
+	__u32 lo = 0, hi = n;
+
+	if (hi > HUC_MAX_RANGES)
+		hi = HUC_MAX_RANGES;
+	for (int i = 0; i < 7 && lo < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+
+		if (ranges[mid & (HUC_MAX_RANGES - 1)].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	return addr < ranges[(lo - 1) & (HUC_MAX_RANGES - 1)].end;
+}
+
+/*
+ * What one sampled kernel stack (ips[0..frames), leaf first) is: the first frame from the leaf
+ * that is a check dispatcher makes it the check's cost, unless interrupt entry code came before
+ * it. Then the CPU was in an interrupt, exception or softirq that happened to land inside the
+ * check: that time is not the check's and would not be saved with hardened_usercopy=off.
+ */
+enum huc_scan_verdict {
+	HUC_SCAN_OUTSIDE = 0,           /* no check within the scan: kernel CPU */
+	HUC_SCAN_IN_CHECK = 1,          /* the check's cost */
+	HUC_SCAN_INTERRUPT_IN_CHECK = 2, /* kernel CPU, counted as HUC_EXCLUDE_INTERRUPT */
+};
+
+static __always_inline enum huc_scan_verdict
+huc_scan_stack(const __u64 *ips, __u32 frames, const volatile struct huc_range *checks,
+	       __u32 nr_checks, const volatile struct huc_range *interrupts, __u32 nr_interrupts)
+{
+	bool interrupted = false;
+
+	for (__u32 i = 0; i < HUC_SAMPLE_SCAN_DEPTH; i++) {
+		if (i >= frames)
+			break;
+		if (huc_in_ranges(checks, nr_checks, ips[i]))
+			return interrupted ? HUC_SCAN_INTERRUPT_IN_CHECK : HUC_SCAN_IN_CHECK;
+		if (!interrupted && huc_in_ranges(interrupts, nr_interrupts, ips[i]))
+			interrupted = true;
+	}
+	return HUC_SCAN_OUTSIDE;
+}
+
+#endif /* HUCPROF_KERNEL_RANGES_H */

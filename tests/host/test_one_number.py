@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Host tier, one number everywhere: a running daemon during a UDP flood, then, between two
+drains, its /metrics, its web view, `hucprof report` on its profile since start, and Google's
+pprof on the same file must all give the same share of busy CPU in the checks, over the same
+window and the same samples.
+
+The prediction window is longer than the run, so the window of /metrics and of the web view is
+"since start", as the profile is. References: the counters /metrics exports (the share must be
+their quotient), and Google's pprof's own arithmetic on the profile (`-raw` sums, `-top -focus`
+percentage)."""
+
+import html
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import hucprof_testlib as t  # noqa: E402
+import pprof_raw  # noqa: E402
+
+ARGS = None
+CHECKS = "^(__check_object_size|check_heap_object)"
+HEADLINE = re.compile(r"(\d+\.\d\d) % of busy CPU is in the checks: ([\d,]+) of ([\d,]+) busy "
+                      r"samples \(kernel \+ user, idle left out\) (over [^<\n]*)")
+
+
+def count(text):
+    return int(text.replace(",", ""))
+
+
+def tolerance(printed):
+    """Half a unit of the last digit a percentage was printed with."""
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    return 0.5 * 10 ** -decimals + 1e-9
+
+
+class OneNumberInEveryView(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="huc-one-", dir=ARGS.workdir)
+        cls.daemon = t.Daemon.started(
+            ARGS.hucprof, ["--mode", "sample", "--interval", "3s", "--sample-frequency", "499",
+                           "--prediction.window", "1h"],
+            os.path.join(cls.dir, "daemon.log"))
+        try:
+            subprocess.run([ARGS.flood, "--seconds", "8", "--payload", "64"], check=True,
+                           stdout=subprocess.DEVNULL, timeout=60)
+            cls.views = cls.between_two_drains()
+        finally:
+            cls.daemon.stop()
+
+    @classmethod
+    def between_two_drains(cls):
+        """/metrics, /, the profile and /metrics again, retried until no drain came between."""
+        profile = os.path.join(cls.dir, "since_start.pb.gz")
+        for _ in range(10):
+            before = t.parse_metrics(cls.daemon.scrape())
+            _, page = t.http_get(cls.daemon.url("/"), timeout=30)
+            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=30) as r:
+                with open(profile, "wb") as f:
+                    f.write(r.read())
+            after = t.parse_metrics(cls.daemon.scrape())
+            drains = t.total(before, "hucprof_drains_total")
+            if drains == t.total(after, "hucprof_drains_total") and drains >= 4:
+                return {"metrics": before, "page": page, "profile": profile}
+            time.sleep(0.5)
+        raise AssertionError("a drain came between the views ten times over")
+
+    def metrics_share(self):
+        m = self.views["metrics"]
+        share = t.select(m, "usercopy_checks_busy_cpu_ratio", estimator="sampling")
+        self.assertEqual(len(share), 1, "no sampling prediction exported")
+        checks = t.total(m, "usercopy_cpu_samples_total")
+        busy = (t.total(m, "usercopy_sampled_cpu_samples_total", context="kernel")
+                + t.total(m, "usercopy_sampled_cpu_samples_total", context="user"))
+        return share[0][1], int(checks), int(busy)
+
+    def test_metrics_share_is_its_counters_quotient_since_start(self):
+        share, checks, busy = self.metrics_share()
+        self.assertGreater(checks, 0, "the flood must have been sampled in the checks")
+        self.assertAlmostEqual(share, checks / busy, places=12)
+
+    def test_web_view_headline_is_the_metrics_share(self):
+        share, checks, busy = self.metrics_share()
+        page = self.views["page"]
+        parts = [re.search(r'id="%s">([^<]*)</p>' % id, page) for id in ("headline",
+                                                                          "headline-detail")]
+        self.assertTrue(all(parts), page[:3000])
+        m = HEADLINE.search(html.unescape(parts[0].group(1) + ": " + parts[1].group(1)))
+        self.assertTrue(m, page[:3000])
+        self.assertEqual((count(m.group(2)), count(m.group(3))), (checks, busy))
+        print("share of busy CPU: /metrics %.4f %%, web view %s %%" % (100 * share, m.group(1)),
+              flush=True)
+        self.assertAlmostEqual(float(m.group(1)), 100 * share, delta=tolerance(m.group(1)))
+        self.assertIn("over the last 1h (--prediction.window", m.group(4))
+        self.assertRegex(self.views["page"], r'<span id="updated">\d\d:\d\d:\d\d UTC</span>')
+
+    def test_report_headline_is_the_metrics_share(self):
+        share, checks, busy = self.metrics_share()
+        r = subprocess.run([ARGS.hucprof, "report", self.views["profile"]], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = HEADLINE.search(r.stdout)
+        self.assertTrue(m, r.stdout)
+        self.assertEqual((count(m.group(2)), count(m.group(3))), (checks, busy))
+        print("share of busy CPU: /metrics %.4f %%, hucprof report %s %%" % (100 * share,
+                                                                          m.group(1)), flush=True)
+        self.assertAlmostEqual(float(m.group(1)), 100 * share, delta=tolerance(m.group(1)))
+        self.assertIn("\nverdict: the checks cost %s %% of busy CPU" % m.group(1), r.stdout)
+
+    def test_pprof_top_gives_the_metrics_share(self):
+        share, checks, busy = self.metrics_share()
+        types, samples = pprof_raw.read(ARGS.pprof, self.views["profile"])
+        i = types.index("samples/count")
+        self.assertEqual(sum(s.values[i] for s in samples), busy,
+                         "pprof's total is busy CPU: every percentage it prints is of it")
+        self.assertEqual(sum(s.values[i] for s in samples if "context" not in s.labels), checks)
+        top = subprocess.run([ARGS.pprof, "-top", "-focus=" + CHECKS, self.views["profile"]],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        m = re.search(r"Showing nodes accounting for \S+, ([\d.]+)% of \S+ total", top)
+        self.assertTrue(m, top)
+        print("share of busy CPU: /metrics %.4f %%, pprof -top %s %%" % (100 * share, m.group(1)),
+              flush=True)
+        self.assertAlmostEqual(float(m.group(1)), 100 * share, delta=tolerance(m.group(1)))
+
+
+def main():
+    global ARGS
+    ARGS, rest = t.script_args("hucprof", "flood", optional=["pprof"])
+    return t.run_unittests(rest, ARGS.workdir, [
+        (t.is_root(), "one number: needs root (BPF and perf_event_open)"),
+        t.has_btf("one number"),
+        (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
+         "one number: Google's pprof was not built (scripts/install-deps.sh)"),
+    ])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
