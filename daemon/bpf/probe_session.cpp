@@ -14,6 +14,7 @@
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
 #include "bpf/program_stats.h"
+#include "log/log_fields.h"
 #include "probe.skel.h"
 
 namespace hucprof {
@@ -183,6 +184,7 @@ ProbeSession::Started ProbeSession::start(const AttachPlan& plan) {
     }
     if (failed.empty()) failed[*enabled.begin()] = load_error(err);  // only together: say so
     for (const auto& [i, why] : failed) {
+      const LogFields fields(failure_fields(plan.targets[i].target.symbol, why));
       spdlog::warn("probe {}: {}", plan.targets[i].target.symbol, why);
       enabled.erase(i);
     }
