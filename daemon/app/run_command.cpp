@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <variant>
 
 #include <spdlog/spdlog.h>
 
@@ -14,6 +15,7 @@
 #include "app/privileges.h"
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
+#include "app/systemd_sockets.h"
 #include "export/metrics_server.h"
 #include "export/pprof_handler.h"
 #include "export/web_view.h"
@@ -64,9 +66,17 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   // Bind the port and load the web config before loading anything into the kernel: a taken
   // port or a bad file is a usage error the user fixes by flag, and should not cost an
   // attach/detach cycle. Serving (threads) starts only after the privilege drop below.
+  WebOptions web{options.listen_addresses, options.web_config_file, options.telemetry_path, {}};
+  if (options.systemd_socket) {
+    auto sockets = systemd_listen_sockets();
+    if (auto* error = std::get_if<std::string>(&sockets)) {
+      spdlog::error("--web.systemd-socket: {}", *error);
+      return 2;
+    }
+    web.listen_fds = std::get<std::vector<int>>(sockets);
+  }
   auto collectable = std::make_shared<SnapshotCollectable>();
-  auto server_or_error =
-      MetricsServer::bind({options.listen_address, options.web_config_file}, collectable);
+  auto server_or_error = MetricsServer::bind(web, collectable);
   if (auto* error = std::get_if<WebStartError>(&server_or_error)) {
     spdlog::error("{}", error->message);
     return error->exit_code;
@@ -93,8 +103,12 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   server->serve();
 
   pipeline.drain(true);
-  spdlog::info("serving metrics on {}://{}/metrics, draining every {} ms",
-               server->tls() ? "https" : "http", server->bound_address(), options.interval.count());
+  server->set_ready();  // programs loaded, first drain done: /-/ready says so from now on
+  for (const std::string& address : server->bound_addresses()) {
+    spdlog::info("serving metrics on {}://{}{}, draining every {} ms",
+                 server->tls() ? "https" : "http", address, options.telemetry_path,
+                 options.interval.count());
+  }
   sd_notifyf(0, "READY=1\nSTATUS=probes %s, sampling %s", pipeline.probes_on() ? "on" : "off",
              pipeline.sampling_on() ? "on" : "off");
 
