@@ -29,17 +29,18 @@ using Clock = std::chrono::steady_clock;
 // The outputs beside /metrics, fed by the same pipeline. `interval_ms` is the live --interval
 // (SIGHUP may change it), which the web view refreshes at.
 void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline, Mode mode,
-                        const std::atomic<int64_t>& interval_ms) {
+                        const std::atomic<int64_t>& interval_ms, std::string telemetry_path) {
   ProfileSource source;
   source.cumulative = [&pipeline] { return pipeline.profiles().cumulative(); };
   source.drain_now = [&pipeline] { pipeline.drain(false); };
   source.pause = [&pipeline] { pipeline.wait_while_draining(); };
   server.add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));
   server.add_route(
-      "/", make_web_view_handler([&pipeline, mode = std::string(mode_name(mode)), &interval_ms] {
+      "/", make_web_view_handler([&pipeline, mode = std::string(mode_name(mode)), &interval_ms,
+                                  telemetry_path = std::move(telemetry_path)] {
         pipeline.wait_while_draining();  // rendering steps aside for a drain
         return WebViewInput{pipeline.latest(), pipeline.profiles().last_interval(), mode,
-                            std::chrono::milliseconds(interval_ms.load())};
+                            std::chrono::milliseconds(interval_ms.load()), telemetry_path};
       }));
 }
 
@@ -93,7 +94,7 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   std::atomic<int64_t> interval_ms = options.interval.count();
   // Registered before serving, so the first request already finds them; until the first drain
   // they show an empty profile.
-  add_profile_routes(*server, pipeline, options.mode, interval_ms);
+  add_profile_routes(*server, pipeline, options.mode, interval_ms, options.telemetry_path);
 
   // Everything is attached: give up what draining and serving do not need, while hucprof is
   // still single-threaded (capabilities are per thread, so the web server's threads start after

@@ -15,6 +15,7 @@ struct WebViewInput {
   StackProfile last_interval;      // the stacks of the last drain interval
   std::string mode;                // --mode as given ("auto", "probe", "sample")
   std::chrono::milliseconds interval{10000};
+  std::string telemetry_path = "/metrics";  // --web.telemetry-path, which the page links to
 };
 
 // The live web view: mode, kernel, hardened-usercopy state, the probe attach table with reasons,

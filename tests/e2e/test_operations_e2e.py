@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -87,13 +88,16 @@ class RunningDaemon(unittest.TestCase):
         for base in (f"http://127.0.0.1:{self.daemon.port}", f"http://[::1]:{self.second}"):
             for path in ("/probe/metrics", "/-/ready", "/debug/pprof/usercopy", "/"):
                 with self.subTest(url=base + path):
-                    self.assertEqual(t.http_get(base + path, timeout=10)[0], 200)
+                    with urllib.request.urlopen(base + path, timeout=10) as r:
+                        self.assertEqual(r.status, 200)
 
     def test_the_telemetry_path_moves_the_metrics(self):
         status, body = t.http_get(self.daemon.url("/probe/metrics"))
         self.assertEqual(status, 200)
         self.assertIn("hucprof_drains_total", body)
         self.assertEqual(t.http_get(self.daemon.url("/metrics"))[0], 404)
+        # The web view links to where the metrics are now.
+        self.assertIn('href="probe/metrics"', t.http_get(self.daemon.url("/"), timeout=10)[1])
 
 
 class SocketActivation(unittest.TestCase):
@@ -146,6 +150,7 @@ class RecordAndReport(unittest.TestCase):
 def main():
     global ARGS
     ARGS, rest = t.script_args("hucprof", "flood")
+    ARGS.hucprof = os.path.abspath(ARGS.hucprof)  # the record test runs it from a temp dir
     return t.run_unittests(rest, ARGS.workdir, [
         (t.is_root(), "e2e operations: needs root (BPF and perf_event_open)"),
         t.has_btf("e2e operations"),
