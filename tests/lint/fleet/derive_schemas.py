@@ -89,12 +89,18 @@ def named_types(text: str) -> dict[str, str]:
     return {m.group(1): m.group(2).strip() for m in MAP_RE.finditer(text)}
 
 
-def parca(checkout: Path) -> dict:
-    text, commit = read(checkout, PARCA_FILES[0])
+def yaml_structs(checkout: Path, path: str, wanted: list[str]) -> tuple[str, str, dict]:
+    """(text, commit, {struct: fields}) of the `yaml:`-tagged structs `wanted` in one file."""
+    text, commit = read(checkout, path)
     found = structs(text, "yaml")
-    missing = [s for s in PARCA_STRUCTS if s not in found]
+    missing = [s for s in wanted if s not in found]
     if missing:
-        raise SystemExit(f"parca: structs not found in {PARCA_FILES[0]}: {missing}")
+        raise SystemExit(f"{checkout}: structs not found in {path}: {missing}")
+    return text, commit, {s: found[s] for s in wanted}
+
+
+def parca(checkout: Path) -> dict:
+    text, commit, found = yaml_structs(checkout, PARCA_FILES[0], PARCA_STRUCTS)
     names = dict(re.findall(r'(pprof\w+)\s+string\s*=\s*"(\w+)"', text))
     # DefaultScrapeConfig: the profiles Parca adds to every job unless the job names them.
     default_body = text[text.index("func DefaultScrapeConfig()"):]
@@ -106,7 +112,7 @@ def parca(checkout: Path) -> dict:
                                   "delta": bool(re.search(r"Delta:\s*true", body))}
     return {"source": {"repo": "parca-dev/parca", "commit": commit, "files": PARCA_FILES},
             "root": "Config",
-            "structs": {s: found[s] for s in PARCA_STRUCTS},
+            "structs": found,
             "types": {k: v for k, v in named_types(text).items() if k == "PprofConfig"},
             "default_profiles": profiles,
             "default_scrape_interval": duration(default_body, "ScrapeInterval"),
@@ -166,14 +172,10 @@ PROMETHEUS_STRUCTS = ["SDConfig", "NamespaceDiscovery", "SelectorConfig", "Attac
 
 
 def prometheus(checkout: Path) -> dict:
-    text, commit = read(checkout, PROMETHEUS_FILES[0])
-    found = structs(text, "yaml")
-    missing = [s for s in PROMETHEUS_STRUCTS if s not in found]
-    if missing:
-        raise SystemExit(f"prometheus: structs not found in {PROMETHEUS_FILES[0]}: {missing}")
+    text, commit, found = yaml_structs(checkout, PROMETHEUS_FILES[0], PROMETHEUS_STRUCTS)
     return {"source": {"repo": "prometheus/prometheus", "commit": commit,
                        "files": PROMETHEUS_FILES},
-            "kubernetes_sd": {s: found[s] for s in PROMETHEUS_STRUCTS},
+            "kubernetes_sd": found,
             "kubernetes_roles": re.findall(r'Role\w*\s+Role\s*=\s*"(\w+)"', text)}
 
 
