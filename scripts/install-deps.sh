@@ -15,6 +15,9 @@ packages=(
   libboost-dev libssl-dev libcrypt-dev
   # tests: host tier, VM tier, e2e tier
   curl python3 python3-yaml iproute2 procps strace dpkg-dev util-linux
+  # the Debian package: debhelper builds it, lintian judges it, help2man writes its man pages
+  # from --help; debootstrap makes the clean Debian root vm_systemd installs it on
+  debhelper lintian help2man man-db debootstrap
   golang-go golang-github-go-logfmt-logfmt-dev  # go-logfmt reads our logfmt (tests/tools)
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod
   # arm64 (vm_arm64): the cross compiler and the arm64 guest's emulator; the sysroot, kernels and

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "log/log_fields.h"
+
 namespace hucprof {
 
 namespace {
@@ -16,6 +18,7 @@ void log_status(const hucprof::v1::ProbeStatus& s) {
     // The plan's choice, not a problem: the check's program counts this sub-check.
     spdlog::info("probe {}: {}", s.target(), s.reason());
   } else {
+    const LogFields fields(failure_fields(s.target(), s.reason()));
     spdlog::warn("probe {}: unavailable: {}", s.target(), s.reason());
   }
 }
@@ -68,6 +71,7 @@ void attach_sampler(SamplingSession::Loaded loaded, const AttachPlan& plan,
     spdlog::info("sampler: perf_event cpu-clock at {} Hz on {} CPUs; interrupt entries: {}",
                  options.sample_frequency, started.cpus, plan.interrupt_ranges.summary());
   } else {
+    const LogFields fields(failure_fields(kSamplerTarget, started.error));
     spdlog::warn("sampler: unavailable: {}", started.error);
     out.outcome.sampling_failure = started.error;
   }

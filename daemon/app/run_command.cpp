@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <variant>
 
 #include <spdlog/spdlog.h>
 
@@ -14,6 +15,7 @@
 #include "app/privileges.h"
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
+#include "app/systemd_sockets.h"
 #include "export/metrics_server.h"
 #include "export/pprof_handler.h"
 #include "export/web_view.h"
@@ -35,10 +37,12 @@ void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline,
   server.add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));
   server.add_route("/",
                    make_web_view_handler([&pipeline, mode = std::string(mode_name(options.mode)),
-                                          window = options.prediction_window, &interval_ms] {
+                                          window = options.prediction_window, &interval_ms,
+                                          telemetry_path = options.telemetry_path] {
                      pipeline.wait_while_draining();  // rendering steps aside for a drain
                      return WebViewInput{pipeline.latest(), pipeline.profiles().window(), mode,
-                                         std::chrono::milliseconds(interval_ms.load()), window};
+                                         std::chrono::milliseconds(interval_ms.load()), window,
+                                         true, telemetry_path};
                    }));
 }
 
@@ -65,9 +69,17 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   // Bind the port and load the web config before loading anything into the kernel: a taken
   // port or a bad file is a usage error the user fixes by flag, and should not cost an
   // attach/detach cycle. Serving (threads) starts only after the privilege drop below.
+  WebOptions web{options.listen_addresses, options.web_config_file, options.telemetry_path, {}};
+  if (options.systemd_socket) {
+    auto sockets = systemd_listen_sockets();
+    if (auto* error = std::get_if<std::string>(&sockets)) {
+      spdlog::error("--web.systemd-socket: {}", *error);
+      return 2;
+    }
+    web.listen_fds = std::get<std::vector<int>>(sockets);
+  }
   auto collectable = std::make_shared<SnapshotCollectable>();
-  auto server_or_error =
-      MetricsServer::bind({options.listen_address, options.web_config_file}, collectable);
+  auto server_or_error = MetricsServer::bind(web, collectable);
   if (auto* error = std::get_if<WebStartError>(&server_or_error)) {
     spdlog::error("{}", error->message);
     return error->exit_code;
@@ -94,8 +106,12 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   server->serve();
 
   pipeline.drain(true);
-  spdlog::info("serving metrics on {}://{}/metrics, draining every {} ms",
-               server->tls() ? "https" : "http", server->bound_address(), options.interval.count());
+  server->set_ready();  // programs loaded, first drain done: /-/ready says so from now on
+  for (const std::string& address : server->bound_addresses()) {
+    spdlog::info("serving metrics on {}://{}{}, draining every {} ms",
+                 server->tls() ? "https" : "http", address, options.telemetry_path,
+                 options.interval.count());
+  }
   sd_notifyf(0, "READY=1\nSTATUS=probes %s, sampling %s", pipeline.probes_on() ? "on" : "off",
              pipeline.sampling_on() ? "on" : "off");
 

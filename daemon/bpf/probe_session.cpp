@@ -15,6 +15,7 @@
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
 #include "bpf/program_stats.h"
+#include "log/log_fields.h"
 #include "probe.skel.h"
 
 namespace hucprof {
@@ -218,6 +219,7 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
       const size_t check = check_index(plan);
       if (!alone.empty() && !alone.contains(check)) {
         for (auto& [i, reason] : alone) {
+          const LogFields fields(failure_fields(plan.targets[i].target.symbol, reason));
           spdlog::warn("probe {}: {}", plan.targets[i].target.symbol, reason);
           out.refused.emplace(i, std::move(reason));
         }

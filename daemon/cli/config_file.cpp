@@ -42,6 +42,12 @@ class Flattener {
         entry.value = value.Scalar();
       } else {
         entry.kind = ConfigEntry::Kind::Sequence;
+        if (value.IsSequence()) {
+          for (const YAML::Node& item : value) {
+            if (item.IsScalar()) entry.items.push_back(item.Scalar());
+          }
+          if (entry.items.size() != value.size()) entry.items.clear();
+        }
       }
       // yaml-cpp keeps duplicate keys silently; which one wins would be an accident.
       if (const auto [seen, inserted] = first_line_.try_emplace(name, line); !inserted) {

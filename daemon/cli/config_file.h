@@ -14,6 +14,8 @@ struct ConfigEntry {
   int line = 0;  // 1-based line of the key, for messages
   Kind kind = Kind::Scalar;
   std::string value;  // the scalar text when kind == Scalar
+  // kind == Sequence: the items when every one is a scalar (a repeatable setting's values)
+  std::vector<std::string> items = {};
 };
 
 // Reads and flattens the config file; the error, if any, is one line naming the file (and the

@@ -36,9 +36,10 @@ std::string without_final_newline(std::string text) {
 // The flags of one subcommand, as given (text), before validation.
 struct SubcommandFlags {
   CLI::App* app = nullptr;
-  std::map<std::string_view, CLI::Option*> settings;  // key → option
-  std::map<std::string_view, std::string> values;     // key → text given
-  std::map<std::string_view, bool> switches;          // key → value of a switch given
+  std::map<std::string_view, CLI::Option*> settings;           // key → option
+  std::map<std::string_view, std::string> values;              // key → text given
+  std::map<std::string_view, std::vector<std::string>> lists;  // key → texts of a repeatable
+  std::map<std::string_view, bool> switches;                   // key → value of a switch given
   CLI::Option* config = nullptr;
   std::string config_path;
   CLI::Option* kallsyms = nullptr;
@@ -60,10 +61,22 @@ void add_flags(SubcommandFlags& flags, CommandKind kind) {
   const RunOptions defaults;
   for (const Setting& setting : settings()) {
     if (!takes(kind, setting)) continue;
-    const std::string name = "--" + std::string(setting.key);
+    std::string name = "--" + std::string(setting.key);
+    if (kind == CommandKind::Record && !setting.record_short.empty()) {
+      name = "-" + std::string(setting.record_short) + "," + name;
+    }
     const std::string help = std::string(setting.help);
     CLI::Option* option = nullptr;
-    if (setting.value_name.empty()) {
+    if (setting.append != nullptr) {
+      // One value per flag, the flag as often as wanted; taken as written (CLI11 would read
+      // "[::1]:80" as a bracketed list and swallow the next word otherwise).
+      option = flags.app->add_option(name, flags.lists[setting.key], help)
+                   ->type_name(std::string(setting.value_name))
+                   ->default_str(setting.show(defaults))
+                   ->expected(1)
+                   ->allow_extra_args(false)
+                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    } else if (setting.value_name.empty()) {
       // Bound to a bool so "--latency=false" reads as false rather than as "given".
       option = flags.app->add_flag(name, flags.switches[setting.key])->description(help);
     } else {
@@ -93,6 +106,15 @@ std::optional<std::string> apply_flags(const SubcommandFlags& flags, RunOptions&
   for (const auto& [key, option] : flags.settings) {
     if (option->count() == 0) continue;
     const Setting* setting = find_setting(key);
+    if (const auto list = flags.lists.find(key); list != flags.lists.end()) {
+      for (size_t i = 0; i < list->second.size(); ++i) {
+        const auto apply = i == 0 ? setting->apply : setting->append;
+        if (auto error = apply(list->second[i], options); !error.empty()) {
+          return "--" + std::string(key) + ": " + error;
+        }
+      }
+      continue;
+    }
     const auto value = flags.values.find(key);
     const auto on = flags.switches.find(key);
     const std::string text =

@@ -12,19 +12,24 @@
 namespace hucprof {
 
 inline constexpr const char* kDefaultListenAddress = ":9478";
+inline constexpr const char* kDefaultTelemetryPath = "/metrics";
 inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
 
 struct RunOptions {
   Mode mode = Mode::Auto;
-  std::string listen_address = kDefaultListenAddress;  // --web.listen-address
-  uint32_t sample_frequency = 99;                      // --sample-frequency, Hz per CPU (1..1000)
-  std::chrono::milliseconds interval{10000};           // --interval (e.g. "10s", "500ms", "1m")
-  uint32_t top_k = 20;                                 // --top-k (1..1000)
-  bool latency = false;                                // --latency: fexit/kretprobe timing
-  ProbeAttach probe_attach = ProbeAttach::Auto;        // --probe.attach auto|fentry|kprobe
-  std::string log_level = "info";                      // --log.level: debug|info|warn|error
-  LogFormat log_format = LogFormat::Text;              // --log.format: text|logfmt|json
-  std::optional<std::string> config_path;              // --config FILE
+  // --web.listen-address, repeatable: every address is served alike.
+  std::vector<std::string> listen_addresses{kDefaultListenAddress};
+  std::string telemetry_path = kDefaultTelemetryPath;  // --web.telemetry-path
+  // --web.systemd-socket: serve on the sockets systemd passes (socket activation) instead.
+  bool systemd_socket = false;
+  uint32_t sample_frequency = 99;                // --sample-frequency, Hz per CPU (1..1000)
+  std::chrono::milliseconds interval{10000};     // --interval (e.g. "10s", "500ms", "1m")
+  uint32_t top_k = 20;                           // --top-k (1..1000)
+  bool latency = false;                          // --latency: fexit/kretprobe timing
+  ProbeAttach probe_attach = ProbeAttach::Auto;  // --probe.attach auto|fentry|kprobe
+  std::string log_level = "info";                // --log.level: debug|info|warn|error
+  LogFormat log_format = LogFormat::Text;        // --log.format: text|logfmt|json
+  std::optional<std::string> config_path;        // --config FILE
   // --probe.subchecks classify|attach: how probe mode counts the sub-checks.
   SubcheckCounting probe_subchecks = kDefaultSubcheckCounting;
   // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
@@ -52,8 +57,8 @@ struct RecordOptions {
 
 // `hucprof report FILE`: the table and verdict of a recorded profile.
 struct ReportOptions {
-  std::string input;
-  std::optional<std::string> flamegraph;  // --flamegraph out.svg
+  std::string input = RecordOptions().output;  // like `perf report` reads perf.data
+  std::optional<std::string> flamegraph;       // --flamegraph out.svg
 };
 
 enum class CommandKind { Run, Doctor, Version, Record, Report };

@@ -34,16 +34,15 @@ std::optional<std::string> apply_record_flags(const RecordFlags& flags, RecordOp
 void add_report_flags(CLI::App* app, ReportFlags& flags) {
   app->add_option("file", flags.input,
                   "a profile written by hucprof record (or served on /debug/pprof/usercopy)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->default_str(flags.input);
   flags.flamegraph = app->add_option("--flamegraph", flags.flamegraph_path,
                                      "also write the profile's flame graph as a standalone SVG")
                          ->type_name("OUT.svg");
 }
 
 std::optional<std::string> apply_report_flags(const ReportFlags& flags, ReportOptions& report) {
-  if (flags.input.empty()) {
-    return std::string("report: missing FILE (usage: hucprof report [--flamegraph OUT.svg] FILE)");
-  }
+  if (flags.input.empty()) return std::string("report: empty FILE");
   report.input = flags.input;
   if (flags.flamegraph->count() > 0) {
     if (flags.flamegraph_path.empty()) return std::string("--flamegraph: empty path");

@@ -24,7 +24,7 @@ void add_record_flags(CLI::App* app, RecordFlags& flags);
 std::optional<std::string> apply_record_flags(const RecordFlags& flags, RecordOptions& record);
 
 struct ReportFlags {
-  std::string input;
+  std::string input = ReportOptions().input;
   CLI::Option* flamegraph = nullptr;
   std::string flamegraph_path;
 };

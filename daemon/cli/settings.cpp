@@ -54,15 +54,57 @@ std::string apply_mode(std::string_view value, RunOptions& options) {
   return store(find_named(kModes, value), options.mode);
 }
 
-std::string apply_listen_address(std::string_view value, RunOptions& options) {
+std::string append_listen_address(std::string_view value, RunOptions& options) {
   // Syntax only (no resolver, no socket): what is certainly wrong is a usage error now, not a
   // failure after start-up. Host names are resolved and ports bound when the server starts.
   if (value.empty()) return "empty address (expected host:port, :port or [::1]:port)";
   auto parsed = parse_listen_address(value);
   if (const auto* error = std::get_if<std::string>(&parsed))
     return in_quotes(value) + ": " + *error;
-  options.listen_address = std::string(value);
+  if (std::find(options.listen_addresses.begin(), options.listen_addresses.end(), value) !=
+      options.listen_addresses.end()) {
+    return in_quotes(value) + " is given twice";
+  }
+  options.listen_addresses.emplace_back(value);
   return "";
+}
+
+std::string apply_listen_address(std::string_view value, RunOptions& options) {
+  options.listen_addresses.clear();
+  return append_listen_address(value, options);
+}
+
+// Where /metrics is served. The other paths are hucprof's own and stay where they are.
+std::string apply_telemetry_path(std::string_view value, RunOptions& options) {
+  static constexpr std::array<std::string_view, 4> kTaken{"/", "/-/healthy", "/-/ready",
+                                                          "/debug/pprof/usercopy"};
+  if (value.empty() || value.front() != '/') return in_quotes(value) + " does not start with /";
+  if (std::find(kTaken.begin(), kTaken.end(), value) != kTaken.end()) {
+    return in_quotes(value) + " is one of hucprof's other pages";
+  }
+  if (std::any_of(value.begin(), value.end(), [](char c) {
+        return static_cast<unsigned char>(c) <= ' ' || c == '?' || c == '#' || c == 0x7f;
+      })) {
+    return in_quotes(value) + " holds a space, control character, '?' or '#'";
+  }
+  options.telemetry_path = std::string(value);
+  return "";
+}
+
+std::string apply_systemd_socket(std::string_view value, RunOptions& options) {
+  const auto on = parse_boolean(value);
+  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
+  options.systemd_socket = *on;
+  return "";
+}
+
+std::string join(const std::vector<std::string>& values, std::string_view separator) {
+  std::string out;
+  for (const std::string& value : values) {
+    if (!out.empty()) out += separator;
+    out += value;
+  }
+  return out;
 }
 
 std::string apply_web_config_file(std::string_view value, RunOptions& options) {
@@ -144,14 +186,22 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
-const std::array<Setting, 15> kSettings{{
+const std::array<Setting, 17> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, true, OnReload::Restart, apply_mode,
      [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
     {"web.listen-address", "ADDR",
-     "serve /metrics on :port (every interface), host:port or [::1]:port", false, false,
-     OnReload::Restart, apply_listen_address, [](const RunOptions& o) { return o.listen_address; }},
+     "serve /metrics on :port (every interface), host:port or [::1]:port; repeat it to serve "
+     "on several",
+     false, false, OnReload::Restart, apply_listen_address,
+     [](const RunOptions& o) { return join(o.listen_addresses, ","); }, append_listen_address},
+    {"web.telemetry-path", "PATH", "the path of the metrics, like node_exporter's", false, false,
+     OnReload::Restart, apply_telemetry_path, [](const RunOptions& o) { return o.telemetry_path; }},
+    {"web.systemd-socket", "",
+     "serve on the sockets systemd passes (socket activation) instead of --web.listen-address",
+     false, false, OnReload::Restart, apply_systemd_socket,
+     [](const RunOptions& o) { return std::string(o.systemd_socket ? "true" : "false"); }},
     // The file's contents are re-read by the web server when they change; its path is not.
     {"web.config.file", "FILE",
      "TLS and basic auth for the web server, in Prometheus exporter-toolkit's web config format",
@@ -159,7 +209,7 @@ const std::array<Setting, 15> kSettings{{
      [](const RunOptions& o) { return o.web_config_file; }},
     {"sample-frequency", "HZ", "CPU clock samples per second per CPU, 1..1000", false, true,
      OnReload::Restart, apply_sample_frequency,
-     [](const RunOptions& o) { return std::to_string(o.sample_frequency); }},
+     [](const RunOptions& o) { return std::to_string(o.sample_frequency); }, nullptr, "F"},
     {"interval", "DURATION", "how often to drain the BPF maps, e.g. 10s, 500ms, 1m (min 100ms)",
      false, true, OnReload::Live, apply_interval,
      [](const RunOptions& o) { return format_duration(o.interval); }},
@@ -226,7 +276,15 @@ std::optional<std::string> apply_config_entries(const std::vector<ConfigEntry>& 
       case ConfigEntry::Kind::Null:
         return where + key + "missing value";
       case ConfigEntry::Kind::Sequence:
-        return where + key + "expected a single value, not a list";
+        if (setting->append == nullptr) return where + key + "expected a single value, not a list";
+        if (entry.items.empty()) return where + key + "expected a list of plain values";
+        for (size_t i = 0; i < entry.items.size(); ++i) {
+          const auto apply = i == 0 ? setting->apply : setting->append;
+          if (auto error = apply(entry.items[i], options); !error.empty()) {
+            return on_one_line(where + key + error);
+          }
+        }
+        break;
       case ConfigEntry::Kind::Scalar:
         if (auto error = setting->apply(entry.value, options); !error.empty()) {
           return on_one_line(where + key + error);

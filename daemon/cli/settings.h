@@ -28,6 +28,11 @@ struct Setting {
   std::string (*apply)(std::string_view value, RunOptions& options);
   // The current value as the user would write it (for defaults in --help).
   std::string (*show)(const RunOptions& options);
+  // Set for a setting that may be given more than once (a repeated flag, a YAML list): the
+  // first value goes through apply (replacing the default), each further one through append.
+  std::string (*append)(std::string_view value, RunOptions& options) = nullptr;
+  // A one-letter flag `hucprof record` also takes, as perf's (-F for sample-frequency).
+  std::string_view record_short = {};
 };
 
 std::span<const Setting> settings();

@@ -641,6 +641,26 @@ std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::bind(
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
+std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::adopt(
+    int listening_fd, std::shared_ptr<WebSecuritySource> security, HttpServerLimits limits) {
+  if (!security) security = std::make_shared<WebSecuritySource>();
+  auto impl = std::make_unique<Impl>(limits, std::move(security));
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (getsockname(listening_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+      (address.ss_family != AF_INET && address.ss_family != AF_INET6)) {
+    return "socket " + std::to_string(listening_fd) + " is not an IPv4 or IPv6 socket";
+  }
+  beast::error_code ec;
+  impl->acceptor.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), listening_fd, ec);
+  if (!ec) impl->bound = impl->acceptor.local_endpoint(ec);
+  if (ec) return "socket " + std::to_string(listening_fd) + ": " + lowercase_first(ec.message());
+  impl->work.emplace(impl->io.get_executor());
+  impl->accept();
+  impl->check_config();
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
 std::variant<ListenAddress, std::string> resolve_listen_address(const ListenAddress& address) {
   if (address.kind != ListenAddress::Kind::HostName) return address;
   net::io_context io;

@@ -60,6 +60,10 @@ class HttpServer {
   static std::variant<std::unique_ptr<HttpServer>, std::string> bind(
       const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
       HttpServerLimits limits = {});
+  // Serves a socket that is already listening (socket activation: systemd passes it), as bind()
+  // does; the server owns it from then on. The error is in words.
+  static std::variant<std::unique_ptr<HttpServer>, std::string> adopt(
+      int listening_fd, std::shared_ptr<WebSecuritySource> security, HttpServerLimits limits = {});
   void serve();
   // Stops: closes the listener and every connection, tells running handlers (cancelled()), and
   // waits for them.

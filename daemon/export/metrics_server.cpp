@@ -21,6 +21,23 @@ std::string flag_error(const std::string& listen_address, const std::string& cau
 
 }  // namespace
 
+HttpResponse healthy_page(const HttpRequest&) {
+  HttpResponse response;
+  response.body = "hucprof is Healthy.\n";
+  return response;
+}
+
+HttpResponse ready_page(bool ready) {
+  HttpResponse response;
+  if (ready) {
+    response.body = "hucprof is Ready.\n";
+  } else {
+    response.status = 503;
+    response.body = "hucprof is not ready: its BPF programs are not loaded or not drained yet.\n";
+  }
+  return response;
+}
+
 HttpResponse render_metrics(const SnapshotCollectable& collectable, const HttpRequest& request) {
   HttpResponse response;
   response.content_type = kTextFormat;
@@ -43,17 +60,28 @@ std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::start
   return bound;
 }
 
-void MetricsServer::serve() { server_->serve(); }
+void MetricsServer::serve() {
+  for (auto& http : servers_) http->serve();
+}
 
 std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::bind(
     const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable) {
-  auto parsed = parse_listen_address(options.listen_address);
-  if (const auto* error = std::get_if<std::string>(&parsed)) {
-    return WebStartError{2, flag_error(options.listen_address, *error)};
+  // Every address is checked before any is bound: a typo in the second costs no socket.
+  std::vector<ListenAddress> addresses;
+  for (const std::string& address :
+       options.listen_fds.empty() ? options.listen_addresses : std::vector<std::string>{}) {
+    auto parsed = parse_listen_address(address);
+    if (const auto* error = std::get_if<std::string>(&parsed)) {
+      return WebStartError{2, flag_error(address, *error)};
+    }
+    auto resolved = resolve_listen_address(std::get<ListenAddress>(parsed));
+    if (const auto* error = std::get_if<std::string>(&resolved)) {
+      return WebStartError{2, flag_error(address, *error)};
+    }
+    addresses.push_back(std::get<ListenAddress>(resolved));
   }
-  auto resolved = resolve_listen_address(std::get<ListenAddress>(parsed));
-  if (const auto* error = std::get_if<std::string>(&resolved)) {
-    return WebStartError{2, flag_error(options.listen_address, *error)};
+  if (addresses.empty() && options.listen_fds.empty()) {
+    return WebStartError{2, "--web.listen-address: no address to serve on"};
   }
   auto security = std::make_shared<WebSecuritySource>();
   if (!options.web_config_file.empty()) {
@@ -61,30 +89,43 @@ std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::bind(
     if (auto* error = std::get_if<std::string>(&loaded)) return WebStartError{2, *error};
     security = std::move(std::get<std::unique_ptr<WebSecuritySource>>(loaded));
   }
-  const bool tls = security->tls();
-  auto started = HttpServer::bind(std::get<ListenAddress>(resolved), std::move(security));
-  if (auto* error = std::get_if<std::string>(&started)) {
-    return WebStartError{1, flag_error(options.listen_address, *error)};
-  }
   std::unique_ptr<MetricsServer> server(new MetricsServer());
+  server->tls_ = security->tls();
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    auto started = HttpServer::bind(addresses[i], security);
+    if (auto* error = std::get_if<std::string>(&started)) {
+      return WebStartError{1, flag_error(options.listen_addresses[i], *error)};
+    }
+    server->servers_.push_back(std::move(std::get<std::unique_ptr<HttpServer>>(started)));
+  }
+  for (const int fd : options.listen_fds) {
+    auto adopted = HttpServer::adopt(fd, security);
+    if (auto* error = std::get_if<std::string>(&adopted)) {
+      return WebStartError{1, "--web.systemd-socket: " + *error};
+    }
+    server->servers_.push_back(std::move(std::get<std::unique_ptr<HttpServer>>(adopted)));
+  }
   server->collectable_ = std::move(collectable);
-  server->server_ = std::move(std::get<std::unique_ptr<HttpServer>>(started));
-  server->tls_ = tls;
-  // Scrapes are rendered on the I/O thread (fast, never waiting); pages that may wait get a
-  // thread of their own and never delay them.
-  server->server_->add_route(
-      "/metrics",
-      [collectable = server->collectable_](const HttpRequest& request) {
-        return render_metrics(*collectable, request);
-      },
-      RouteLane::Inline);
-  server->add_route("/", landing_page);
+  // Scrapes and health checks are answered on the I/O threads (fast, never waiting); pages that
+  // may wait get a thread of their own and never delay them.
+  const HttpHandler metrics = [collectable = server->collectable_](const HttpRequest& request) {
+    return render_metrics(*collectable, request);
+  };
+  const HttpHandler ready = [flag = server->ready_](const HttpRequest&) {
+    return ready_page(flag->load());
+  };
+  for (auto& http : server->servers_) {
+    http->add_route(options.telemetry_path, metrics, RouteLane::Inline);
+    http->add_route("/-/healthy", healthy_page, RouteLane::Inline);
+    http->add_route("/-/ready", ready, RouteLane::Inline);
+  }
+  server->add_route("/", make_landing_page(options.telemetry_path));
   return server;
 }
 
 std::variant<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
     const std::string& listen_address, std::shared_ptr<SnapshotCollectable> collectable) {
-  auto started = start(WebOptions{listen_address, ""}, std::move(collectable));
+  auto started = start(WebOptions{{listen_address}, ""}, std::move(collectable));
   if (auto* error = std::get_if<WebStartError>(&started)) return error->message;
   return std::move(std::get<std::unique_ptr<MetricsServer>>(started));
 }
@@ -92,11 +133,19 @@ std::variant<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
 MetricsServer::~MetricsServer() = default;
 
 void MetricsServer::add_route(std::string path, HttpHandler handler) {
-  server_->add_route(std::move(path), std::move(handler), RouteLane::Own);
+  for (auto& http : servers_) http->add_route(path, handler, RouteLane::Own);
 }
 
-int MetricsServer::port() const { return server_->port(); }
+void MetricsServer::set_ready() { ready_->store(true); }
 
-std::string MetricsServer::bound_address() const { return server_->bound_address(); }
+int MetricsServer::port() const { return servers_.front()->port(); }
+
+std::string MetricsServer::bound_address() const { return servers_.front()->bound_address(); }
+
+std::vector<std::string> MetricsServer::bound_addresses() const {
+  std::vector<std::string> out;
+  for (const auto& http : servers_) out.push_back(http->bound_address());
+  return out;
+}
 
 }  // namespace hucprof

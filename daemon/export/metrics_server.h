@@ -1,7 +1,9 @@
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "export/http_types.h"
 #include "export/prometheus_exporter.h"
@@ -10,10 +12,14 @@ namespace hucprof {
 
 class HttpServer;
 
-// What `hucprof run` serves the web on: --web.listen-address and --web.config.file.
+// What `hucprof run` serves the web on: --web.listen-address (each alike),
+// --web.config.file, --web.telemetry-path, and the sockets of --web.systemd-socket.
 struct WebOptions {
-  std::string listen_address;
+  std::vector<std::string> listen_addresses;
   std::string web_config_file;  // "": plain HTTP, no authentication
+  std::string telemetry_path = "/metrics";
+  // Listening sockets systemd passed (socket activation): served instead of listen_addresses.
+  std::vector<int> listen_fds = {};
 };
 
 // Why the server did not start, in one line naming the flag or file, and the exit code it
@@ -24,8 +30,9 @@ struct WebStartError {
   std::string message;
 };
 
-// /metrics (prometheus-cpp's text format, gzip when the client takes it) and the landing page
-// on "/", over HttpServer; other exporters add their pages with add_route.
+// /metrics (prometheus-cpp's text format, gzip when the client takes it), the landing page on
+// "/" and Prometheus' health endpoints /-/healthy and /-/ready, over one HttpServer per listen
+// address; other exporters add their pages with add_route.
 class MetricsServer {
  public:
   static std::variant<std::unique_ptr<MetricsServer>, WebStartError> start(
@@ -47,21 +54,32 @@ class MetricsServer {
   // landing page until someone registers another handler for it.
   void add_route(std::string path, HttpHandler handler);
 
-  // The port actually bound (useful with port 0), and the address ("[::]:9478").
+  // /-/ready answers 200 from now on (503 before): `hucprof run` calls it once its programs are
+  // loaded and the first drain is done. /-/healthy answers 200 whenever the server runs.
+  void set_ready();
+
+  // The port actually bound (useful with port 0), and the address ("[::]:9478"), of the first
+  // listener; every listener's address.
   int port() const;
   std::string bound_address() const;
+  std::vector<std::string> bound_addresses() const;
   bool tls() const { return tls_; }
 
  private:
   MetricsServer() = default;
   // Declared first so the server (and its handler threads) stops before the collectable goes.
   std::shared_ptr<SnapshotCollectable> collectable_;
-  std::unique_ptr<HttpServer> server_;
+  std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::unique_ptr<HttpServer>> servers_;
   bool tls_ = false;
 };
 
 // The /metrics handler, pure: the snapshot in the text format, gzipped when Accept-Encoding
 // allows it.
 HttpResponse render_metrics(const SnapshotCollectable& collectable, const HttpRequest& request);
+
+// /-/healthy and /-/ready, worded as Prometheus words them (web/web.go).
+HttpResponse healthy_page(const HttpRequest& request);
+HttpResponse ready_page(bool ready);
 
 }  // namespace hucprof

@@ -135,7 +135,7 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
   return out + "</table>\n";
 }
 
-std::string callsite_table(const UsercopyCost& cost) {
+std::string callsite_table(const UsercopyCost& cost, const std::string& telemetry_path) {
   if (cost.callsites.empty()) {
     return "<p>No usercopy check was seen in the window.</p>\n";
   }
@@ -156,7 +156,8 @@ std::string callsite_table(const UsercopyCost& cost) {
   out += "</table>\n";
   if (cost.callsites.size() > rows) {
     out += "<p>" + std::to_string(cost.callsites.size() - rows) +
-           " more call sites: see <a href=\"metrics\">/metrics</a> or the profile.</p>\n";
+           " more call sites: see <a href=\"" + e(telemetry_path.substr(1)) + "\">" +
+           e(telemetry_path) + "</a> or the profile.</p>\n";
   }
   return out;
 }
@@ -202,13 +203,13 @@ std::string render_web_view(const WebViewInput& in) {
   if (auto prediction = prediction_line(in.window, cost)) {
     out += "<p id=\"prediction\">" + e(*prediction) + "</p>\n";
   }
-  out += "<h2>Top call sites</h2>\n" + callsite_table(cost);
+  out += "<h2>Top call sites</h2>\n" + callsite_table(cost, in.telemetry_path);
   out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n" + flame_graph(in.window) + "</div>\n";
   out += "<h2>Probes</h2>\n" + probe_table(in.snapshot);
-  out +=
-      "<footer><a href=\"metrics\">/metrics</a> · <a href=\"debug/pprof/usercopy\">profile "
-      "since start (pprof)</a> · <a href=\"debug/pprof/usercopy?seconds=30\">profile of the "
-      "next 30 s</a> · <code>go tool pprof -http=: URL</code> reads them</footer>\n";
+  out += "<footer><a href=\"" + e(in.telemetry_path.substr(1)) + "\">" + e(in.telemetry_path) +
+         "</a> · <a href=\"debug/pprof/usercopy\">profile "
+         "since start (pprof)</a> · <a href=\"debug/pprof/usercopy?seconds=30\">profile of the "
+         "next 30 s</a> · <code>go tool pprof -http=: URL</code> reads them</footer>\n";
   out += "</body></html>\n";
   return out;
 }

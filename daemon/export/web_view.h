@@ -19,6 +19,7 @@ struct WebViewInput {
   std::chrono::milliseconds interval{10000};
   std::chrono::milliseconds prediction_window{300000};
   bool reload = true;  // false: ?refresh=off, the page stays as it is
+  std::string telemetry_path = "/metrics";  // --web.telemetry-path, which the page links to
 };
 
 // The live web view: the headline (share of busy CPU in the checks over the prediction window,

@@ -95,7 +95,8 @@ void append_logfmt_value(std::string& out, std::string_view value) {
   out += '"';
 }
 
-// "2026-01-02T03:04:05.678" in UTC (with "Z") or local time (without a zone, as people read it).
+// RFC 3339: "2026-01-02T03:04:05.678Z" in UTC, or local time with its offset
+// ("2026-01-02T04:04:05.678+01:00"), so a line read on another machine still says when.
 std::string timestamp(std::chrono::system_clock::time_point time, bool utc) {
   const auto since_epoch = time.time_since_epoch();
   const auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
@@ -111,7 +112,13 @@ std::string timestamp(std::chrono::system_clock::time_point time, bool utc) {
   const size_t n = std::strftime(buffer.data(), buffer.size(), "%Y-%m-%dT%H:%M:%S", &parts);
   std::array<char, 8> fraction{};
   std::snprintf(fraction.data(), fraction.size(), ".%03d", static_cast<int>(millis.count()));
-  return std::string(buffer.data(), n) + fraction.data() + (utc ? "Z" : "");
+  std::string out = std::string(buffer.data(), n) + fraction.data();
+  if (utc) return out + "Z";
+  std::array<char, 8> zone{};  // "+0100": RFC 3339 wants "+01:00"
+  if (std::strftime(zone.data(), zone.size(), "%z", &parts) == 5) {
+    return out + std::string(zone.data(), 3) + ":" + std::string(zone.data() + 3, 2);
+  }
+  return out;
 }
 
 }  // namespace
@@ -144,12 +151,22 @@ std::string render_log_line(LogFormat format, const LogLine& line, bool under_jo
       append_logfmt_value(out, line.level);
       out.append(" msg=");
       append_logfmt_value(out, line.message);
+      for (const LogField& field : line.fields) {
+        out.append(" ").append(field.key).append("=");
+        append_logfmt_value(out, field.value);
+      }
       break;
     case LogFormat::Json:
       out.append("{\"ts\":\"").append(timestamp(line.time, true)).append("\",\"level\":\"");
       append_escaped(out, line.level);
       out.append("\",\"msg\":\"");
       append_escaped(out, line.message);
+      for (const LogField& field : line.fields) {
+        out.append("\",\"");
+        append_escaped(out, field.key);
+        out.append("\":\"");
+        append_escaped(out, field.value);
+      }
       out.append("\"}");
       break;
   }

@@ -2,16 +2,19 @@
 #include <array>
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace hucprof {
 
 // How each log line on stderr looks (--log.format).
-//   text   — for people: "2026-01-02T03:04:05.678 info message" (local time), or "info: message"
-//            under systemd, whose journal stamps every line itself;
-//   logfmt — like Prometheus exporters: ts=2026-01-02T03:04:05.678Z level=info msg="message";
-//   json   — one object per line: {"ts":"2026-01-02T03:04:05.678Z","level":"info","msg":"..."}.
+//   text   — for people: "2026-01-02T04:04:05.678+01:00 info message" (local time with its
+//            offset), or "info: message" under systemd, whose journal stamps every line itself;
+//   logfmt — like Prometheus exporters: ts=2026-01-02T03:04:05.678Z level=info msg="message",
+//            then the line's structured fields (target=… reason=… errno=…);
+//   json   — one object per line: {"ts":"2026-01-02T03:04:05.678Z","level":"info","msg":"..."},
+//            the fields as more members.
 // logfmt and json always carry ts (UTC), so lines shipped elsewhere keep their time.
 enum class LogFormat { Text, Logfmt, Json };
 inline constexpr std::array<std::string_view, 3> kLogFormatNames{"text", "logfmt", "json"};
@@ -19,10 +22,18 @@ inline constexpr std::array<std::string_view, 3> kLogFormatNames{"text", "logfmt
 std::optional<LogFormat> parse_log_format(std::string_view name);
 const char* log_format_name(LogFormat format);
 
+// A structured key of a log line (target, reason, errno): what a log pipeline selects on without
+// parsing the message. Keys are lower-case logfmt keys; the journal gets them upper-cased.
+struct LogField {
+  std::string key;
+  std::string value;
+};
+
 struct LogLine {
   std::chrono::system_clock::time_point time;
   std::string_view level;  // "debug", "info", "warn", "error"
   std::string_view message;
+  std::span<const LogField> fields = {};
 };
 
 // The line without its final newline. logfmt and json turn any message (kernel symbol names,

@@ -6,8 +6,10 @@
 namespace hucprof {
 
 // Sends every log line to stderr in `format` at `level` and above ("debug", "info", "warn",
-// "error"). stdout is left to what a command prints as its result (doctor, version, --help).
-// Called at start-up and again on SIGHUP; safe while other threads log.
+// "error"), or, under systemd (stderr is the JOURNAL_STREAM), to journald over its native
+// protocol with the line's priority and structured fields (log_fields.h). stdout is left to
+// what a command prints as its result (doctor, version, --help). Called at start-up and again
+// on SIGHUP; safe while other threads log.
 void configure_logging(LogFormat format, std::string_view level);
 
 }  // namespace hucprof

@@ -12,8 +12,10 @@ Capabilities are read from /proc/PID/task/*/status, i.e. from the kernel, for ev
 Needs root; exits 77 with the reason otherwise.
 """
 
+import errno
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -134,7 +136,7 @@ class Logs(unittest.TestCase):
         records = [json.loads(line) for line in lines]  # raises on any line that is not JSON
         self.assertTrue(records)
         for r in records:
-            self.assertEqual(set(r), {"ts", "level", "msg"}, r)
+            self.assertTrue({"ts", "level", "msg"} <= set(r) <= FIELDS, r)
             self.assertRegex(r["ts"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
             self.assertIn(r["level"], {"debug", "info", "warn", "error"})
         libbpf = [r for r in records if r["msg"].startswith("libbpf: ")]
@@ -142,6 +144,27 @@ class Logs(unittest.TestCase):
               % (len(libbpf), libbpf[0]["msg"] if libbpf else None), flush=True)
         self.assertTrue(libbpf, "no libbpf message at --log.level debug")
         self.assertTrue(all(r["level"] == "debug" for r in libbpf))
+
+    def test_unavailable_targets_carry_their_fields(self):
+        # --mode auto tries every probe: on a kernel that refuses some, each refusal is a
+        # warning whose target and reason (and errno, when the reason names one) are keys.
+        decoder = build_logfmt_decoder()
+        d = served_once(["--interval", "1s", "--log.format", "logfmt"], "logs_fields")
+        with open(d.err_path, "rb") as f:
+            decoded = subprocess.run([decoder], stdin=f, capture_output=True, text=True,
+                                     timeout=60)
+        records = [json.loads(line) for line in decoded.stdout.splitlines()]
+        unavailable = [r for r in records if r["level"] == "warn" and
+                       re.match(r"(probe \S+|sampler): ", r["msg"])]
+        print("warnings about targets: %d, e.g. %r" % (len(unavailable), unavailable[:1]),
+              flush=True)
+        for r in unavailable:
+            self.assertIn(r.get("target", ""), r["msg"], r)
+            self.assertTrue(r.get("reason") and r["reason"] in r["msg"], r)
+            # Python's errno table is the reference for which words are errno names.
+            named = [w for w in re.findall(r"\bE[A-Z0-9]+\b", r["reason"])
+                     if w in errno.errorcode.values()]
+            self.assertEqual(r.get("errno"), named[0] if named else None, r)
 
     def test_info_level_shows_no_libbpf_line(self):
         d = served_once(["--mode", "sample", "--interval", "1s"], "logs_info")
@@ -158,11 +181,15 @@ class Logs(unittest.TestCase):
         records = [json.loads(line) for line in decoded.stdout.splitlines()]
         self.assertEqual(len(records), len(d.stderr().splitlines()))
         for r in records:
-            self.assertEqual(set(r), {"ts", "level", "msg"}, r)
+            self.assertTrue({"ts", "level", "msg"} <= set(r) <= FIELDS, r)
         messages = [r["msg"] for r in records]
         self.assertTrue(any(m.startswith("serving metrics on http://127.0.0.1:%d/metrics" % d.port)
                             for m in messages), messages[-5:])
         self.assertTrue(any(m.startswith("libbpf: ") for m in messages))
+
+
+# The keys a log line may have: the three of every line, and the structured fields.
+FIELDS = {"ts", "level", "msg", "target", "reason", "errno"}
 
 
 def build_logfmt_decoder():

@@ -89,15 +89,15 @@ class Daemon:
                 raise RuntimeError("hucprof exited with %d before serving:\n%s"
                                    % (self.proc.returncode, self.log()))
             try:
-                # /metrics answers before the probes are attached; the first drain (counted in
-                # hucprof_drains_total) happens only after attaching, so wait for it.
-                status, body = http_get(self.url(), timeout=1)
-                if status == 200 and total(parse_metrics(body), "hucprof_drains_total") >= 1:
+                # /-/ready answers 200 once the programs are attached and the first drain is
+                # done (503 before), what every test needs before it measures anything.
+                status, _ = http_get(self.url("/-/ready"), timeout=1)
+                if status == 200:
                     return
             except OSError:
                 pass
             time.sleep(0.2)
-        raise RuntimeError("hucprof did not serve /metrics within %ds:\n%s" % (timeout, self.log()))
+        raise RuntimeError("hucprof was not ready within %ds:\n%s" % (timeout, self.log()))
 
     def scrape(self):
         status, body = http_get(self.url())

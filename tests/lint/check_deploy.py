@@ -33,7 +33,7 @@ CONFIG = os.path.join(DEPLOY, "hucprof.yaml")
 # Keys `hucprof run --config` accepts (daemon/cli/options.h); anything else is exit code 2.
 CONFIG_KEYS = {"mode", "web.listen-address", "web", "sample-frequency", "interval", "top-k",
                "latency", "log.level", "web.config.file", "bpf.max-keys", "bpf.max-stacks",
-               "prediction.window",
+               "prediction.window", "web.telemetry-path", "web.systemd-socket",
                "log.format", "capabilities.keep"}
 # Keys documented in a comment only: as shipped the file must change nothing.
 COMMENTED_KEYS = {"web.config.file"}
@@ -100,6 +100,44 @@ def check_prometheus() -> None:
               ("" if r.returncode == 0 else "\n" + r.stdout + r.stderr))
     check(re.search(r"job_name:\s*hucprof\b", text) is not None,
           "prometheus.yml scrape job is named hucprof (HucprofDown and dashboards expect it)")
+    check_runbooks()
+
+
+def markdown_anchors(path: str) -> set[str]:
+    """The anchors GitHub (and most renderers) give the headings of a Markdown file."""
+    anchors = set()
+    in_code = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("```"):
+                in_code = not in_code
+            m = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+            if m and not in_code:
+                slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+                anchors.add(slug)
+    return anchors
+
+
+def check_runbooks() -> None:
+    """Every alert links to its own section of deploy/README.md, all on one base URL."""
+    try:
+        import yaml  # type: ignore
+    except ImportError:
+        skip("runbooks", "PyYAML not installed (python3-yaml)")
+        return
+    with open(RULES, encoding="utf-8") as f:
+        rules = [r for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r]
+    anchors = markdown_anchors(os.path.join(DEPLOY, "README.md"))
+    bases = set()
+    check(bool(rules), "the rules define alerts")
+    for rule in rules:
+        url = rule.get("annotations", {}).get("runbook_url", "")
+        base, _, anchor = url.partition("#")
+        bases.add(base)
+        check(base.endswith("/deploy/README.md") and anchor == rule["alert"].lower(),
+              f"{rule['alert']}: runbook_url {url!r} is <base>/deploy/README.md#{rule['alert'].lower()}")
+        check(anchor in anchors, f"{rule['alert']}: deploy/README.md has the section #{anchor}")
+    check(len(bases) == 1, f"every runbook_url on one base ({sorted(bases)})")
 
 
 # --------------------------------------------------------------------------- systemd
@@ -258,9 +296,17 @@ def check_kubernetes() -> None:
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
     check(mounts.get("/sys/kernel/btf", {}).get("readOnly") is True, "daemonset.yaml: /sys/kernel/btf mounted read-only")
     check(all(m.get("readOnly") for m in mounts.values()), "daemonset.yaml: every mount read-only")
-    env = {e["name"]: e for e in c.get("env", [])}
-    check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
-          "daemonset.yaml: NODE_NAME from the downward API")
+    # hucprof reads no environment variable of its own; one set here would only mislead.
+    check(not c.get("env"), "daemonset.yaml: no environment variables (hucprof reads none)")
+    probes = {k: c.get(k, {}).get("httpGet", {}) for k in ("startupProbe", "readinessProbe",
+                                                            "livenessProbe")}
+    check(probes["startupProbe"].get("path") == "/-/ready" and
+          probes["readinessProbe"].get("path") == "/-/ready" and
+          probes["livenessProbe"].get("path") == "/-/healthy" and
+          all(p.get("port") == "metrics" for p in probes.values()),
+          "daemonset.yaml: startup/readiness probe /-/ready, liveness /-/healthy")
+    check([p.get("name") for p in c.get("ports", [])] == ["metrics"],
+          "daemonset.yaml: the port is named metrics (the scrapers' relabeling keeps it)")
     cm = kinds.get("ConfigMap", {}).get("data", {}).get("hucprof.yaml", "")
     for _, key in top_level_keys(cm):
         check(key in CONFIG_KEYS, f"daemonset.yaml ConfigMap: key {key!r} is one the daemon knows")

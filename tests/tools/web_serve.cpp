@@ -49,12 +49,12 @@ hucprof::HttpResponse slow_page(const hucprof::HttpRequest& request) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hucprof::WebOptions options{"127.0.0.1:0", ""};
+  hucprof::WebOptions options;
   bool slow_route = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--web.listen-address" && i + 1 < argc) {
-      options.listen_address = argv[++i];
+      options.listen_addresses.emplace_back(argv[++i]);  // repeatable, as in hucprof run
     } else if (arg == "--web.config.file" && i + 1 < argc) {
       options.web_config_file = argv[++i];
     } else if (arg == "--slow-route") {
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (options.listen_addresses.empty()) options.listen_addresses.emplace_back("127.0.0.1:0");
   spdlog::set_default_logger(spdlog::stderr_logger_mt("stderr"));
   // Stop signals are waited for below; block them before any server thread starts.
   sigset_t stop;

@@ -25,7 +25,7 @@ TEST_F(ConfigFileTest, EveryKeyIsRead) {
   const RunOptions o = parse_run({"run", "--config", path});
   EXPECT_EQ(o.config_path, path);
   EXPECT_EQ(o.mode, Mode::Probe);
-  EXPECT_EQ(o.listen_address, "127.0.0.1:9100");
+  EXPECT_EQ(o.listen_addresses, std::vector<std::string>{"127.0.0.1:9100"});
   EXPECT_EQ(o.sample_frequency, 49u);
   EXPECT_EQ(o.interval, milliseconds(90'000));
   EXPECT_EQ(o.top_k, 50u);
@@ -45,7 +45,7 @@ TEST_F(ConfigFileTest, NestedKeysReadLikeDottedOnes) {
                                  "probe:\n"
                                  "  attach: fentry\n");
   const RunOptions o = parse_run({"run", "--config", path});
-  EXPECT_EQ(o.listen_address, "[::1]:9478");
+  EXPECT_EQ(o.listen_addresses, std::vector<std::string>{"[::1]:9478"});
   EXPECT_EQ(o.log_level, "warn");
   EXPECT_EQ(o.probe_attach, ProbeAttach::Fentry);
 }

@@ -18,7 +18,7 @@ TEST(Options, RunDefaults) {
   EXPECT_EQ(outcome.command->kind, CommandKind::Run);
   const RunOptions& o = outcome.command->run;
   EXPECT_EQ(o.mode, Mode::Auto);
-  EXPECT_EQ(o.listen_address, ":9478");
+  EXPECT_EQ(o.listen_addresses, std::vector<std::string>{":9478"});
   EXPECT_EQ(o.sample_frequency, 99u);
   EXPECT_EQ(o.interval, milliseconds(10'000));
   EXPECT_EQ(o.top_k, 20u);
@@ -34,9 +34,10 @@ TEST(Options, EachRunFlag) {
   EXPECT_EQ(parse_run({"run", "--mode", "probe"}).mode, Mode::Probe);
   EXPECT_EQ(parse_run({"run", "--mode=sample"}).mode, Mode::Sample);
   EXPECT_EQ(parse_run({"run", "--mode", "auto"}).mode, Mode::Auto);
-  EXPECT_EQ(parse_run({"run", "--web.listen-address", "127.0.0.1:9100"}).listen_address,
-            "127.0.0.1:9100");
-  EXPECT_EQ(parse_run({"run", "--web.listen-address=[::1]:9478"}).listen_address, "[::1]:9478");
+  EXPECT_EQ(parse_run({"run", "--web.listen-address", "127.0.0.1:9100"}).listen_addresses,
+            std::vector<std::string>{"127.0.0.1:9100"});
+  EXPECT_EQ(parse_run({"run", "--web.listen-address=[::1]:9478"}).listen_addresses,
+            std::vector<std::string>{"[::1]:9478"});
   EXPECT_EQ(parse_run({"run", "--sample-frequency", "1"}).sample_frequency, 1u);
   EXPECT_EQ(parse_run({"run", "--sample-frequency", "1000"}).sample_frequency, 1000u);
   EXPECT_EQ(parse_run({"run", "--interval", "500ms"}).interval, milliseconds(500));

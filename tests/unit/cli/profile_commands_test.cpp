@@ -79,8 +79,23 @@ TEST(ReportOptions, FileAndFlameGraph) {
   EXPECT_FALSE(parse_ok({"report", "p.pb.gz"}).report.flamegraph.has_value());
 }
 
-TEST(ReportOptions, MissingFileAndUnknownFlags) {
-  EXPECT_THAT(parse_error({"report"}), HasSubstr("report: missing FILE"));
+TEST(ReportOptions, WithoutAFileReadsWhatRecordWrites) {
+  // Like `perf report` reads perf.data: the file `hucprof record` writes by default.
+  EXPECT_EQ(parse_ok({"report"}).report.input, "usercopy.pb.gz");
+  EXPECT_EQ(parse_ok({"report"}).report.input, parse_ok({"record"}).record.output);
+  EXPECT_EQ(parse_ok({"report", "--flamegraph", "f.svg"}).report.input, "usercopy.pb.gz");
+}
+
+TEST(RecordOptions, DashFIsPerfsSampleFrequency) {
+  EXPECT_EQ(parse_ok({"record", "-F", "499"}).run.sample_frequency, 499u);
+  EXPECT_EQ(parse_ok({"record", "-F499"}).run.sample_frequency, 499u);
+  EXPECT_EQ(parse_error({"record", "-F", "0"}), "--sample-frequency: 0 is out of range 1..1000");
+  // run keeps its long flags only: -F there is not perf's.
+  EXPECT_EQ(parse_error({"run", "-F", "99"}), "unknown flag -F");
+}
+
+TEST(ReportOptions, EmptyFileAndUnknownFlags) {
+  EXPECT_THAT(parse_error({"report", ""}), HasSubstr("report: empty FILE"));
   EXPECT_EQ(parse_error({"report", "--mode", "probe", "x"}), "unknown flag --mode");
   EXPECT_EQ(parse_error({"report", "a", "b"}), "unexpected argument \"b\"");
 }

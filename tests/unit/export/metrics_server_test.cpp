@@ -49,7 +49,7 @@ std::unique_ptr<MetricsServer> start_ok(const std::string& address) {
 
 WebStartError start_error(const std::string& address, const std::string& web_config = "") {
   auto started =
-      MetricsServer::start(WebOptions{address, web_config}, collectable_with_one_check());
+      MetricsServer::start(WebOptions{{address}, web_config}, collectable_with_one_check());
   if (std::holds_alternative<std::unique_ptr<MetricsServer>>(started)) {
     ADD_FAILURE() << address << " started, expected an error";
     return {};

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <vector>
 
 #include "log/log_line.h"
 
@@ -60,10 +61,29 @@ TEST(LogLine, ValidUtf8IsKeptInvalidBytesBecomeReplacementCharacter) {
             "ts=2026-01-02T03:04:05.678Z level=info msg=\"x\xEF\xBF\xBD\xEF\xBF\xBD\"");
 }
 
-TEST(LogLine, TextKeepsTheHumanFormat) {
-  EXPECT_THAT(render(LogFormat::Text, "hello"),
-              MatchesRegex(R"(2026-01-0[12]T[0-9][0-9]:[0-9][0-9]:05\.678 info hello)"));
+TEST(LogLine, TextKeepsTheHumanFormatWithItsZone) {
+  // Local time, with its offset (RFC 3339), so the line says when wherever it is read.
+  EXPECT_THAT(
+      render(LogFormat::Text, "hello"),
+      MatchesRegex(
+          R"(2026-01-0[12]T[0-9][0-9]:[0-9][0-9]:05\.678[+-][0-9][0-9]:[0-9][0-9] info hello)"));
   EXPECT_EQ(render_log_line(LogFormat::Text, LogLine{kTime, "warn", "hello"}, true), "warn: hello");
+}
+
+TEST(LogLine, FieldsAreKeysOfTheirOwnInLogfmtAndJson) {
+  const std::vector<LogField> fields{{"target", "cpu-clock"},
+                                     {"reason", "perf_event_open failed: EACCES: \"denied\""},
+                                     {"errno", "EACCES"}};
+  const LogLine line{kTime, "warn", "sampler: unavailable", fields};
+  EXPECT_EQ(render_log_line(LogFormat::Logfmt, line, false),
+            R"(ts=2026-01-02T03:04:05.678Z level=warn msg="sampler: unavailable" target=cpu-clock )"
+            R"(reason="perf_event_open failed: EACCES: \"denied\"" errno=EACCES)");
+  EXPECT_EQ(render_log_line(LogFormat::Json, line, false),
+            R"({"ts":"2026-01-02T03:04:05.678Z","level":"warn","msg":"sampler: unavailable",)"
+            R"("target":"cpu-clock","reason":"perf_event_open failed: EACCES: \"denied\"",)"
+            R"("errno":"EACCES"})");
+  // Text is for people: the message already says it.
+  EXPECT_EQ(render_log_line(LogFormat::Text, line, true), "warn: sampler: unavailable");
 }
 
 TEST(LogLine, FormatNames) {

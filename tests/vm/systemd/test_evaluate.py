@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """vm_systemd's judgement without a VM: the facts of a real guest run (testdata/, Debian 6.1,
-systemd 252) must pass, and each planted defect must fail exactly the row that covers it.
+systemd 252, the clean bookworm root) must pass, and each planted defect must fail exactly the
+row that covers it.
 
 Usage: test_evaluate.py        Exit 0 pass, 1 fail. Seconds, no root, no qemu.
 """
@@ -76,7 +77,7 @@ def main() -> int:
                                                         "'timeout'."}]))
     mutate("still active after stop", "state after stop",
            lambda f: f["show_stopped"].update(ActiveState="active", SubState="running"))
-    mutate("systemctl start fails", "systemctl start hucprof exit status",
+    mutate("systemctl enable --now fails", "systemctl enable --now hucprof exit status",
            lambda f: f.update(start_rc=1))
     mutate("PID 1 is not systemd", "PID 1", lambda f: f.update(pid1="init"))
     mutate("probe not attached", "hucprof_probe_attached", lambda f: None,
@@ -84,6 +85,35 @@ def main() -> int:
                                'hucprof_probe_attached{target="__check_object_size",mode="none"} 0'))
     mutate("hardened usercopy reported off", "usercopy_hardened_enabled", lambda f: None,
            lambda m: m.replace("usercopy_hardened_enabled 1", "usercopy_hardened_enabled 0"))
+    mutate("a dependency the root lacks", "Depends are all satisfied",
+           lambda f: f.update(dpkg_unmet=["libbpf1 (>= 1:0.8.0)"]))
+    mutate("installing enables the unit", "installing enables nothing",
+           lambda f: f.update(is_enabled_installed="enabled"))
+    mutate("installing starts the unit", "installing starts nothing",
+           lambda f: f.update(is_active_installed="active"))
+    mutate("config not a conffile", "is a conffile", lambda f: f.update(conffiles=[]))
+    mutate("/-/ready 503", "GET /-/healthy, /-/ready",
+           lambda f: f.update(ready=[503, "hucprof is not ready"]))
+    mutate("an info line under -p warning", "journalctl -p warning",
+           lambda f: f["journal_warning"].append(
+               {"MESSAGE": "info: serving metrics on http://[::]:9478/metrics", "PRIORITY": "6"}))
+    mutate("lines without a priority (stderr without prefix)", "carry a priority",
+           lambda f: [e.pop("PRIORITY", None) for e in f["journal_info"]])
+    mutate("no warning at all", "journalctl -p warning",
+           lambda f: f.update(journal_warning=[]))
+    mutate("the sampler's warning without ERRNO", "the sampler's warning has its fields",
+           lambda f: [e.pop("ERRNO", None) for e in f["journal_warning"]])
+    mutate("purge fails", "dpkg --purge hucprof exit status", lambda f: f.update(purge_rc=100))
+    mutate("the conffile stays after purge", "the root is as before",
+           lambda f: f.update(purge_added=["/etc/hucprof/hucprof.yaml f 100 100644 0:0"]))
+    mutate("the enablement symlink stays after purge", "the root is as before",
+           lambda f: f.update(purge_added=[
+               "/etc/systemd/system/multi-user.target.wants/hucprof.service l "
+               "/lib/systemd/system/hucprof.service 120777 0:0"]))
+    mutate("still known to systemd after purge", "systemd knows hucprof.service no more",
+           lambda f: f.update(purge_load_state="loaded"))
+    mutate("a process left after purge", "no hucprof process left",
+           lambda f: f.update(purge_processes="1234 /usr/bin/hucprof run"))
     mutate("guest step error", "guest step errors",
            lambda f: f["errors"].append("kill9: RuntimeError: no MainPID to kill"))
     print(f"{'PASS' if not bad else 'FAIL'}: {len(bad)} failed")

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""vm_systemd: hucprof.service under a real systemd (PID 1) in a Debian kernel under QEMU.
+"""vm_systemd: the Debian package on a clean Debian root, under a real systemd (PID 1), in a
+Debian kernel under QEMU.
 
-The guest root is an overlayfs (read-only 9p host root below, tmpfs above), so the host's own
-systemd 252, dpkg and libraries run unchanged and nothing is written to the host. In the guest:
-`dpkg -i` the package built by cpack, `systemctl start hucprof`, then check that it is active,
-serves /metrics with the usercopy probe attached, runs with exactly the unit's capabilities
-(/proc/PID/status), is restarted after `kill -9`, stops cleanly, and that
-`systemd-analyze security` rates the unit at most MAX_EXPOSURE.
+The root is debootstrap's minbase of Debian 12 with systemd, python3 (the guest's checks) and
+exactly the packages the .deb's Depends names (built once, cached by that list); the guest sees
+it as an overlayfs (read-only 9p below, tmpfs above), so nothing is written back. In the guest:
+`dpkg -i hucprof_*.deb` (built by scripts/build-deb.sh: dpkg-buildpackage, debhelper) must find
+its dependencies and enable and start nothing; `systemctl enable --now hucprof`, then check that it is active,
+serves /metrics with the usercopy probe attached, answers /-/ready, runs with exactly the unit's
+capabilities (/proc/PID/status), that `journalctl -p warning` holds its warnings and none of
+its info lines, that it is restarted after `kill -9` and stops cleanly, that
+`systemd-analyze security` rates the unit at most MAX_EXPOSURE, and that `dpkg --purge` leaves
+the root as it was.
 
 Usage: vm_systemd.py BUILD_DIR [--hucprof BINARY] [--kernel 6.1|6.12] [--timeout S]
                       [--cmdline 'systemd.log_level=debug'] [-v]
-Exit: 0 pass, 1 fail, 77 skip (no qemu, static busybox or kernel package).
+Exit: 0 pass, 1 fail, 77 skip (no qemu, static busybox, debootstrap, kernel package or mirror).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +37,7 @@ VM = HERE.parent
 REPO = VM.parent.parent
 sys.path.insert(0, str(VM))
 sys.path.insert(0, str(REPO / "tests" / "lib"))
+import debian_package  # noqa: E402
 import hucprof_testlib as tl  # noqa: E402
 import vmlib  # noqa: E402
 from vmlib import Skip, VmFailure, log  # noqa: E402
@@ -38,6 +45,10 @@ from vmlib import Skip, VmFailure, log  # noqa: E402
 # Kernel label -> Debian meta package (the same packages as vm_tier.KERNELS; not imported from
 # there so this test does not depend on the phase-specific code of the tier).
 KERNELS = {"6.1": "linux-image-amd64", "6.12": "linux-image-6.12-amd64"}
+# The clean root: Debian 12 from the registry, what the package is for.
+ROOT_SUITE = "bookworm"
+ROOT_MIRROR = "http://deb.debian.org/debian"
+ROOT_PACKAGES = ["systemd", "python3"]
 GUEST = HERE / "guest"
 GUEST_INIT = GUEST / "init.sh"
 MAX_EXPOSURE = 3.0
@@ -74,47 +85,88 @@ def build_initramfs(k: vmlib.Kernel, out: Path) -> list[str]:
     return vmlib.write_initramfs(out, GUEST_INIT, mods, [Path(__file__)])
 
 
-def ensure_deb(build: Path, hucprof: Path) -> Path:
-    """The package cpack makes from this build tree, rebuilt when any of its inputs is newer."""
-    if not hucprof.is_file():
-        raise VmFailure(f"hucprof is not built ({hucprof}); build the tree before running ctest")
-    config = build / "CPackConfig.cmake"
-    if not config.is_file():
-        raise VmFailure(f"{config} missing: configure {build} with cmake first")
-    for tool in ("cpack", "dpkg-deb", "dpkg-shlibdeps"):
-        if shutil.which(tool) is None:
-            raise VmFailure(f"{tool} not installed: cannot build the .deb to install in the guest")
-    out = build / "vm-cache" / "deb"
-    debs = sorted(out.glob("hucprof_*.deb"))
-    inputs = [hucprof, config, REPO / "cmake" / "Packaging.cmake",
-              *(REPO / "deploy").glob("hucprof.*"), *(REPO / "deploy" / "debian").glob("*")]
-    newest = max(p.stat().st_mtime for p in inputs if p.exists())
-    if len(debs) == 1 and debs[0].stat().st_mtime >= newest:
-        return debs[0]
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    log(f"cpack -G DEB -B {out}")
+def deb_depends(deb: Path) -> list[str]:
+    """The package names of the .deb's Depends, the first of each alternative."""
+    text = subprocess.run(["dpkg-deb", "-f", str(deb), "Depends"], capture_output=True,
+                          text=True, check=True).stdout
+    return sorted({alt.split("|")[0].split("(")[0].split(":")[0].strip()
+                   for alt in text.split(",") if alt.strip()})
+
+
+def real_packages(names: list[str]) -> list[str]:
+    """`names` with each virtual package (e.g. libspdlog1.10-fmt9) replaced by the package that
+    provides it, as apt would choose: debootstrap installs real packages only."""
+    shown = subprocess.run(["apt-cache", "show", "--no-all-versions", *names],
+                           capture_output=True, text=True).stdout
+    real = set(re.findall(r"^Package: (\S+)", shown, re.M))
+    out = set(real & set(names))
+    for name in sorted(set(names) - real):
+        pkg = subprocess.run(["apt-cache", "showpkg", name], capture_output=True, text=True).stdout
+        providers = pkg.split("Reverse Provides:", 1)[-1].split()
+        if not providers:
+            raise VmFailure(f"no package provides {name} (the .deb's Depends) for apt here")
+        out.add(providers[0])
+    return sorted(out)
+
+
+def ensure_root(cache: Path, deb: Path) -> Path:
+    """A clean Debian root for the guest: debootstrap's minbase of ROOT_SUITE, plus systemd (the
+    service manager under test), python3 (the guest's checks) and the packages the .deb depends
+    on, so that `dpkg -i hucprof_*.deb` finds its dependencies without a network and a
+    dependency the package forgot is missing. Rebuilt when that list changes. debootstrap
+    writes into a tmpfs first (dpkg's fsync per file costs minutes on a loaded disk), then the
+    tree is copied into the cache in one go."""
+    if shutil.which("debootstrap") is None:
+        raise Skip("debootstrap not installed (scripts/install-deps.sh)")
+    wanted = sorted(set(ROOT_PACKAGES) | set(deb_depends(deb)))
+    key = json.dumps({"layout": 2, "suite": ROOT_SUITE, "mirror": ROOT_MIRROR,
+                      "variant": "minbase", "include": wanted})
+    root = cache / f"debian-root-{ROOT_SUITE}"
+    stamp = cache / f"debian-root-{ROOT_SUITE}.key"
+    if root.is_dir() and stamp.is_file() and stamp.read_text() == key:
+        return root
+    packages = real_packages(wanted)
+    shm = Path("/dev/shm")
+    scratch_parent = shm if shm.is_dir() and shutil.disk_usage(shm).free > 2 << 30 else cache
+    scratch = Path(tempfile.mkdtemp(prefix="hucsd-root-", dir=scratch_parent))
     t = time.monotonic()
-    r = subprocess.run(["cpack", "-G", "DEB", "-B", str(out), "--config", str(config)],
-                       capture_output=True, text=True, timeout=300)
-    debs = sorted(out.glob("hucprof_*.deb"))
-    if r.returncode != 0 or len(debs) != 1:
-        raise VmFailure(f"cpack failed (rc={r.returncode}):\n{(r.stdout + r.stderr)[-3000:]}")
-    shutil.rmtree(out / "_CPack_Packages", ignore_errors=True)
-    log(f"built {debs[0].name} ({debs[0].stat().st_size >> 10} KiB) in {time.monotonic() - t:.1f}s")
-    return debs[0]
+    log(f"debootstrap --variant=minbase --include={','.join(packages)} {ROOT_SUITE} "
+        f"({scratch})")
+    try:
+        r = subprocess.run(["debootstrap", "--variant=minbase", f"--include={','.join(packages)}",
+                            ROOT_SUITE, str(scratch), ROOT_MIRROR],
+                           capture_output=True, text=True, timeout=1800)
+        if r.returncode != 0:
+            tail = (r.stdout + r.stderr)[-2000:]
+            if re.search(r"Failed getting release file|Temporary failure resolving|"
+                         r"Could not resolve|Connection (refused|timed out)", tail):
+                raise Skip(f"the Debian mirror {ROOT_MIRROR} is not reachable:\n{tail}")
+            raise VmFailure(f"debootstrap failed (rc={r.returncode}):\n{tail}")
+        # Downloaded packages are not part of the system.
+        for p in (scratch / "var" / "cache" / "apt" / "archives").glob("*.deb"):
+            p.unlink()
+        log(f"debootstrap took {time.monotonic() - t:.0f} s; copying the root into {root}")
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        subprocess.run(f"tar -C {scratch} -cf - . | tar -C {root} -xpf -", shell=True,
+                       check=True)
+        stamp.write_text(key)
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(scratch)])
+    log(f"clean root ready in {time.monotonic() - t:.0f} s")
+    return root
 
 
-def dpkg_seed(cache: Path) -> Path:
-    """A tar of the host's /var/lib/dpkg, made now, that the guest's init unpacks into the
-    overlay's upper layer: dpkg -i reads every *.list file, and one sequential 9p read of a tar
-    costs far less under emulation than thousands of small opens. Same bytes as the lower layer."""
+def dpkg_seed(cache: Path, root: Path) -> Path:
+    """A tar of the root's /var/lib/dpkg, that the guest's init unpacks into the overlay's upper
+    layer: apt and dpkg read every *.list file, and one sequential 9p read of a tar costs far less
+    under emulation than many small opens. Same bytes as the lower layer."""
     out = cache / "dpkg-seed.tar"
     tmp = out.with_suffix(".tmp")
-    r = subprocess.run(["tar", "-C", "/", "-cf", str(tmp), "var/lib/dpkg"], capture_output=True,
-                       text=True)
-    if r.returncode not in (0, 1):  # 1: a file changed while being read (apt running): fine
-        raise VmFailure(f"tar of /var/lib/dpkg failed: {r.stderr.strip()}")
+    r = subprocess.run(["tar", "-C", str(root), "-cf", str(tmp), "var/lib/dpkg"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise VmFailure(f"tar of {root}/var/lib/dpkg failed: {r.stderr.strip()}")
     tmp.rename(out)
     return out
 
@@ -170,21 +222,29 @@ def evaluate(f: dict, results: Path) -> list[Row]:
 
     # The machine
     check("PID 1", "systemd", f.get("pid1"))
-    check("root file system (overlay: 9p lower, tmpfs upper)", "overlay", f.get("root_fstype"))
+    check("root file system (overlay: the clean root over 9p, tmpfs upper)", "overlay",
+          f.get("root_fstype"))
     info("kernel", f.get("kernel"))
     info("systemd", f.get("systemd_version"))
     info("system state before the test", f"{f.get('system_state')}; failed units: "
          f"{' '.join(f.get('failed_units') or []) or 'none'}")
     info("boot", (f.get("boot_time") or "").splitlines()[0] if f.get("boot_time") else "?")
 
-    # Install and start
-    check("dpkg -i hucprof_*.deb exit status", 0, f.get("dpkg_rc"))
-    info("  dpkg -i took", f"{f.get('dpkg_s')} s")
+    # Install (dpkg checks Depends against the clean root) and start
+    check("dpkg -i hucprof_*.deb exit status", 0, f.get("dpkg_install_rc"))
+    info("  dpkg -i took", f"{f.get('dpkg_install_s')} s")
+    check("  its Depends are all satisfied by the clean root", "none unmet",
+          "; ".join(f.get("dpkg_unmet") or []) or "none unmet")
     loaded = f.get("show_loaded", {})
     check("unit loaded from the package", "loaded /lib/systemd/system/hucprof.service",
           f"{loaded.get('LoadState')} {loaded.get('FragmentPath')}")
-    check("systemctl start hucprof exit status", 0, f.get("start_rc"))
-    info("  systemctl start took (Type=notify: until READY=1)", f"{f.get('start_s')} s")
+    check("installing enables nothing (is-enabled)", "disabled", f.get("is_enabled_installed"))
+    check("installing starts nothing (is-active)", "inactive", f.get("is_active_installed"))
+    check("/etc/hucprof/hucprof.yaml is a conffile", True,
+          "/etc/hucprof/hucprof.yaml" in (f.get("conffiles") or []))
+    check("systemctl enable --now hucprof exit status", 0, f.get("start_rc"))
+    info("  systemctl enable --now took (Type=notify: until READY=1)", f"{f.get('start_s')} s")
+    check("systemctl is-enabled", "enabled", f.get("is_enabled_started"))
     check("systemctl is-active", "active", f.get("is_active"))
     started = f.get("show_started", {})
     check("MainPID runs /usr/bin/hucprof", "/usr/bin/hucprof", f.get("exe_started"))
@@ -212,6 +272,8 @@ def evaluate(f: dict, results: Path) -> list[Row]:
     info("  attached (target:mode)", ", ".join(others) or "none")
     for l, v in tl.select(samples, "hucprof_probe_unavailable_info"):
         info("  unavailable", f'{l.get("target")}: {l.get("reason")}')
+    healthy, ready = f.get("healthy") or [None, ""], f.get("ready") or [None, ""]
+    check("GET /-/healthy, /-/ready once started", "200 200", f"{healthy[0]} {ready[0]}")
     info("  kernel.perf_event_paranoid / kptr_restrict / unprivileged_bpf_disabled",
          f"{f.get('perf_event_paranoid')} / {f.get('kptr_restrict')} / "
          f"{f.get('unprivileged_bpf_disabled')}")
@@ -242,6 +304,33 @@ def evaluate(f: dict, results: Path) -> list[Row]:
               f"{st.get('NoNewPrivs')} / {st.get('Seccomp')}")
 
     proc_rows("", f.get("status_started", {}))
+
+    # journald: each line at its own level (journalctl's -p filter, not ours)
+    warning, all_info = f.get("journal_warning") or [], f.get("journal_info") or []
+    info_only = [e for e in all_info if e.get("PRIORITY") == "6"]
+    check("journal: hucprof's lines carry a priority", "every line",
+          "every line" if all_info and all(e.get("PRIORITY") for e in all_info)
+          else f"{sum(not e.get('PRIORITY') for e in all_info)} of {len(all_info)} without",
+          ok=bool(all_info) and all(e.get("PRIORITY") for e in all_info))
+    check("journalctl -p warning: the warnings, no info line", "warnings only",
+          f"{len(warning)} lines, priorities {sorted({e.get('PRIORITY') for e in warning})}",
+          ok=bool(warning) and all(int(e.get("PRIORITY", "9")) <= 4 for e in warning)
+          and not any(e["MESSAGE"] in {w["MESSAGE"] for w in warning} for e in info_only))
+    check("journalctl -p info: the info lines too", "serving metrics ...",
+          "found" if any(e.get("MESSAGE", "").startswith("info: serving metrics on")
+                         for e in info_only) else "missing",
+          ok=any(e.get("MESSAGE", "").startswith("info: serving metrics on") for e in info_only))
+    sampler = [e for e in warning if e.get("TARGET") == "cpu-clock"]
+    if f.get("perf_event_paranoid") in ("3", "4"):
+        # Debian's kernel at paranoid 3 refuses perf_event_open to CAP_PERFMON: a real warning.
+        check("  the sampler's warning has its fields", "TARGET=cpu-clock ERRNO=13 REASON=...",
+              " ".join(f"{k}={sampler[0].get(k, '?')[:30]}" for k in ("TARGET", "ERRNO", "REASON"))
+              if sampler else "no TARGET=cpu-clock warning",
+              ok=bool(sampler) and sampler[0].get("ERRNO") == "13" and
+              "perf_event_open" in sampler[0].get("REASON", ""))
+    info("  transport", " ".join(sorted({e.get("_TRANSPORT", "?") for e in all_info})))
+    for e in warning:
+        info("  warning", e.get("MESSAGE", "")[:110])
 
     # systemd-analyze security
     exp = f.get("exposure")
@@ -280,6 +369,18 @@ def evaluate(f: dict, results: Path) -> list[Row]:
     check("  /metrics gone after stop", "connection refused",
           "connection refused" if "refused" in str(f.get("scrape_after_stop")).lower()
           else str(f.get("scrape_after_stop"))[:60])
+
+    # dpkg --purge: the root as it was
+    check("dpkg --purge hucprof exit status", 0, f.get("purge_rc"))
+    check("  dpkg knows hucprof no more (dpkg -s)", False, f.get("purge_dpkg_knows", True))
+    check("  systemd knows hucprof.service no more", "not-found", f.get("purge_load_state"))
+    check("  no hucprof process left", "none", f.get("purge_processes") or "none")
+    leftover = (f.get("purge_added") or []) + [f"removed {p}" for p in f.get("purge_removed") or []] \
+        + [f"changed {p}" for p in f.get("purge_changed") or []]
+    check("  the root is as before the install", "no difference",
+          "; ".join(leftover[:6]) + (f" (+{len(leftover) - 6})" if len(leftover) > 6 else "")
+          or "no difference", ok=not leftover and f.get("purge_added") is not None)
+    info("  changes to the clean root before the install (boot)", f.get("root_paths_before"))
 
     check("guest step errors", "none", "; ".join(f.get("errors", [])) or "none")
     return rows
@@ -329,13 +430,21 @@ def main() -> int:
         k = vmlib.resolve_kernel(args.kernel, KERNELS[args.kernel], cache, {})
         initrd = cache / f"initramfs-systemd-{k.release}.cpio"
         build_initramfs(k, initrd)
-        deb = ensure_deb(build, hucprof)
-        seed = dpkg_seed(cache)
+        try:
+            deb = debian_package.ensure_deb(build, hucprof, log)
+        except debian_package.PackageError as e:
+            raise VmFailure(str(e)) from e
+        t_root = time.monotonic()
+        root = ensure_root(cache, deb)
+        root_s = time.monotonic() - t_root
+        seed = dpkg_seed(cache, root)
         t_vm = time.monotonic()
         res = vmlib.run_vm(k, initrd, GUEST / "checks.py", res_dir,
-                           extra_cmdline=f"hucsd.guest={GUEST} hucsd.seed={seed} systemd.unit=hucvm.target "
-                                         f"systemd.show_status=error {args.cmdline}",
-                           env={"HUCVM_DEB": str(deb), "HUCVM_PORT": str(listen_port())},
+                           extra_cmdline=f"hucsd.guest={GUEST} hucsd.root={root} hucsd.seed={seed} "
+                                         f"systemd.unit=hucvm.target systemd.show_status=error "
+                                         f"{args.cmdline}",
+                           env={"HUCVM_DEB": "/host" + str(deb), "HUCVM_PORT": str(listen_port()),
+                                "HUCVM_ROOT": str(root)},
                            timeout_s=args.timeout, echo_console=args.verbose)
     except Skip as e:
         print(f"SKIP: {e}")
@@ -376,7 +485,7 @@ def main() -> int:
           f"{switch or 0:.2f}s, test runner started {res.boot_to_test_s or 0:.2f}s, "
           f"checks {res.test_s or 0:.2f}s; steps: "
           + ", ".join(f"{k} {v}s" for k, v in facts.get("steps", {}).items()))
-    print(f"   total {total:.1f}s (VM part {time.monotonic() - t_vm:.1f}s)")
+    print(f"   total {total:.1f}s (clean root {root_s:.1f}s, VM part {time.monotonic() - t_vm:.1f}s)")
     (res_dir.parent / f"systemd-{args.kernel}.summary.json").write_text(json.dumps(
         {"rows": [dataclasses.asdict(r) for r in rows], "failures": failures,
          "exposure": facts.get("exposure"), "qemu_wall_s": res.wall_s, "total_s": total},

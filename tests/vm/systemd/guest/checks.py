@@ -6,8 +6,8 @@ nothing: every observation goes into facts.json (plus raw artifacts next to it) 
 vm_systemd.py on the host decides and prints the table. Each step records its errors instead of
 stopping the run, so one failure still leaves the evidence of the others.
 
-Environment: HUCVM_RESULTS (cwd), HUCVM_DEB (the package), HUCVM_PORT (the port of /metrics
-in the shipped config).
+Environment: HUCVM_RESULTS (cwd), HUCVM_DEB (the package, under /host), HUCVM_PORT (the port
+of /metrics in the shipped config).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import stat
 import subprocess
 import time
 import urllib.error
@@ -55,9 +57,69 @@ def show() -> dict[str, str]:
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
-def scrape(port: int, timeout: float = 5) -> tuple[int | None, str]:
+# The overlay's upper layer (init.sh mounts it here): every change to the clean root since the
+# boot, and nothing else. A deleted file is a whiteout there (a 0:0 character device); a
+# directory the lower layer has alike is only copied up (for a file made in it), no change.
+UPPER = "/.hucsd-rw/upper"
+LOWER = "/host" + os.environ.get("HUCVM_ROOT", "/nonexistent")
+# What the package may touch that is not the package: logs, caches, the package databases, the
+# runtime state of the running system, and the test's own files.
+SNAPSHOT_SKIP = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/host", "/.hucsd-rw",
+                 "/var/log", "/var/cache", "/var/lib/apt", "/var/lib/dpkg",
+                 "/var/lib/systemd/catalog", "/var/lib/systemd/random-seed",
+                 "/var/lib/systemd/timers", "/var/lib/systemd/deb-systemd-user-helper-enabled",
+                 "/etc/ld.so.cache", os.environ.get("HUCVM_RESULTS", "/nonexistent"))
+
+
+def snapshot() -> dict[str, str]:
+    """What differs from the clean root now: each changed path of the upper layer with its type
+    and mode (a symlink's target, a file's size; "deleted" for a whiteout)."""
+    out = {}
+    for top, dirs, files in os.walk(UPPER, topdown=True):
+        for name in dirs + files:
+            real = os.path.join(top, name)
+            path = real[len(UPPER):]
+            if path.startswith(SNAPSHOT_SKIP):
+                continue
+            try:
+                st = os.lstat(real)
+            except OSError:
+                continue
+            if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+                out[path] = "deleted"
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                try:
+                    below = os.lstat(LOWER + path)
+                    if (below.st_mode, below.st_uid, below.st_gid) == \
+                            (st.st_mode, st.st_uid, st.st_gid):
+                        continue
+                except OSError:
+                    pass
+            kind = "l " + os.readlink(real) if stat.S_ISLNK(st.st_mode) else \
+                "d" if stat.S_ISDIR(st.st_mode) else f"f {st.st_size}"
+            out[path] = f"{kind} {st.st_mode:o} {st.st_uid}:{st.st_gid}"
+    return out
+
+
+def processes(name: str) -> list[str]:
+    """`PID cmdline` of every process whose comm is `name` (minbase has no procps)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() != name:
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                found.append(pid + " " + f.read().replace(b"\0", b" ").decode().strip())
+        except OSError:
+            continue
+    return found
+
+
+def scrape(port: int, timeout: float = 5, path: str = "/metrics") -> tuple[int | None, str]:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout) as r:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode(errors="replace")
@@ -112,23 +174,39 @@ def _system():
             facts[knob] = f.read().strip()
 
 
+before_install: dict[str, str] = {}
+
+
 @step("install")
 def _install():
+    before_install.update(snapshot())
+    facts["root_paths_before"] = len(before_install)
+    local = "/tmp/" + os.path.basename(deb)  # apt reads it as _apt: not from the 9p share
+    shutil.copy(deb, local)
+    os.chmod(local, 0o644)
     t = time.monotonic()
-    rc, out = run("dpkg", "-i", deb, timeout=120)
-    facts["dpkg_rc"], facts["dpkg_s"] = rc, round(time.monotonic() - t, 2)
+    env = ["env", "DEBIAN_FRONTEND=noninteractive"]
+    # dpkg refuses a package whose Depends the root does not satisfy, as apt would (apt-get
+    # install ./x.deb is dpkg -i after resolving them; under emulation apt alone takes a minute).
+    rc, out = run(*env, "dpkg", "-i", local, timeout=300)
+    facts["dpkg_install_rc"], facts["dpkg_install_s"] = rc, round(time.monotonic() - t, 2)
     write("dpkg-install.txt", out)
-    rc, out = run("systemctl", "daemon-reload")
-    facts["daemon_reload_rc"] = rc
-    facts["unit_file"] = open("/lib/systemd/system/hucprof.service").read()
+    facts["dpkg_unmet"] = re.findall(r"depends on ([^;\n]+); however", out)
     facts["show_loaded"] = show()
+    with open("/lib/systemd/system/hucprof.service") as f:
+        facts["unit_file"] = f.read()
+    # The package's promise: installed, neither enabled nor started.
+    facts["is_enabled_installed"] = run("systemctl", "is-enabled", UNIT)[1].strip()
+    facts["is_active_installed"] = run("systemctl", "is-active", UNIT)[1].strip()
+    facts["conffiles"] = run("dpkg-query", "-W", "-f=${Conffiles}", "hucprof")[1].split()
 
 
 @step("start")
 def _start():
     t = time.monotonic()
-    rc, out = run("systemctl", "start", UNIT, timeout=150)
+    rc, out = run("systemctl", "enable", "--now", UNIT, timeout=150)
     facts["start_rc"], facts["start_out"] = rc, out
+    facts["is_enabled_started"] = run("systemctl", "is-enabled", UNIT)[1].strip()
     facts["start_s"] = round(time.monotonic() - t, 2)
     facts["is_active"] = run("systemctl", "is-active", UNIT)[1].strip()
     facts["show_started"] = s = show()
@@ -138,6 +216,30 @@ def _start():
     status, body = scrape(port)
     facts["scrape_status"] = status
     write("metrics-start.txt", body)
+    facts["healthy"] = scrape(port, path="/-/healthy")
+    facts["ready"] = scrape(port, path="/-/ready")
+
+
+def journal_entries(*args: str) -> list[dict]:
+    out = run("journalctl", "-u", UNIT, "-o", "json", "--no-pager", *args)[1]
+    keep = ("MESSAGE", "PRIORITY", "TARGET", "REASON", "ERRNO", "_TRANSPORT",
+            "SYSLOG_IDENTIFIER", "_PID", "_COMM")
+    entries = []
+    for line in out.splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("_COMM") == "hucprof" or e.get("SYSLOG_IDENTIFIER") == "hucprof":
+            entries.append({k: e[k] for k in keep if k in e and isinstance(e[k], str)})
+    return entries
+
+
+@step("journal levels")
+def _journal_levels():
+    # What journalctl selects by priority: its own filtering, not ours.
+    facts["journal_warning"] = journal_entries("-p", "warning")
+    facts["journal_info"] = journal_entries("-p", "info")
 
 
 @step("security")
@@ -222,6 +324,24 @@ def _journal():
     # What PID 1 said about the unit: unknown/ignored settings, failures, the kill, the restart.
     pid1 = run("journalctl", "-b", "_PID=1", "--no-pager", "-o", "cat")[1]
     facts["pid1_about_unit"] = [l for l in pid1.splitlines() if "hucprof" in l]
+
+
+@step("purge")
+def _purge():
+    t = time.monotonic()
+    rc, out = run("env", "DEBIAN_FRONTEND=noninteractive", "dpkg", "--purge", "hucprof",
+                  timeout=300)
+    facts["purge_rc"], facts["purge_s"] = rc, round(time.monotonic() - t, 2)
+    write("dpkg-purge.txt", out)
+    facts["purge_dpkg_knows"] = run("dpkg", "-s", "hucprof")[0] == 0
+    facts["purge_load_state"] = show().get("LoadState")
+    facts["purge_processes"] = "; ".join(processes("hucprof"))
+    after = snapshot()
+    facts["purge_added"] = sorted(p + " " + after[p] for p in set(after) - set(before_install))
+    facts["purge_removed"] = sorted(p for p in set(before_install) - set(after))
+    facts["purge_changed"] = sorted(p + ": " + before_install[p] + " -> " + after[p]
+                                    for p in set(after) & set(before_install)
+                                    if after[p] != before_install[p])
 
 
 facts["total_s"] = round(time.monotonic() - T0, 2)

@@ -1,10 +1,13 @@
 #!/bin/sh
 # /init of the vm_systemd initramfs (busybox sh, PID 1 until it execs systemd).
 #
-# Like virtme-ng: the host root (9p tag "hostroot") becomes the read-only lower layer of an
-# overlayfs whose upper layer is a tmpfs, so the guest has a writable root (dpkg -i, unit files,
-# /var) that forgets everything at poweroff and never writes to the host. The writable results
-# share (9p tag "results") is mounted over the same path inside it, as in tests/vm/guest/init.sh.
+# Like virtme-ng: a clean Debian root (hucsd.root=DIR, a debootstrap tree on the host, seen
+# through the 9p share "hostroot" of the host's /) becomes the read-only lower layer of an
+# overlayfs whose upper layer is a tmpfs, so the guest has a writable root (apt-get install,
+# unit files, /var) that forgets everything at poweroff and never writes to the host. The host's
+# / is mounted read-only at /host (the test's scripts and the package come from there; nothing
+# of the system under test does). The writable results share (9p tag "results") is mounted over
+# the same path inside the root, as in tests/vm/guest/init.sh.
 # Then the test's own units (hucsd.guest=DIR/units) are copied into /etc/systemd/system, the
 # units listed in DIR/masked-units and the generators in DIR/masked-generators are masked, and
 # systemd becomes PID 1 through switch_root. It boots whatever systemd.unit= names on the kernel
@@ -20,6 +23,7 @@ SCRIPT=
 RESULTS=
 GUEST=
 SEED=
+ROOT=
 INIT=/lib/systemd/systemd
 # shellcheck disable=SC2013  # words, not lines
 for arg in $(cat /proc/cmdline); do
@@ -29,11 +33,13 @@ for arg in $(cat /proc/cmdline); do
         hucsd.guest=*) GUEST=${arg#hucsd.guest=} ;;
         hucsd.init=*) INIT=${arg#hucsd.init=} ;;
         hucsd.seed=*) SEED=${arg#hucsd.seed=} ;;
+        hucsd.root=*) ROOT=${arg#hucsd.root=} ;;
     esac
 done
 [ -n "$SCRIPT" ] || fail "no hucvm.script= on the kernel command line"
 [ -n "$RESULTS" ] || fail "no hucvm.results= on the kernel command line"
 [ -n "$GUEST" ] || fail "no hucsd.guest= on the kernel command line"
+[ -n "$ROOT" ] || fail "no hucsd.root= on the kernel command line"
 
 echo "HUCVM: kernel $(uname -r), modules: $(tr '\n' ' ' < /modules/order)"
 # shellcheck disable=SC2013
@@ -46,55 +52,54 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroo
     || fail "mount 9p hostroot"
 mount -t tmpfs -o mode=755 tmpfs /rw || fail "mount tmpfs for the overlay's upper layer"
 mkdir -p /rw/upper /rw/work
-# Seed the upper layer with a tar of host files the guest will read anyway (the dpkg database:
-# thousands of small files, each costing 9p round trips under emulation; one sequential read of
-# a tar made by the host just before the boot is much faster). Same content as the lower layer.
+[ -d "/lower$ROOT/etc" ] || fail "clean root $ROOT not visible through the host root"
+# Seed the upper layer with a tar of root files the guest will read anyway (the dpkg database:
+# many small files, each costing 9p round trips under emulation; one sequential read of a tar
+# made by the host just before the boot is much faster). Same content as the lower layer.
 if [ -n "$SEED" ]; then
     [ -f "/lower$SEED" ] || fail "seed tar $SEED not visible through the host root"
     tar -x -f "/lower$SEED" -C /rw/upper || fail "extract seed tar $SEED"
 fi
-mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot \
+mount -t overlay -o "lowerdir=/lower$ROOT,upperdir=/rw/upper,workdir=/rw/work" overlay /newroot \
     || fail "mount overlay (9p lower, tmpfs upper)"
 R=/newroot
-[ -x "$R$INIT" ] || fail "$INIT not found in the host root"
-[ -d "$R$RESULTS" ] || fail "results dir $RESULTS not visible through the host root"
+[ -x "$R$INIT" ] || fail "$INIT not found in the clean root"
+mkdir -p "$R/host" "$R$RESULTS" "$R/.hucsd-rw"
+mount --bind /lower "$R/host" || fail "bind the host root at /host"
+# The upper layer, so the checks can see exactly what changed in the clean root (the package's
+# install and purge) without walking all of it over 9p.
+mount --bind /rw "$R/.hucsd-rw" || fail "bind the overlay's upper layer at /.hucsd-rw"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results "$R$RESULTS" \
     || fail "mount 9p results at $RESULTS"
-[ -d "$R$GUEST/units" ] || fail "no $GUEST/units in the host root"
+[ -d "/lower$GUEST/units" ] || fail "no $GUEST/units in the host root"
 
 # The test's units, the masks, and where the runner finds the script and the results share.
 E=$R/etc/systemd/system
 mkdir -p "$E"
-cp "$R$GUEST"/units/* "$E/" || fail "copy units"
+cp "/lower$GUEST"/units/* "$E/" || fail "copy units"
 n=0
 while read -r unit _; do
     case "$unit" in ''|'#'*) continue ;; esac
     rm -f "$E/$unit"
     ln -s /dev/null "$E/$unit" || fail "mask $unit"
     n=$((n + 1))
-done < "$R$GUEST/masked-units"
+done < "/lower$GUEST/masked-units"
 G=$R/etc/systemd/system-generators
 mkdir -p "$G"
 while read -r gen _; do
     case "$gen" in ''|'#'*) continue ;; esac
     ln -sf /dev/null "$G/$gen" || fail "mask generator $gen"
     n=$((n + 1))
-done < "$R$GUEST/masked-generators"
+done < "/lower$GUEST/masked-generators"
+# Where the runner finds the script (under /host) and the results share.
 {
-    echo "HUCVM_SCRIPT=$SCRIPT"
+    echo "HUCVM_SCRIPT=/host$SCRIPT"
     echo "HUCVM_RESULTS=$RESULTS"
-    echo "HUCVM_GUEST=$GUEST"
+    echo "HUCVM_GUEST=/host$GUEST"
 } > "$R/etc/hucvm.env"
-# The host root may be a container's: systemd takes /.dockerenv (or /run/.containerenv) as
-# "running in a container" and then ignores the kernel command line (systemd.unit=), skips
-# udev and more. This guest is a VM.
-rm -f "$R/.dockerenv" "$R/run/.containerenv"
-# Own /tmp and /var/tmp: nothing of the host's temporary files (systemd-tmpfiles --remove
-# would otherwise delete every one of them, through the overlay, file by file at boot).
-# (Not when the build tree itself lives there: its results share and package must stay visible.)
-# Then systemd-tmpfiles must not empty that directory at boot either (Debian's tmp.conf says
-# "D /tmp": it would delete the checkout through the overlay, file by file): an /etc override
-# of the same name keeps it, without cleaning.
+# Own /tmp and /var/tmp, as tmpfs (not when the results share lives there: then
+# systemd-tmpfiles must not empty it at boot either: Debian's tmp.conf says "D /tmp", and an
+# /etc override of the same name keeps it, without cleaning).
 for d in /tmp /var/tmp; do
     case "$RESULTS/" in
     "$d"/*)
@@ -104,7 +109,7 @@ for d in /tmp /var/tmp; do
     esac
     mount -t tmpfs -o mode=1777 tmpfs "$R$d" || fail "mount $d"
 done
-# The host's persistent journal is not ours: the guest journal stays in /run (volatile).
+# The guest journal stays in /run (volatile): nothing to write back through the overlay.
 rm -rf "$R/var/log/journal" 2>/dev/null
 
 # API file systems go along (systemd keeps mounts it finds); the rest of the initramfs is freed.
@@ -112,7 +117,7 @@ mount --move /dev $R/dev || fail "move /dev"
 mount --move /proc $R/proc || fail "move /proc"
 mount --move /sys $R/sys || fail "move /sys"
 cut -d' ' -f1 $R/proc/uptime > "$R$RESULTS/.hucsd-switch-uptime"
-echo "HUCVM: overlay root ready ($n units masked); switch_root to $INIT at uptime" \
+echo "HUCVM: overlay of $ROOT ready ($n units masked); switch_root to $INIT at uptime" \
      "$(cat "$R$RESULTS/.hucsd-switch-uptime")s"
 # If this exec fails, PID 1 exits: kernel panic (panic=-1), qemu exits, no rc file -> failure.
 exec switch_root $R "$INIT"
