@@ -28,6 +28,8 @@ packages=(
   openssl apache2-utils
   # bench/http_front.py: the 16-client load generator
   wrk
+  # bench/vm/probe_overhead.py: the empty fentry program and the stack-keyed count it compares with
+  bpftrace
   # tests with real readers: Google's pprof (built from source offline, with golang-go above),
   # headless Chromium, and perf as the reference sampler (host_interrupts)
   golang-github-google-pprof-dev chromium linux-perf

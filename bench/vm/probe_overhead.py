@@ -1,27 +1,43 @@
 #!/usr/bin/env python3
-"""What probe mode costs the workload it watches, on a real Debian kernel (QEMU, see
-tests/vm/README.md): a UDP loopback flood's received datagrams per second
+"""What probe mode costs the workloads it watches, against the floor and the alternatives, on
+Debian's own kernels in QEMU (tests/vm/README.md explains the guests).
 
-  none      nothing attached (baseline)
-  kprobe    `hucprof run --mode probe --probe.attach kprobe`
-  fentry    `hucprof run --mode probe --probe.attach fentry`
-  stackref  the kernel's own kprobe event on __check_object_size with a hist trigger keyed on
-            the stack (tests/vm/guest/refprobe.sh: what "count per stack" costs without hucprof)
-  bareref   the same kprobe event with a hist keyed on to_user only (2 buckets): the kprobe
-            and a counter, no stack walk
+One boot per kernel, one vCPU whose clock counts instructions (-icount shift=1,sleep=off: host
+load does not reach the numbers, idle time costs nothing). In it, the seeds' three workloads
+(bench/vm/workloads/whatif_load.c, each timed around its own loop: no exec or file I/O inside the
+timed interval) run with nothing attached and with each variant attached to __check_object_size:
 
-each run for a few seconds, the baseline re-measured right before every variant (none A none B
-none C, repeated --rounds times), reported as the median ratio variant / baseline. Numbers to
-compare with (docs/design.md): a stack-keyed kprobe made a flood 2.8x slower, a bare kprobe 1.23x.
-Then, once per hucprof mode, a diagnostic flood with kernel.bpf_stats_enabled=1: BPF program
-runs per received datagram and mean ns per run, per program (where hucprof's cost goes).
+  empty_fentry     bpftrace `kfunc:__check_object_size { }`: the trampoline alone, the floor
+  kprobe_hist      the kernel's kprobe event with a hist trigger keyed on to_user (2 buckets):
+                   the bare counter (tests/vm/guest/refprobe.sh)
+  bpftrace_kstack  bpftrace `kfunc:__check_object_size { @[kstack] = count(); }`
+  hucprof          `hucprof run --mode probe` with its default flags (fentry, sub-checks
+                   classified inside the check on x86_64)
+  hucprof_attach   ... --probe.subchecks attach (a probe on each sub-check function instead)
+  hucprof_latency  ... --latency (fexit timing of every check)
+  hucprof_kprobe   ... --probe.attach kprobe
+  LABEL            --hucprof LABEL=BINARY: another hucprof build with default flags (an A/B, or
+                   a bench build with parts compiled out: HUCPROF_BPF_BENCH_CUT, below)
 
-  bench/vm/probe_overhead.py BUILD_DIR [--kernel 6.1] [--rounds 5] [--seconds 4] [-v]
+Rounds are interleaved: none V1 none V2 ... (--rounds times), each variant's slowdown taken
+against the baseline run right before it, per workload; the table gives the median over rounds.
+A last round with kernel.bpf_stats_enabled=1 gives each BPF program's runs per operation and ns
+per run (instruction-ns: under icount one instruction is 2 ns). The daemon drains every
+--interval (60 s): no drain falls inside a timed loop, so the timed cost is the kernel side's.
 
-BUILD_DIR as for the VM tier (daemon/hucprof, tests/tools/huc_udp_flood built; kernel packages
-cached in BUILD_DIR/vm-cache). Root needed on the host only to download a kernel package the
-first time. Not part of ctest: timings under TCG are noisy and slow; read the ratios, not the
-absolute rates. In the guest the same file runs the measurements (it is the guest script).
+  bench/vm/probe_overhead.py BUILD_DIR [--kernel 6.1] [--kernel 6.12] [--rounds 3]
+                             [--scale 0.5] [--variant NAME]... [--hucprof LABEL=BINARY]...
+                             [--markdown FILE] [-v]
+
+--kernel takes any label of tests/vm/vm_tier.py's KERNELS (default: all of them). BUILD_DIR as
+for the VM tier (daemon/hucprof built; kernel packages cached in BUILD_DIR/vm-cache); bpftrace
+on the host (scripts/install-deps.sh installs it; the guest runs the host's root). Part by part:
+
+  cmake -S . -B build-cut -G Ninja -DHUCPROF_BPF_BENCH_CUT="-DHUC_BENCH_CUT_CLASSIFY" &&
+    ninja -C build-cut daemon/hucprof
+  bench/vm/probe_overhead.py build --variant hucprof --hucprof no_classify=build-cut/daemon/hucprof
+
+Not part of ctest. In the guest the same file runs the measurements (it is the guest script).
 """
 
 from __future__ import annotations
@@ -30,6 +46,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,96 +56,156 @@ from pathlib import Path
 sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-VARIANTS = ["kprobe", "fentry", "stackref", "bareref"]
+sys.path.insert(0, str(HERE))
+from whatif import ICOUNT, WORKLOADS  # noqa: E402  (the seeds' workloads, sized for icount)
+
+HUCPROF_FLAGS = {
+    "hucprof": [],
+    "hucprof_attach": ["--probe.subchecks", "attach"],
+    "hucprof_latency": ["--latency"],
+    "hucprof_kprobe": ["--probe.attach", "kprobe"],
+}
+VARIANTS = ["empty_fentry", "kprobe_hist", "bpftrace_kstack", *HUCPROF_FLAGS]
+BPFTRACE = {
+    "empty_fentry": "kfunc:__check_object_size { }",
+    "bpftrace_kstack": "kfunc:__check_object_size { @[kstack] = count(); }",
+}
+INTERVAL = "60s"
 
 
 # ---------------------------------------------------------------------------------------------
 # Guest side
 # ---------------------------------------------------------------------------------------------
 
+class Bpftrace:
+    """bpftrace running `program`; ready once its BEGIN probe has printed (bpftrace fires BEGIN
+    after every other probe is attached). Output goes to the guest's /tmp, never 9p."""
+
+    def __init__(self, program: str, tag: str, err: Path):
+        self.out = Path("/tmp") / f"bpftrace-{tag}.txt"
+        # stdout, not -o: bpftrace 0.17 does not flush an -o file, whatever -B says.
+        self.proc = subprocess.Popen(
+            ["bpftrace", "-B", "none", "-e",
+             'BEGIN { printf("hucvm-attached\\n"); } ' + program],
+            stdout=open(self.out, "w"), stderr=open(err, "w"))
+        # Generous: under sleep=off the guest clock leaps while bpftrace's libraries come in
+        # over 9p.
+        deadline = time.monotonic() + 4 * 3600
+        while "hucvm-attached" not in (self.out.read_text() if self.out.exists() else ""):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"bpftrace did not attach ({self.proc.poll()}): "
+                                   + err.read_text()[-2000:])
+            time.sleep(0.2)
+
+    def stop(self) -> int:
+        self.proc.send_signal(2)  # SIGINT: bpftrace prints its maps and detaches
+        try:
+            return self.proc.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def all_prog_runs() -> dict[str, tuple[int, int]]:
+    """Every loaded BPF program by id: (name, runs, run time in ns) so far."""
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                       check=True)
+    return {str(p["id"]): (p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0))
+            for p in json.loads(r.stdout)}
+
+
 def guest_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm" / "guest"))
     import guestlib
+    tl = guestlib.tl
 
     results = Path(os.environ["HUCVM_RESULTS"])
     plan = json.loads(os.environ["HUCVM_BENCH_PLAN"])
     out_path = results / "measurements.json"
-    measurements = []
+    records: list[dict] = []
 
-    def flood(tag: str) -> dict:
-        r = subprocess.run([plan["flood"], "--seconds", str(plan["seconds"]), "--payload",
-                            str(plan["payload"])], capture_output=True, text=True, timeout=120)
-        m = re.search(r"sent (\d+), received (\d+)", r.stdout)
+    def save(rec: dict) -> None:
+        records.append(rec)
+        out_path.write_text(json.dumps(records, indent=1))
+        print(f"HUCVM-BENCH {json.dumps(rec)}", flush=True)
+
+    def load(name: str, n: int, size: int) -> dict:
+        r = subprocess.run([plan["load"], name, str(n), str(size)], capture_output=True,
+                           text=True, timeout=1800, cwd="/tmp")
+        m = re.match(r"whatif (\w+) ops=(\d+) bytes=\d+ wall_ns=(\d+)", r.stdout)
         if r.returncode != 0 or not m:
-            raise RuntimeError(f"flood failed ({r.returncode}): {r.stdout} {r.stderr}")
-        return {"sent": int(m.group(1)), "received": int(m.group(2))}
+            raise RuntimeError(f"whatif_load {name} {n} {size}: rc {r.returncode}: "
+                               f"{r.stdout}{r.stderr}")
+        return {"workload": name, "ops": int(m.group(2)), "wall_ns": int(m.group(3))}
 
-    def cpu_seconds(pid: int) -> float:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    ref = guestlib.RefProbe(results)
-    ref.call("ref_init")
-    ref.call("ref_probe", "ucheck", "__check_object_size", "n=%si:u64 to_user=%dx:u8",
-             "to_user", "n")
-
-    # The bare counter in a reference shell of its own, so ref_start/ref_stop of one variant
-    # never arm the other's trigger.
     bare = guestlib.RefProbe(results)
     bare.call("ref_init")
     bare.call("ref_probe_unstacked", "bare", "__check_object_size", "to_user=%dx:u8", "to_user")
 
-    def measure(variant: str, rnd: int, diagnose: bool = False) -> None:
-        rec = {"variant": variant, "round": rnd}
+    def attached(variant: str, tag: str):
+        """Attach the variant; returns a function that detaches it and returns what it saw."""
         if variant == "none":
-            rec |= flood(variant)
-        elif variant == "stackref":
-            ref.call("ref_start")
-            rec |= flood(variant)
-            ref.call("ref_stop", f"{variant}-{rnd}")
-        elif variant == "bareref":
+            return lambda: {}
+        if variant == "kprobe_hist":
             bare.call("ref_start")
-            rec |= flood(variant)
-            bare.call("ref_stop", f"{variant}-{rnd}")
-        else:
-            run = guestlib.HucprofRun(plan["hucprof"], ["--mode", "probe", "--probe.attach",
-                                                        variant, "--interval", "1s"],
-                                      results / f"daemon-{variant}-{rnd}.log")
+            return lambda: (bare.call("ref_stop", tag), {})[1]
+        if variant in BPFTRACE:
+            bt = Bpftrace(BPFTRACE[variant], tag, results / f"bpftrace-{tag}.err")
+            return lambda: {"rc": bt.stop()}
+        binary, flags = plan["hucprof"][variant]
+        log = Path("/tmp") / f"daemon-{tag}.log"
+        run = guestlib.HucprofRun(binary, ["--mode", "probe", "--interval", INTERVAL,
+                                           "--top-k", "1000", *flags], log)
+        run.wait_ready(timeout=4 * 3600)
+
+        def stop() -> dict:
+            seen = {}
             try:
-                run.wait_ready()
-                c0 = cpu_seconds(run.daemon.proc.pid)
-                s0 = guestlib.bpf_prog_runs() if diagnose else {}
-                rec |= flood(variant)
-                if diagnose:
-                    rec["progs"] = guestlib.prog_runs_since(s0)
-                    rec["variant"] = variant + "+stats"
-                rec["daemon_cpu_s"] = cpu_seconds(run.daemon.proc.pid) - c0
-                text = run.scrape_after_drain()
-                tl = guestlib.tl
-                metrics = tl.parse_metrics(text)
-                rec["checks_counted"] = tl.total(metrics, "usercopy_checks_total",
-                                                 callsite="udp_recvmsg")
-                # Which path found the call sites of helper-called checks (the cost claim).
-                rec["helper_calls"] = {labels["method"]: v for labels, v in
-                                       tl.select(metrics, "hucprof_probe_helper_calls_total")}
+                metrics = tl.parse_metrics(run.scrape_after_drain(timeout=600))
+                seen["checks_counted"] = tl.total(metrics, "usercopy_checks_total")
+                seen["attached"] = sorted(
+                    f"{labels['target']}:{labels['mode']}" for labels, v in
+                    tl.select(metrics, "hucprof_probe_attached") if v == 1)
+                seen["helper_calls"] = {labels["method"]: v for labels, v in
+                                        tl.select(metrics, "hucprof_probe_helper_calls_total")}
             finally:
-                rec["daemon_rc"] = run.stop()
-        measurements.append(rec)
-        out_path.write_text(json.dumps(measurements, indent=1))
-        print(f"HUCVM-BENCH {json.dumps(rec)}", flush=True)
+                seen["rc"] = run.stop()
+                shutil.copy(log, results / log.name)
+            if seen["rc"] != 0:
+                raise RuntimeError(f"{tag}: hucprof exited {seen['rc']}: {log.read_text()[-2000:]}")
+            return seen
+        return stop
+
+    def measure(variant: str, rnd: int, stats: bool = False) -> None:
+        tag = f"{variant}-{rnd}"
+        detach = attached(variant, tag)
+        runs = []
+        try:
+            for name, size, ops in plan["workloads"]:
+                p0 = all_prog_runs() if stats else {}
+                rec = load(name, ops, size)
+                if stats:
+                    after = all_prog_runs()
+                    rec["programs"] = {
+                        f"{n} #{i}": [c - p0.get(i, (n, 0, 0))[1], ns - p0.get(i, (n, 0, 0))[2]]
+                        for i, (n, c, ns) in after.items() if c - p0.get(i, (n, 0, 0))[1] > 0}
+                runs.append(rec)
+        finally:
+            seen = detach()
+        save({"variant": variant, "round": rnd, "stats": stats, "runs": runs} | seen)
 
     try:
-        flood("warm-up")
+        for name, size, ops in plan["workloads"]:  # warm-up: first-touch costs stay out
+            load(name, max(ops // 5, 1), size)
         for rnd in range(plan["rounds"]):
-            for variant in VARIANTS:
+            for variant in plan["variants"]:
                 measure("none", rnd)
                 measure(variant, rnd)
         with guestlib.bpf_stats_enabled():
-            for variant in ("kprobe", "fentry"):
-                measure(variant, plan["rounds"], diagnose=True)
+            for variant in plan["variants"]:
+                if variant != "kprobe_hist":
+                    measure(variant, plan["rounds"], stats=True)
     finally:
-        ref.close()
         bare.close()
     return 0
 
@@ -144,106 +221,159 @@ def host_main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", default="6.1", choices=[k.label for k in vm_tier.KERNELS])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--seconds", type=int, default=4, help="per flood")
-    ap.add_argument("--payload", type=int, default=64)
+    ap.add_argument("--kernel", action="append", choices=[k.label for k in vm_tier.KERNELS],
+                    help="a label of tests/vm/vm_tier.py's KERNELS (default: every one)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=0.5,
+                    help="multiplies whatif.py's operation counts (1.0: ~1 s of guest time each)")
+    ap.add_argument("--variant", action="append", choices=VARIANTS,
+                    help="measure only these (default: all; --hucprof labels come on top)")
+    ap.add_argument("--hucprof", action="append", default=[], metavar="LABEL=BINARY",
+                    help="another hucprof build, with default flags")
+    ap.add_argument("--out", default="probe-overhead",
+                    help="results under BUILD_DIR/vm-runs/OUT/KERNEL (two runs at once: two names)")
+    ap.add_argument("--markdown", type=Path, help="also write the tables here")
+    ap.add_argument("--report-only", action="store_true",
+                    help="boot nothing: print the tables of the last run in BUILD_DIR/vm-runs")
     ap.add_argument("--verbose", "-v", action="store_true", help="echo the guest console")
-    ap.add_argument("--hucprof", type=Path,
-                    help="another hucprof binary to measure (A/B against another build)")
-    ap.add_argument("--icount", action="store_true",
-                    help="one vCPU whose clock counts instructions (-icount shift=1,sleep=off): "
-                         "per-program ns become instruction counts, steady under host load")
     a = ap.parse_args()
 
     build = a.build_dir.resolve()
     cache = build / "vm-cache"
-    tools = {"hucprof": (a.hucprof or build / "daemon" / "hucprof").resolve(),
-             "flood": build / "tests" / "tools" / "huc_udp_flood"}
-    for p in tools.values():
-        if not p.exists():
-            print(f"{p} not built", file=sys.stderr)
+    hucprof = (build / "daemon" / "hucprof").resolve()
+    binaries = {v: (str(hucprof), flags) for v, flags in HUCPROF_FLAGS.items()}
+    for extra in a.hucprof:
+        label, sep, path = extra.partition("=")
+        if not sep or not re.fullmatch(r"[a-z0-9_]+", label) or label in VARIANTS:
+            ap.error(f"--hucprof {extra!r}: want LABEL=BINARY, LABEL of [a-z0-9_] and not a "
+                     "built-in variant")
+        binaries[label] = (str(Path(path).resolve()), [])
+    variants = (a.variant or VARIANTS) + [e.partition("=")[0] for e in a.hucprof]
+    for v in variants:
+        if v in binaries and not Path(binaries[v][0]).exists():
+            print(f"{binaries[v][0]} not built", file=sys.stderr)
             return 1
-    try:
-        vmlib.preflight()
-        k, initrd = vm_tier.boot_files(a.kernel, cache)
-    except vmlib.Skip as e:
-        print(f"SKIP: {e}")
-        return vmlib.SKIP
-
-    plan = {"hucprof": str(tools["hucprof"]), "flood": str(tools["flood"]),
-            "rounds": a.rounds, "seconds": a.seconds, "payload": a.payload}
-    per_flood = a.seconds + 2
-    # The two bpf_stats runs at the end, and every round's variants each after a baseline; one
-    # instruction-counted vCPU runs several times slower than two free-running ones.
-    timeout = 120 + (a.rounds * len(VARIANTS) + 2) * (2 * per_flood + 30)
-    timeout *= 4 if a.icount else 1
-    t0 = time.monotonic()
-    res = vmlib.run_vm(k, initrd, Path(__file__), build / "vm-runs" / f"bench-overhead-{a.kernel}",
-                       env={"HUCVM_BENCH_PLAN": json.dumps(plan)}, timeout_s=timeout,
-                       echo_console=a.verbose, cpus=1 if a.icount else 2,
-                       qemu_args=["-icount", "shift=1,sleep=off"] if a.icount else [])
-    mfile = res.file("measurements.json")
-    if res.guest_rc != 0 or not mfile.exists():
-        print(vmlib.format_console(res, 80), file=sys.stderr)
-        print(f"FAIL: guest exit {res.guest_rc}")
+    if any(v in BPFTRACE for v in variants) and not shutil.which("bpftrace"):
+        print("bpftrace is not installed (scripts/install-deps.sh installs it)", file=sys.stderr)
         return 1
-    ms = json.loads(mfile.read_text())
-
-    rows = []
-    for variant in VARIANTS:
-        ratios, rates, cpu, counted = [], [], [], []
-        walks: dict[str, float] = {}
-        for rnd in range(a.rounds):
-            var = [m for m in ms if m["variant"] == variant and m["round"] == rnd]
-            if not var:
-                continue
-            # The baseline measured right before this variant in this round.
-            idx = ms.index(var[0])
-            before = [m for m in ms[:idx] if m["variant"] == "none"][-1]
-            ratios.append(before["received"] / max(var[0]["received"], 1))
-            rates.append(var[0]["received"] / a.seconds)
-            if "daemon_cpu_s" in var[0]:
-                cpu.append(var[0]["daemon_cpu_s"] / a.seconds)
-                counted.append(var[0].get("checks_counted", 0))
-                for method, n in var[0].get("helper_calls", {}).items():
-                    walks[method] = walks.get(method, 0) + n
-        rows.append((variant, statistics.median(ratios) if ratios else float("nan"), ratios,
-                     statistics.median(rates) if rates else 0, cpu, counted, walks))
-    base_rates = [m["received"] / a.seconds for m in ms if m["variant"] == "none"]
-
-    print(f"\n== probe overhead on a UDP flood, kernel {k.release} (QEMU "
-          f"{res.accel.upper()}), {a.rounds} rounds x {a.seconds} s, "
-          f"payload {a.payload} B, wall {time.monotonic() - t0:.0f} s")
-    if base_rates:  # --rounds 0: only the bpf_stats runs
-        print(f"   none       {statistics.median(base_rates):10.0f} datagrams/s received (median "
-              f"of {len(base_rates)} baseline runs: {', '.join(f'{r:.0f}' for r in base_rates)})")
-    for variant, ratio, ratios, rate, cpu, counted, walks in rows:
-        extra = ""
-        if cpu:
-            extra = (f"; daemon CPU {100 * statistics.median(cpu):.1f}% of a core; "
-                     f"udp_recvmsg checks counted {', '.join(f'{c:.0f}' for c in counted)}; "
-                     "helper-called checks by method: "
-                     + (", ".join(f"{m} {n:.0f}" for m, n in sorted(walks.items())) or "n/a"))
-        print(f"   {variant:9}  {rate:10.0f} datagrams/s   slowdown x{ratio:.2f} "
-              f"(per round: {', '.join(f'{r:.2f}' for r in ratios)}){extra}")
-    print("   slowdown = baseline received / received with the variant, baseline measured right "
-          "before each variant run")
-    for m in ms:
-        if "progs" not in m:
-            continue
-        print(f"   {m['variant']}: {m['received'] / a.seconds:.0f} datagrams/s received with "
-              "kernel.bpf_stats_enabled=1; per BPF program: runs per received datagram, mean ns "
-              "per run (TCG)")
-        for name, (cnt, ns) in sorted(m["progs"].items(), key=lambda kv: -kv[1][1]):
-            if cnt:
-                print(f"      {name:34} {cnt / max(m['received'], 1):6.2f} runs/datagram  "
-                      f"{ns / cnt:8.0f} ns/run  {ns / 1e9 / a.seconds * 100:5.1f}% of a CPU")
-    (res.results_dir / "summary.json").write_text(json.dumps(
-        {"kernel": k.release, "rows": [{"variant": r[0], "slowdown_median": r[1],
-                                         "slowdowns": r[2], "rate_median": r[3]} for r in rows],
-         "baseline_rates": base_rates}, indent=1))
+    labels = a.kernel or [k.label for k in vm_tier.KERNELS]
+    out_root = build / "vm-runs" / a.out
+    workloads = [(n, s, max(int(ops * a.scale), 1)) for n, s, ops in WORKLOADS]
+    t0 = time.monotonic()
+    results = {}
+    if a.report_only:
+        for label in labels:
+            results[label] = json.loads((out_root / label / "summary.json").read_text())
+    else:
+        try:
+            vmlib.preflight()
+            load = vmlib.compile_c(HERE / "workloads" / "whatif_load.c",
+                                   cache / "bin" / "whatif_load")
+            kernels = [vm_tier.boot_files(label, cache) for label in labels]
+        except vmlib.Skip as e:
+            print(f"SKIP: {e}")
+            return vmlib.SKIP
+        plan = {"load": str(load), "workloads": workloads, "rounds": a.rounds,
+                "variants": variants, "hucprof": {v: binaries[v] for v in variants
+                                                  if v in binaries}}
+        for k, initrd in kernels:
+            res = vmlib.run_vm(k, initrd, Path(__file__), out_root / k.label,
+                               env={"HUCVM_BENCH_PLAN": json.dumps(plan)}, cpus=1,
+                               qemu_args=ICOUNT, timeout_s=6 * 3600, echo_console=a.verbose)
+            mfile = res.file("measurements.json")
+            if res.guest_rc != 0 or not mfile.exists():
+                print(vmlib.format_console(res, 80), file=sys.stderr)
+                print(f"FAIL: {k.label}: guest exit {res.guest_rc}")
+                return 1
+            results[k.label] = {"release": k.release, "plan": plan,
+                                "records": json.loads(mfile.read_text()),
+                                "wall_s": res.wall_s}
+            res.file("summary.json").write_text(json.dumps(results[k.label], indent=1))
+            vmlib.log(f"{k.label}: done, {time.monotonic() - t0:.0f} s so far")
+    lines = report(results, a)
+    print("\n".join(lines))
+    if a.markdown:
+        a.markdown.write_text("\n".join(lines) + "\n")
     return 0
+
+
+def per_op(rec: dict, workload: str) -> float:
+    run = next(r for r in rec["runs"] if r["workload"] == workload)
+    return run["wall_ns"] / run["ops"]
+
+
+def report(results: dict, a) -> list[str]:
+    """Per kernel and workload: each variant's slowdown (median over rounds, against the baseline
+    run right before it), what it adds per check in instruction-ns, that as a multiple of the
+    empty fentry program's, and its BPF programs' runs per operation and ns per run."""
+    out = []
+    for label, r in results.items():
+        recs, plan = r["records"], r["plan"]
+        cmd = (f"bench/vm/probe_overhead.py BUILD_DIR --kernel {label} --rounds "
+               f"{plan['rounds']}" + (f" --scale {a.scale}" if a.scale != 0.5 else ""))
+        out += [f"### Debian {label} ({r['release']}): `{cmd}`", "",
+                "QEMU TCG `-icount shift=1,sleep=off`, 1 vCPU; slowdown = time per operation "
+                "with the variant / without, median of the rounds (each against the baseline "
+                "right before it); added = extra instruction-ns per `__check_object_size` call "
+                "(2 ns = 1 instruction); BPF = the variant's programs with "
+                "kernel.bpf_stats_enabled=1: runs per operation, ns per run.", ""]
+        for name, size, ops in plan["workloads"]:
+            checks_per_op = None
+            stats = {}
+            for rec in recs:
+                if not rec["stats"]:
+                    continue
+                run = next(x for x in rec["runs"] if x["workload"] == name)
+                progs = {n: (c / run["ops"], ns / max(c, 1)) for n, (c, ns) in
+                         run.get("programs", {}).items()}
+                stats[rec["variant"]] = progs
+                if rec["variant"] == "empty_fentry" and progs:
+                    checks_per_op = max(p[0] for p in progs.values())
+            added = {}
+            rows = []
+            for variant in plan["variants"]:
+                slow = []
+                for rnd in range(plan["rounds"]):
+                    idx = next((i for i, m in enumerate(recs) if m["variant"] == variant
+                                and m["round"] == rnd and not m["stats"]), None)
+                    if idx is None:
+                        continue
+                    base = [m for m in recs[:idx] if m["variant"] == "none"][-1]
+                    slow.append(per_op(recs[idx], name) / per_op(base, name))
+                if not slow:
+                    continue
+                med = statistics.median(slow)
+                base_ns = statistics.median(per_op(m, name) for m in recs
+                                            if m["variant"] == "none")
+                added[variant] = ((med - 1) * base_ns / checks_per_op) if checks_per_op else None
+                rows.append((variant, med, slow))
+            floor = added.get("empty_fentry")
+            out += [f"**{name}** ({size} B x {ops} per run; "
+                    + (f"{checks_per_op:.2f} checks per operation" if checks_per_op
+                       else "checks per operation unknown (no empty_fentry stats)") + ")", "",
+                    "| variant | slowdown | per round | added ns per check | added / empty "
+                    "fentry's | BPF: runs/op, ns/run |", "|---|---|---|---|---|---|"]
+            for variant, med, slow in rows:
+                ns = added.get(variant)
+                progs = "; ".join(f"{n.split(' #')[0]} {c:.2f}, {t:.0f}" for n, (c, t) in
+                                  sorted(stats.get(variant, {}).items(),
+                                         key=lambda kv: -kv[1][0] * kv[1][1]))
+                out.append(f"| {variant} | {med:.4f} | "
+                           f"{', '.join(f'{s:.4f}' for s in slow)} | "
+                           f"{'' if ns is None else f'{ns:.0f}'} | "
+                           f"{'' if ns is None or not floor else f'{ns / floor:.1f}'} | "
+                           f"{progs or '—'} |")
+            out.append("")
+        counted = [(m["variant"], m.get("checks_counted"), m.get("helper_calls"))
+                   for m in recs if "checks_counted" in m and not m["stats"]]
+        if counted:
+            out.append("hucprof sessions, checks counted and helper-called checks by method: "
+                       + "; ".join(f"{v} {c:.0f} {h}" for v, c, h in counted[:len(HUCPROF_FLAGS)
+                                                                              + 4]))
+        if r.get("wall_s"):
+            out.append(f"(host wall time of the boot: {r['wall_s'] / 60:.0f} min)")
+        out.append("")
+    return out
 
 
 if __name__ == "__main__":
