@@ -751,12 +751,7 @@ def http_requests(c):
     case("tls: smuggled after a TE", req("GET /metrics HTTP/1.1", ok + "Transfer-Encoding: gzip\r\n", smuggled),
          400, server=secure, tls=True)
     # Held connections and bursts: the cap holds, scrapes go through.
-    held = []
-    for i in range(50):
-        sock = socket.create_connection(("127.0.0.1", plain.port))
-        if i % 2:
-            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-        held.append(sock)
+    held = wf.hold_slow_clients(plain.port)
     scraped = all(http_ok(plain.port) for _ in range(5))
     c.record(s, "50 slow clients held, 5 scrapes", ACCEPTED if scraped else WRONG, "")
     for sock in held:

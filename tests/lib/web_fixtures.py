@@ -10,12 +10,14 @@ so a test checks hucprof against them rather than against itself.
   encrypted_key(key, out)    the key encrypted with a passphrase, by `openssl pkey`
   bcrypt(user, password)     htpasswd -nbBC 10
   web_config(...)            exporter-toolkit YAML text
+  hold_slow_clients(port)    idle and slowloris connections, held open (the caller closes them)
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 
 TOOLS = ("openssl", "htpasswd", "curl")
@@ -118,3 +120,14 @@ def web_config(cert: str | None = None, key: str | None = None, users: dict[str,
     if extra:
         lines.append(extra.rstrip("\n"))
     return "\n".join(lines) + "\n"
+
+
+def hold_slow_clients(port: int, count: int = 50) -> list[socket.socket]:
+    """Half the connections idle, half a slowloris: a request head begun and never ended."""
+    held = []
+    for i in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        if i % 2:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        held.append(sock)
+    return held

@@ -532,12 +532,7 @@ class SlowClients(unittest.TestCase):
         workdir = tempfile.mkdtemp(prefix="hucprof-slow-")
         self.addCleanup(shutil.rmtree, workdir, True)
         server = WebServe(workdir, extra=["--slow-route"])
-        held = []
-        for i in range(50):
-            s = socket.create_connection(("127.0.0.1", server.port))
-            if i % 2:
-                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-            held.append(s)
+        held = wf.hold_slow_clients(server.port)
         waiting = socket.create_connection(("127.0.0.1", server.port))
         waiting.sendall(b"GET /slow?seconds=120 HTTP/1.1\r\nHost: x\r\n\r\n")
         try:
