@@ -12,6 +12,7 @@
 #include "app/record_command.h"
 #include "app/report_command.h"
 #include "app/run_command.h"
+#include "app/signal_inbox.h"
 #include "cli/options.h"
 #include "log/logging.h"
 
@@ -38,6 +39,10 @@ int libbpf_print(enum libbpf_print_level, const char* format, va_list args) {
 }
 
 int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& source) {
+  // Only run and record read signals; the others end at Ctrl-C as any command does.
+  if (command.kind != hucprof::CommandKind::Run && command.kind != hucprof::CommandKind::Record) {
+    hucprof::hold_daemon_signals(false);
+  }
   switch (command.kind) {
     case hucprof::CommandKind::Version:
       std::printf("hucprof %s (libbpf %s)\n", hucprof::hucprof_version(),
@@ -58,6 +63,7 @@ int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& sou
 }  // namespace
 
 int main(int argc, char** argv) {
+  hucprof::hold_daemon_signals(true);  // before the first thing that takes time
   // Until the flags say otherwise: text on stderr, so even a failure while parsing is logged
   // there and not on stdout.
   hucprof::configure_logging(hucprof::LogFormat::Text, "info");

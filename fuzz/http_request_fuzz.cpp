@@ -2,8 +2,9 @@
 // input is parsed as a whole HTTP/1.1 request with Boost.Beast's parser and the server's limits;
 // its target goes through parse_request_target (path and query) and the profile endpoint's
 // ?seconds=N (profile_seconds), its Authorization through parse_basic_authorization, its
-// Accept-Encoding through accepts_gzip. The raw input also goes through each of them directly,
-// so seeds can be bare targets.
+// Accept-Encoding through accepts_gzip, its framing headers (Transfer-Encoding, Host,
+// Content-Length) through request_framing_error. The raw input also goes through each of them
+// directly, so seeds can be bare targets.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "export/accept_encoding.h"
 #include "export/basic_auth.h"
+#include "export/http_framing.h"
 #include "export/http_target.h"
 #include "export/pprof_handler.h"
 #include "fuzz_check.h"
@@ -76,6 +78,26 @@ void target(std::string_view text) {
   HUC_FUZZ_CHECK(back->query == decoded.query, "the re-encoded query decodes the same");
 }
 
+// RFC 9112 6.3 and 3.2: a request the server goes on to route has a body whose end is known
+// (none, Content-Length, or chunked last, as Beast then reads it) and exactly one Host in 1.1.
+void framing(const http::request_parser<http::string_body>& parser) {
+  const hucprof::RequestHead head = hucprof::request_head_of(parser.get());
+  const auto error = hucprof::request_framing_error(head);
+  if (error) {
+    HUC_FUZZ_CHECK(error->status == 400 || error->status == 501, "framing errors are 400 or 501");
+    HUC_FUZZ_CHECK(!error->reason.empty() && hucprof::one_line(error->reason),
+                   "a framing error is named in one line");
+    return;
+  }
+  HUC_FUZZ_CHECK(head.host.size() == 1 || (head.version == 10 && head.host.empty()),
+                 "an accepted request names one host (none only in HTTP/1.0)");
+  if (!head.transfer_encoding.empty()) {
+    HUC_FUZZ_CHECK(parser.chunked(), "an accepted Transfer-Encoding is read as chunked");
+    HUC_FUZZ_CHECK(!head.content_length, "never Transfer-Encoding and Content-Length at once");
+    HUC_FUZZ_CHECK(head.version == 11, "Transfer-Encoding only in HTTP/1.1");
+  }
+}
+
 void authorization(std::string_view text) {
   if (auto credentials = hucprof::parse_basic_authorization(text)) {
     HUC_FUZZ_CHECK(credentials->user.find(':') == std::string::npos, "a user has no colon");
@@ -99,6 +121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parser.put(boost::asio::buffer(input.data(), input.size()), ec);
   if (ec || !parser.is_header_done()) return 0;
   const auto& request = parser.get();
+  framing(parser);
   target(request.target());
   authorization(request[http::field::authorization]);
   hucprof::accepts_gzip(request[http::field::accept_encoding]);

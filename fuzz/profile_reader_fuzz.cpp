@@ -1,9 +1,12 @@
 // libFuzzer target: `hucprof report` on any file. The reader must refuse broken input with a
 // message, and whatever it accepts must go through the report, the verdict and the flame graph
-// without a crash, a hang or unbounded memory.
-//   seeds: fuzz/corpus/profile_reader/ (profiles written by hucprof's writer, truncations)
+// without a crash, a hang or unbounded memory: an accepted profile stays inside the reader's
+// limits, checked here with the defaults and with tight ones that small inputs can reach.
+//   seeds: fuzz/corpus/profile_reader/ (profiles written by hucprof's writer, truncations,
+//          several gzip members, junk after one, a long name)
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string_view>
 #include <variant>
 
@@ -15,15 +18,69 @@
 #include "export/report_text.h"
 #include "fuzz_check.h"
 
+namespace {
+
+using namespace hucprof;
+
+ProfileReadLimits tight_limits() {
+  ProfileReadLimits limits;
+  limits.max_name_bytes = 16;
+  limits.max_samples = 8;
+  limits.max_locations = 8;
+  limits.max_functions = 8;
+  limits.max_mappings = 4;
+  limits.max_stack_frames = 8;
+  limits.max_stacks = 4;
+  limits.max_total_frames = 16;
+  limits.max_total_name_bytes = 64;
+  limits.max_label_sets = 4;
+  return limits;
+}
+
+void check_within(const StackProfile& profile, const ProfileReadLimits& limits) {
+  HUC_FUZZ_CHECK(profile.samples.size() <= limits.max_samples, "samples within the limit");
+  std::set<const ProfileStack*> stacks;
+  std::set<const ProfileLabels*> labels;
+  size_t frames = 0, name_bytes = 0;
+  for (const ProfileSample& s : profile.samples) {
+    HUC_FUZZ_CHECK(s.stack && s.labels, "every sample has a stack and labels");
+    HUC_FUZZ_CHECK(s.stack->size() <= limits.max_stack_frames, "a stack within the limit");
+    if (stacks.insert(s.stack.get()).second) {
+      frames += s.stack->size();
+      for (const FramePtr& f : *s.stack) {
+        HUC_FUZZ_CHECK(f->function.size() <= limits.max_name_bytes, "a name within the limit");
+        name_bytes += f->function.size();
+      }
+    }
+    if (labels.insert(s.labels.get()).second) {
+      for (const std::string* value :
+           {&s.labels->callsite, &s.labels->syscall, &s.labels->check, &s.labels->direction}) {
+        HUC_FUZZ_CHECK(value->size() <= limits.max_name_bytes, "a label within the limit");
+      }
+    }
+  }
+  HUC_FUZZ_CHECK(stacks.size() <= limits.max_stacks, "distinct stacks within the limit");
+  HUC_FUZZ_CHECK(labels.size() <= limits.max_label_sets, "label sets within the limit");
+  HUC_FUZZ_CHECK(frames <= limits.max_total_frames, "frames within the limit");
+  HUC_FUZZ_CHECK(name_bytes <= limits.max_total_name_bytes, "name bytes within the limit");
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace hucprof;
-  auto read = read_pprof(std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  const ProfileReadLimits tight = tight_limits();
+  if (auto small = read_pprof(bytes, tight); std::holds_alternative<StackProfile>(small)) {
+    check_within(std::get<StackProfile>(small), tight);
+  }
+  auto read = read_pprof(bytes);
   if (const auto* error = std::get_if<std::string>(&read)) {
     // `hucprof report` prints it after the file name: one line that says what is wrong.
     HUC_FUZZ_CHECK(!error->empty() && one_line(*error), "a refused profile is named in one line");
     return 0;
   }
   const StackProfile& profile = std::get<StackProfile>(read);
+  check_within(profile, ProfileReadLimits{});
   const UsercopyCost cost = summarize_cost(profile);
   render_report(profile, cost);
   for (ProfileValue value : {kSamples, kCalls}) {

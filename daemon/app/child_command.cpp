@@ -1,11 +1,15 @@
 #include "app/child_command.h"
 
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 extern char** environ;
@@ -21,6 +25,32 @@ int shell_status(int raw) {
 }
 
 }  // namespace
+
+std::string ChildCommand::check_runnable(const std::vector<std::string>& argv) {
+  if (argv.empty()) return "no command given";
+  const std::string& name = argv[0];
+  auto runnable = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (runnable(name)) return "";
+    struct stat st {};
+    const int err = ::stat(name.c_str(), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+    return "cannot run " + name + ": " + std::strerror(err);
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    if (runnable((dir.empty() ? std::string(".") : std::string(dir)) + "/" + name)) return "";
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return "cannot run " + name + ": " + std::strerror(ENOENT);
+}
 
 std::unique_ptr<ChildCommand> ChildCommand::start(const std::vector<std::string>& argv,
                                                   std::string* error) {

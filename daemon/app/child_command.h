@@ -13,6 +13,11 @@ namespace hucprof {
 // SIGPIPE), reaped by its owner.
 class ChildCommand {
  public:
+  // "" when argv[0] names an executable file (searched in PATH unless it holds a "/", as
+  // posix_spawnp searches), else why not, in the words start() would use: checked before
+  // anything is attached, so a typo in COMMAND costs nothing.
+  static std::string check_runnable(const std::vector<std::string>& argv);
+
   // nullptr and *error set (not found, not executable, in words) when it cannot start.
   static std::unique_ptr<ChildCommand> start(const std::vector<std::string>& argv,
                                              std::string* error);

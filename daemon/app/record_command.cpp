@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
 #include "app/child_command.h"
 #include "app/kernel_view.h"
-#include "app/profile_file.h"
+#include "app/output_file.h"
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
 #include "cli/duration.h"
@@ -31,14 +32,46 @@ std::string joined(const std::vector<std::string>& argv) {
   return out;
 }
 
+// Waits for COMMAND once the recording is written. A stop signal is passed on to it once (the
+// one that ended the recording counts); a command that ignores it is killed at the next, so a
+// second Ctrl-C always ends `hucprof record`.
+int wait_for(ChildCommand& child, SignalInbox& signals, const std::string& command,
+             bool passed_on) {
+  spdlog::info("waiting for `{}` to exit{}", command, passed_on ? " (Ctrl-C again kills it)" : "");
+  while (true) {
+    if (const auto status = child.poll()) return *status;
+    const auto received = signals.wait_for(kChildPoll);
+    if (!received) continue;
+    if (received->action == SignalAction::Ignore) {
+      spdlog::warn("received {}: ignored while waiting for `{}`", received->name, command);
+    } else if (!passed_on) {
+      spdlog::info("received {}: passed on to `{}` (again kills it)", received->name, command);
+      child.signal(received->number);
+      passed_on = true;
+    } else {
+      spdlog::warn("received {} again: killing `{}`", received->name, command);
+      child.signal(SIGKILL);
+      return child.wait();
+    }
+  }
+}
+
 }  // namespace
 
 int record_command(const RunOptions& run, const RecordOptions& record) {
   SignalInbox signals;  // before anything starts: Ctrl-C must end the recording, not the process
 
-  if (auto why = check_writable(record.output); !why.empty()) {
-    spdlog::error("-o {}: {}", record.output, why);
+  auto opened = OutputFile::open(record.output);
+  if (auto* why = std::get_if<std::string>(&opened)) {
+    spdlog::error("-o {}: {}", record.output, *why);
     return kUsageError;
+  }
+  OutputFile& output = std::get<OutputFile>(opened);
+  if (!record.command.empty()) {
+    if (auto why = ChildCommand::check_runnable(record.command); !why.empty()) {
+      spdlog::error("{}", why);
+      return kUsageError;
+    }
   }
   auto loaded = load_kernel_view(run.kallsyms_path);
   if (auto* error = std::get_if<std::string>(&loaded)) {
@@ -75,6 +108,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   const auto begin = Clock::now();
   auto next_drain = begin + run.interval;
   std::optional<int> child_status;
+  bool passed_on = false;  // COMMAND was sent the signal that stopped the recording
   while (true) {
     const auto now = Clock::now();
     if (bounded && now - begin >= limit) break;
@@ -89,6 +123,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
       if (received->action != SignalAction::Ignore) {
         spdlog::info("received {}, stopping the recording", received->name);
         if (child) child->signal(received->number);
+        passed_on = child != nullptr;
         break;
       }
       spdlog::warn("received {}: ignored (SIGINT, SIGTERM or SIGHUP stop the recording)",
@@ -104,8 +139,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   const StackProfile profile = difference(pipeline.profiles().cumulative(), attached);
   started.pipeline.reset();  // detach before writing and waiting
 
-  if (auto error = write_file_atomically(record.output, encode_pprof_gzip(profile));
-      !error.empty()) {
+  if (auto error = output.commit(encode_pprof_gzip(profile)); !error.empty()) {
     spdlog::error("{}", error);
     return 1;
   }
@@ -113,10 +147,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
                profile.samples.size(), static_cast<double>(profile.duration_ns) / 1e9,
                record.output);
   if (child) {
-    if (!child_status) {
-      spdlog::info("waiting for `{}` to exit", joined(record.command));
-      child_status = child->wait();
-    }
+    if (!child_status) child_status = wait_for(*child, signals, joined(record.command), passed_on);
     if (*child_status != 0)
       spdlog::warn("`{}` exited with status {}", joined(record.command), *child_status);
   }

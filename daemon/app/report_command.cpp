@@ -1,8 +1,10 @@
 #include "app/report_command.h"
 
 #include <cstdio>
+#include <optional>
 
-#include "app/profile_file.h"
+#include "app/output_file.h"
+#include "core/regular_file.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/pprof_format.h"
@@ -25,10 +27,22 @@ std::string flame_graph_for(const StackProfile& profile, const std::string& file
 }  // namespace
 
 int report_command(const ReportOptions& options) {
-  const FileBytes file = read_file_bytes(options.input, kMaxProfileBytes);
+  const RegularFile file = read_regular_file(options.input, kMaxProfileBytes);
   if (!file.error.empty()) {
     std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(), file.error.c_str());
     return kBadInput;
+  }
+  // Opened before anything is printed: a flame graph path that cannot be written is a usage
+  // error like a bad -o, and the input is never its own output.
+  std::optional<OutputFile> flamegraph;
+  if (options.flamegraph) {
+    auto opened = OutputFile::open(*options.flamegraph, file.identity);
+    if (auto* why = std::get_if<std::string>(&opened)) {
+      std::fprintf(stderr, "hucprof report: --flamegraph %s: %s\n", options.flamegraph->c_str(),
+                   why->c_str());
+      return kBadInput;
+    }
+    flamegraph.emplace(std::move(std::get<OutputFile>(opened)));
   }
   auto read = read_pprof(file.bytes);
   if (auto* error = std::get_if<std::string>(&read)) {
@@ -38,10 +52,8 @@ int report_command(const ReportOptions& options) {
   const StackProfile& profile = std::get<StackProfile>(read);
   const std::string text = render_report(profile, summarize_cost(profile));
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (options.flamegraph) {
-    if (auto error =
-            write_file_atomically(*options.flamegraph, flame_graph_for(profile, options.input));
-        !error.empty()) {
+  if (flamegraph) {
+    if (auto error = flamegraph->commit(flame_graph_for(profile, options.input)); !error.empty()) {
       std::fprintf(stderr, "hucprof report: --flamegraph %s: %s\n", options.flamegraph->c_str(),
                    error.c_str());
       return 1;

@@ -58,14 +58,6 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
     return 1;
   }
   KernelView& kernel = std::get<KernelView>(loaded);
-  spdlog::info("hucprof {} on kernel {}, mode {}, libbpf {}", hucprof_version(),
-               kernel.facts.release, mode_name(options.mode), libbpf_version());
-  spdlog::info("hardened usercopy: {} ({})", kernel.hardened.enabled ? "on" : "off",
-               kernel.hardened.reason);
-  if (!kernel.hardened.enabled) {
-    spdlog::warn("the usercopy checks do not run on this kernel: every count will stay 0");
-  }
-
   // Bind the port and load the web config before loading anything into the kernel: a taken
   // port or a bad file is a usage error the user fixes by flag, and should not cost an
   // attach/detach cycle. Serving (threads) starts only after the privilege drop below.
@@ -85,6 +77,14 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
     return error->exit_code;
   }
   auto server = std::move(std::get<std::unique_ptr<MetricsServer>>(server_or_error));
+  // After the web config loaded: a usage error is the one line on stderr.
+  spdlog::info("hucprof {} on kernel {}, mode {}, libbpf {}", hucprof_version(),
+               kernel.facts.release, mode_name(options.mode), libbpf_version());
+  spdlog::info("hardened usercopy: {} ({})", kernel.hardened.enabled ? "on" : "off",
+               kernel.hardened.reason);
+  if (!kernel.hardened.enabled) {
+    spdlog::warn("the usercopy checks do not run on this kernel: every count will stay 0");
+  }
 
   auto started = ProfilingPipeline::start(options, kernel);
   if (!started.pipeline) {

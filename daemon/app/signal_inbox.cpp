@@ -27,14 +27,25 @@ constexpr std::array<Handled, 6> kHandled{{
     {SIGUSR2, "SIGUSR2", SignalAction::Ignore},
 }};
 
-}  // namespace
-
-SignalInbox::SignalInbox() {
+sigset_t handled_set() {
   sigset_t mask;
   sigemptyset(&mask);
   for (const Handled& h : kHandled) sigaddset(&mask, h.number);
+  return mask;
+}
+
+}  // namespace
+
+void hold_daemon_signals(bool hold) {
+  const sigset_t mask = handled_set();
+  pthread_sigmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &mask, nullptr);
+}
+
+SignalInbox::SignalInbox() {
+  const sigset_t mask = handled_set();
   pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // Signals that arrived since main() held them are pending: the first read returns them.
   fd_ = UniqueFd(signalfd(-1, &mask, SFD_CLOEXEC));
 }
 

@@ -35,4 +35,10 @@ class SignalInbox {
   UniqueFd fd_;
 };
 
+// Blocks the signals SignalInbox reads (or, with false, restores them). main() blocks them before
+// anything else, so a SIGTERM that arrives while the flags and config are still being read
+// waits for the inbox (and is logged and answered by a clean stop) instead of killing the
+// daemon silently; commands without an inbox unblock them again.
+void hold_daemon_signals(bool hold);
+
 }  // namespace hucprof

@@ -39,7 +39,7 @@ struct SubcommandFlags {
   std::map<std::string_view, CLI::Option*> settings;           // key → option
   std::map<std::string_view, std::string> values;              // key → text given
   std::map<std::string_view, std::vector<std::string>> lists;  // key → texts of a repeatable
-  std::map<std::string_view, bool> switches;                   // key → value of a switch given
+  std::map<std::string_view, std::string> switches;            // key → text of a switch given ("true")
   CLI::Option* config = nullptr;
   std::string config_path;
   CLI::Option* kallsyms = nullptr;
@@ -77,7 +77,8 @@ void add_flags(SubcommandFlags& flags, CommandKind kind) {
                    ->allow_extra_args(false)
                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     } else if (setting.value_name.empty()) {
-      // Bound to a bool so "--latency=false" reads as false rather than as "given".
+      // Bound to text ("true" when bare) so "--latency=false" reads as false rather than as
+      // "given", and "--latency=2" is judged by the same words as `latency: 2` in the config.
       option = flags.app->add_flag(name, flags.switches[setting.key])->description(help);
     } else {
       option = flags.app->add_option(name, flags.values[setting.key], help)
@@ -86,10 +87,11 @@ void add_flags(SubcommandFlags& flags, CommandKind kind) {
     }
     flags.settings[setting.key] = option;
   }
-  flags.config = flags.app
-                     ->add_option("--config", flags.config_path,
-                                  "read settings from this YAML file; flags win over it")
-                     ->type_name("FILE");
+  flags.config =
+      flags.app
+          ->add_option("--config", flags.config_path,
+                       "read settings from this YAML file; flags win over it (\"\": none)")
+          ->type_name("FILE");
   // For tests and containers; not something an operator needs to see in --help.
   flags.kallsyms = flags.app->add_option(kHiddenKallsymsFlag, flags.kallsyms_path)->group("");
 }
@@ -117,8 +119,7 @@ std::optional<std::string> apply_flags(const SubcommandFlags& flags, RunOptions&
     }
     const auto value = flags.values.find(key);
     const auto on = flags.switches.find(key);
-    const std::string text =
-        value != flags.values.end() ? value->second : (on->second ? "true" : "false");
+    const std::string text = value != flags.values.end() ? value->second : on->second;
     if (auto error = setting->apply(text, options); !error.empty()) {
       return "--" + std::string(key) + ": " + error;
     }
@@ -129,7 +130,8 @@ std::optional<std::string> apply_flags(const SubcommandFlags& flags, RunOptions&
 ParseOutcome finish(CommandKind kind, const SubcommandFlags& flags) {
   Command command;
   command.kind = kind;
-  if (flags.config->count() > 0) {
+  // Empty means none, as --web.config.file "" does (exporter-toolkit's convention).
+  if (flags.config->count() > 0 && !flags.config_path.empty()) {
     command.run.config_path = flags.config_path;
     if (auto error = apply_config(flags.config_path, command.run)) return usage_error(*error);
   }

@@ -1,16 +1,15 @@
 #include "cli/safe_yaml.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include <yaml-cpp/eventhandler.h>
 
 #include "cli/message_text.h"
+#include "core/quoted_value.h"
+#include "core/regular_file.h"
+#include "core/utf8.h"
 
 namespace hucprof {
 namespace {
@@ -77,49 +76,67 @@ class Screen : public YAML::EventHandler {
   size_t depth_ = 0;
 };
 
+// What yaml-cpp must never be handed, found in one pass over the bytes before it sees them:
+// bytes YAML text cannot hold (NUL and other control characters, invalid UTF-8), and more flow
+// collection characters than a settings file has. The last one is why: inside a flow
+// collection that is itself in one ("[[x, x, ...]]", "[[[[...", "{a:{a:...") yaml-cpp's scanner
+// queues every token (~250 bytes each) before the parser sees the first one, so 1 MiB of "["
+// costs 256 MB before any node count or depth limit can act. Counting the characters anywhere
+// (in quotes and comments too) can only over-count, so nothing slips past the bound.
+std::optional<Screen::Refused> screen_bytes(std::string_view text, const YamlLimits& limits) {
+  int line = 1;
+  size_t flow_characters = 0, depth = 0, deepest = 0;
+  while (!text.empty()) {
+    const auto c = static_cast<unsigned char>(text.front());
+    const size_t length = utf8_sequence_length(text);
+    if (length == 0) {
+      return Screen::Refused{line, "byte " + quoted_value(text.substr(0, 1)) +
+                                       " is not UTF-8 (YAML files are UTF-8 text)"};
+    }
+    if (length == 1 && ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)) {
+      return Screen::Refused{line, "control character " + quoted_value(text.substr(0, 1)) +
+                                       " (YAML text holds none but tab and line breaks)"};
+    }
+    if (c == '\n') ++line;
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (c == '[' || c == '{' || c == ']' || c == '}' || c == ',') {
+      if (++flow_characters > limits.max_flow_characters) {
+        if (deepest > limits.max_depth) {
+          return Screen::Refused{
+              line, "nested more than " + std::to_string(limits.max_depth) + " levels deep"};
+        }
+        return Screen::Refused{
+            line, "more than " + std::to_string(limits.max_flow_characters) +
+                      " of the flow collection characters [ ] { } , (a settings file has a few)"};
+      }
+    }
+    text.remove_prefix(length);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::variant<std::string, std::string> read_bounded_regular_file(const std::string& path,
                                                                  std::string_view what,
                                                                  size_t max_bytes) {
-  using Result = std::variant<std::string, std::string>;
-  auto refused = [&](const std::string& reason) {
-    return Result(std::in_place_index<1>,
-                  path + ": cannot read " + std::string(what) + ": " + reason);
-  };
-  auto failed = [&](int error) { return refused(lowercase_first(std::strerror(error))); };
-  // O_NONBLOCK: opening a FIFO for reading must not wait for a writer before fstat says what
-  // it is.
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return failed(errno);
-  struct Closer {
-    int fd;
-    ~Closer() { close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (fstat(fd, &st) != 0) return failed(errno);
-  if (S_ISDIR(st.st_mode)) return failed(EISDIR);
-  if (!S_ISREG(st.st_mode)) return refused("not a regular file");
-  const std::string too_large = "larger than " + std::to_string(max_bytes) + " bytes";
-  if (static_cast<unsigned long long>(st.st_size) > max_bytes) return refused(too_large);
-  std::string text;
-  char buffer[8192];
-  for (;;) {
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return failed(errno);
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    // The file may grow after fstat; the bound holds for what is read.
-    if (text.size() > max_bytes) return refused(too_large);
+  RegularFile file = read_regular_file(path, max_bytes);
+  if (!file.error.empty()) {
+    return std::variant<std::string, std::string>(
+        std::in_place_index<1>,
+        path + ": cannot read " + std::string(what) + ": " + lowercase_first(file.error));
   }
-  return Result(std::in_place_index<0>, std::move(text));
+  return std::variant<std::string, std::string>(std::in_place_index<0>, std::move(file.bytes));
 }
 
 std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, const std::string& name,
                                                      const YamlLimits& limits) {
   if (text.size() > limits.max_bytes) {
     return name + ": larger than " + std::to_string(limits.max_bytes) + " bytes";
+  }
+  if (const auto refused = screen_bytes(text, limits)) {
+    return at(name, refused->line, refused->words);
   }
   const std::string copy(text);
   try {

@@ -25,6 +25,8 @@ struct YamlLimits {
   // Mappings and sequences inside each other. yaml-cpp's own guard (2000) names itself
   // "bad file"; a settings file is 2-3 levels deep.
   size_t max_depth = 64;
+  // [ ] { } , anywhere in the text (see screen_bytes in safe_yaml.cpp for why).
+  size_t max_flow_characters = 10000;
 };
 
 // The text of a regular file, at most max_bytes. Anything else is refused before it is read:
@@ -35,9 +37,10 @@ std::variant<std::string, std::string> read_bounded_regular_file(const std::stri
                                                                  size_t max_bytes);
 
 // One YAML document from text that names itself `name` in messages ("FILE:LINE: words").
-// Refused: aliases and anchors (a settings file never needs them, and nested aliases are how
-// 800 bytes expand to gigabytes), more than max_nodes nodes, nesting deeper than max_depth,
-// more than one document.
+// Refused: bytes that are not UTF-8 text (NUL, control characters), more flow collection
+// characters than max_flow_characters, aliases and anchors (a settings file never needs them, and
+// nested aliases are how 800 bytes expand to gigabytes), more than max_nodes nodes, nesting deeper
+// than max_depth, more than one document.
 std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, const std::string& name,
                                                      const YamlLimits& limits = {});
 

@@ -15,8 +15,11 @@
 namespace hucprof {
 namespace {
 
-// Below this a drain (read maps, symbolize, fold) costs more than the interval tells.
+// Below this a drain (read maps, symbolize, fold) costs more than the interval tells. Above the
+// maximum the maps hold more than an interval's keys for long (they overflow, and nothing is
+// exported meanwhile): an hour is a day's worth of scrapes at most intervals people use.
 constexpr std::chrono::milliseconds kMinInterval{100};
+constexpr std::chrono::milliseconds kMaxInterval{3'600'000};
 
 // Whole number in [min, max]; out-of-range numbers (however large) are reported as such.
 std::string apply_bounded(std::string_view value, uint32_t min, uint32_t max, uint32_t& into) {
@@ -120,7 +123,7 @@ std::string apply_sample_frequency(std::string_view value, RunOptions& options) 
 }
 
 std::string apply_interval(std::string_view value, RunOptions& options) {
-  return store(parse_duration_within(value, kMinInterval), options.interval);
+  return store(parse_duration_within(value, kMinInterval, kMaxInterval), options.interval);
 }
 
 // A window shorter than a drain interval still covers one interval; a day bounds the history.
@@ -210,7 +213,7 @@ const std::array<Setting, 17> kSettings{{
     {"sample-frequency", "HZ", "CPU clock samples per second per CPU, 1..1000", false, true,
      OnReload::Restart, apply_sample_frequency,
      [](const RunOptions& o) { return std::to_string(o.sample_frequency); }, nullptr, "F"},
-    {"interval", "DURATION", "how often to drain the BPF maps, e.g. 10s, 500ms, 1m (min 100ms)",
+    {"interval", "DURATION", "how often to drain the BPF maps, e.g. 10s, 500ms, 1m; 100ms..1h",
      false, true, OnReload::Live, apply_interval,
      [](const RunOptions& o) { return format_duration(o.interval); }},
     {"top-k", "N",

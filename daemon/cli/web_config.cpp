@@ -21,6 +21,9 @@ constexpr size_t kMaxListItems = 1000;
 // bcrypt doubles its work per cost step: cost 10 takes ~70 ms, 14 about a second. Above that
 // one check holds the login thread (and a clean stop) for many seconds.
 constexpr int kMaxBcryptCost = 14;
+// Go's bcrypt.DefaultCost, what exporter-toolkit's documentation generates hashes with; below it
+// a leaked hash is cheap to try passwords against.
+constexpr int kLowBcryptCost = 10;
 
 struct Invalid {
   int line;
@@ -380,6 +383,24 @@ bool is_bcrypt_hash(std::string_view hash) {
   return std::all_of(hash.begin() + 7, hash.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '/';
   });
+}
+
+std::vector<std::string> web_config_warnings(const WebConfig& config) {
+  std::vector<std::string> warnings;
+  if (config.tls && config.tls->min_version < TlsVersion::TLS12) {
+    warnings.push_back(std::string("tls_server_config.min_version ") +
+                       tls_version_name(config.tls->min_version) +
+                       " allows TLS 1.0 or 1.1, deprecated by RFC 8996 (TLS12 is the default)");
+  }
+  for (const auto& [user, hash] : config.basic_auth_users) {
+    if (const int cost = std::stoi(hash.substr(4, 2)); cost < kLowBcryptCost) {
+      warnings.push_back(control_bytes_escaped(
+          "basic_auth_users: user " + in_quotes(user) + ": bcrypt cost " + std::to_string(cost) +
+          " is below " + std::to_string(kLowBcryptCost) +
+          ", cheap to crack if the file leaks (htpasswd -nBC 10 USER)"));
+    }
+  }
+  return warnings;
 }
 
 const char* tls_version_name(TlsVersion version) { return name_of(kVersions, version).data(); }

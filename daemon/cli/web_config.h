@@ -64,6 +64,11 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
 // Reads `path` through load_yaml_file (regular file, 1 MiB, no aliases) and parses it.
 std::variant<WebConfig, std::string> load_web_config(const std::string& path);
 
+// What loads but weakens what the file asks for, one message each (no secret in them): TLS 1.0
+// or 1.1 allowed, bcrypt hashes cheap enough to crack when leaked. The web server logs them
+// as warnings at every load.
+std::vector<std::string> web_config_warnings(const WebConfig& config);
+
 // "$2y$10$" + 53 characters of bcrypt's base64: the only hash the format allows.
 bool is_bcrypt_hash(std::string_view hash);
 

@@ -42,8 +42,8 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
-// inet_pton is pure (no resolver): dotted quads only, no shorthand such as "127.1"; RFC 4291
-// text for IPv6.
+// inet_pton is pure (no resolver): four decimal numbers without leading zeros, exactly what Go's
+// net.ParseIP takes (and so node_exporter); RFC 4291 text for IPv6.
 bool is_ipv4_literal(std::string_view host) {
   in_addr addr{};
   return inet_pton(AF_INET, std::string(host).c_str(), &addr) == 1;
@@ -54,9 +54,18 @@ bool is_ipv6_literal(std::string_view host) {
   return inet_pton(AF_INET6, std::string(host).c_str(), &addr) == 1;
 }
 
-// RFC 1123 host names (letters, digits, hyphens; labels of 1..63), plus "_" which /etc/hosts
-// entries and some resolvers accept. A name whose labels are all numbers is a mistyped IPv4
-// address, never a host.
+// What the C library would read as an IPv4 address although Go would not: inet_aton's
+// shorthands ("127.1", "0x7f.0.0.1", "017700000001", "2130706433"). getaddrinfo resolves such
+// a "host name" to an address, Go's resolver looks it up in DNS and fails.
+bool is_c_ipv4_shorthand(std::string_view host) {
+  in_addr addr{};
+  return inet_aton(std::string(host).c_str(), &addr) != 0;
+}
+
+// Host names as Go's isDomainName takes them: RFC 1123 labels (letters, digits, hyphens; 1..63
+// each) plus "_", and at least one character that is not a digit. Anything that reads as an IPv4
+// address in some notation but is not four plain decimal numbers is refused, not resolved: the
+// same text must not listen here and fail in node_exporter.
 std::optional<std::string> host_name_error(std::string_view host) {
   std::string_view name = host;
   if (!name.empty() && name.back() == '.') name.remove_suffix(1);
@@ -65,8 +74,11 @@ std::optional<std::string> host_name_error(std::string_view host) {
     return quoted_host + " is not an IP address or a host name";
   }
   const auto labels = split(name, '.');
-  if (std::all_of(labels.begin(), labels.end(), all_digits)) {
-    return quoted_host + " is not a valid IPv4 address (four numbers 0..255)";
+  if (std::all_of(labels.begin(), labels.end(), all_digits) || is_c_ipv4_shorthand(host) ||
+      is_c_ipv4_shorthand(name)) {
+    return quoted_host +
+           " is not a valid IPv4 address (four decimal numbers 0..255 without leading zeros, as "
+           "Go's net.ParseIP reads them)";
   }
   for (std::string_view label : labels) {
     const bool valid_chars = std::all_of(label.begin(), label.end(), [](char c) {

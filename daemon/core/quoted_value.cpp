@@ -1,18 +1,43 @@
 #include "core/quoted_value.h"
 
+#include "core/utf8.h"
+
 namespace hucprof {
 
-std::string quoted_value(std::string_view text) {
+namespace {
+
+void append_hex_escape(std::string& out, unsigned char c) {
   static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 0xf];
+}
+
+// U+0080..U+009F: C1 controls, which some terminals act on (CSI is U+009B).
+bool is_c1_control(std::string_view sequence) {
+  return sequence.size() == 2 && static_cast<unsigned char>(sequence[0]) == 0xC2 &&
+         static_cast<unsigned char>(sequence[1]) < 0xA0;
+}
+
+}  // namespace
+
+std::string quoted_value(std::string_view text) {
   std::string out = "\"";
-  for (const unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
+  while (!text.empty()) {
+    const size_t length = utf8_sequence_length(text);
+    if (length == 0) {  // not UTF-8: the byte, never passed on raw
+      append_hex_escape(out, static_cast<unsigned char>(text.front()));
+      text.remove_prefix(1);
+      continue;
     }
+    const std::string_view sequence = text.substr(0, length);
+    const auto c = static_cast<unsigned char>(sequence.front());
+    if ((length == 1 && (c < 0x20 || c == 0x7f)) || is_c1_control(sequence)) {
+      for (const char byte : sequence) append_hex_escape(out, static_cast<unsigned char>(byte));
+    } else {
+      out += sequence;
+    }
+    text.remove_prefix(length);
   }
   return out + "\"";
 }

@@ -1,5 +1,7 @@
 #include "export/gzip_codec.h"
 
+#include "export/inflate_stream.h"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -57,41 +59,12 @@ std::optional<std::string> gzip_compress(std::string_view data, GzipLevel level,
 }
 
 Inflated gzip_decompress(std::string_view data, size_t max_output) {
-  auto failed = [](std::string why) { return Inflated{"", std::move(why)}; };
-  if (!looks_gzipped(data)) return failed("not gzip data (no gzip magic bytes)");
-  z_stream z{};
-  if (inflateInit2(&z, kGzipWindowBits) != Z_OK) return failed("zlib: inflateInit2 failed");
+  InflateStream stream(data, max_output);
   std::string out;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  size_t in_left = data.size();
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (out.size() >= max_output) {
-      inflateEnd(&z);
-      return failed("inflates to more than " + std::to_string(max_output >> 20) + " MiB");
-    }
-    const size_t before = out.size();
-    out.resize(std::min(max_output, before + kChunk));
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + before);
-    z.avail_out = chunk_of(out.size() - before);
-    const uInt room = z.avail_out;
-    z.avail_in = chunk_of(in_left);
-    const uInt fed = z.avail_in;
-    rc = inflate(&z, Z_NO_FLUSH);
-    in_left -= fed - z.avail_in;
-    out.resize(before + (room - z.avail_out));
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_BUF_ERROR && in_left == 0 && z.avail_in == 0) {
-      inflateEnd(&z);
-      return failed("truncated gzip data (the stream ends early)");
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      std::string why = z.msg ? z.msg : "zlib error " + std::to_string(rc);
-      inflateEnd(&z);
-      return failed("corrupt gzip data (" + why + ")");
-    }
-  }
-  inflateEnd(&z);
+  const void* piece = nullptr;
+  int size = 0;
+  while (stream.Next(&piece, &size)) out.append(static_cast<const char*>(piece), size);
+  if (!stream.error().empty()) return Inflated{"", stream.error()};
   return Inflated{std::move(out), ""};
 }
 

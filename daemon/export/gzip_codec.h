@@ -23,8 +23,9 @@ struct Inflated {
   std::string bytes;
   std::string error;  // why the data could not be inflated, in words; "" when it could
 };
-// Inflates a gzip stream; refuses a corrupt or truncated one, and one that would inflate beyond
-// max_output bytes (a small file must not take all memory).
+// Inflates gzip data (one member or several, as InflateStream reads it); refuses corrupt or
+// truncated data, junk after it, and data that would inflate beyond max_output bytes (a small
+// file must not take all memory).
 Inflated gzip_decompress(std::string_view data, size_t max_output);
 
 bool looks_gzipped(std::string_view data);

@@ -4,10 +4,14 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <list>
 #include <map>
 #include <mutex>
@@ -25,6 +29,7 @@
 
 #include "cli/message_text.h"
 #include "export/basic_auth.h"
+#include "export/http_framing.h"
 #include "export/http_target.h"
 #include "export/tls_context.h"
 #include "export/web_security.h"
@@ -145,6 +150,8 @@ class SessionBase {
   virtual void close() = 0;
   // A handler runs or a response is being written: not to be closed for a newcomer.
   std::atomic<bool> busy{false};
+  // Chosen to make room: its close is on its way, and it counts no more against the limit.
+  bool closing = false;  // under sessions_mutex
   std::atomic<int64_t> waiting_since_ns{now_ns()};
 };
 
@@ -179,6 +186,11 @@ struct HttpServer::Impl {
   std::optional<net::thread_pool> auth_pool;  // from serve(): its thread starts at once
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{io};
+  // Open connections allowed: limits.max_connections, or fewer when RLIMIT_NOFILE would run
+  // out first (computed in serve(), once the daemon holds all its other descriptors).
+  size_t max_connections = 0;
+  size_t live_sessions = 0;  // in sessions and not closing; under sessions_mutex
+  int spare_fd = -1;         // given up by shed_one to accept with
   net::steady_timer accept_retry{io};
   // Looks at the web config every WebSecuritySource::kCheckPeriod, traffic or not: an edit is
   // reported (and a renewed certificate loaded) when it is made, and no request pays for it.
@@ -204,7 +216,11 @@ struct HttpServer::Impl {
   void on_accept(beast::error_code ec, tcp::socket socket);
   template <class SessionType>
   void launch(std::shared_ptr<SessionType> session);
-  void make_room();
+  // False when every open connection is busy: the newcomer is refused instead.
+  bool make_room();
+  // Out of descriptors: one queued connection is accepted and closed, so the listen queue
+  // moves instead of holding scrapers behind connections that cannot be served.
+  void shed_one();
   void stop();
 };
 
@@ -219,6 +235,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   ~Session() override {
     std::lock_guard lock(server_.sessions_mutex);
     server_.sessions.erase(this);
+    if (!closing) --server_.live_sessions;
   }
 
   void run() {
@@ -333,6 +350,12 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       keep_alive_ = false;
       return respond(text_response(505, "HTTP version not supported\n"));
     }
+    if (auto faulty = request_framing_error(request_head_of(request_))) {
+      // Where this request ends is not known (or it names no host): nothing after it on this
+      // connection can be trusted to be a request of its own.
+      keep_alive_ = false;
+      return respond(text_response(faulty->status, "bad request: " + faulty->reason + "\n"));
+    }
     if (security_->limiter && !security_->limiter->allow()) {
       HttpResponse response = text_response(429, "too many requests\n");
       response.headers.emplace_back("Retry-After", "1");
@@ -385,6 +408,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       auto [it, inserted] = request.headers.emplace(name, std::string(field.value()));
       if (!inserted) it->second += ", " + std::string(field.value());
     }
+    beast::error_code peer_error;
+    const auto peer = lowest().socket().remote_endpoint(peer_error);
+    if (!peer_error) request.peer = peer.address().to_string();
     watch_ = std::make_shared<ClientWatch>(lowest().socket().native_handle());
     request.cancelled = [server = &server_, watch = watch_] {
       return server->stopping.load() || watch->gone();
@@ -502,6 +528,37 @@ std::optional<std::string> listen_on(tcp::acceptor& acceptor, tcp::endpoint endp
   return "cannot listen on " + where + ": " + lowercase_first(ec.message());
 }
 
+// Descriptors kept free beside the connections: the accept in flight, the spare one, files
+// read while serving (web config, certificates, /proc), a reload's.
+constexpr size_t kSpareDescriptors = 32;
+
+size_t open_descriptors() {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+// `wanted`, or as many as RLIMIT_NOFILE leaves once everything else is open: past the limit
+// every accept fails, and the connections that then wait in the listen queue include scrapers.
+size_t connection_limit(size_t wanted) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return wanted;
+  const size_t used = open_descriptors() + kSpareDescriptors;
+  const size_t room = files.rlim_cur > used ? files.rlim_cur - used : 0;
+  const size_t limit = std::max<size_t>(1, std::min(wanted, room));
+  if (limit < wanted) {
+    spdlog::warn(
+        "web: at most {} connections at once instead of {}: RLIMIT_NOFILE is {} and {} "
+        "descriptors are in use or kept spare (raise it with LimitNOFILE= or ulimit -n)",
+        limit, wanted, files.rlim_cur, used);
+  }
+  return limit;
+}
+
 }  // namespace
 
 void HttpServer::Impl::accept() {
@@ -521,12 +578,13 @@ void HttpServer::Impl::check_config() {
 void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
   if (stopping || ec == net::error::operation_aborted) return;
   if (ec) {
-    // Usually EMFILE: out of file descriptors. Back off instead of spinning; connections in
-    // progress finish and free theirs.
+    // Usually EMFILE: out of file descriptors. Shed a queued connection, then back off instead
+    // of spinning; connections in progress finish and free theirs.
     if (Clock::now() - last_accept_warning > std::chrono::seconds(10)) {
       last_accept_warning = Clock::now();
       spdlog::warn("web: cannot accept connections: {}", ec.message());
     }
+    if (ec == net::error::no_descriptors || ec.value() == ENFILE) shed_one();
     accept_retry.expires_after(kAcceptRetry);
     accept_retry.async_wait([this](beast::error_code wait_ec) {
       if (!wait_ec && !stopping) accept();
@@ -534,8 +592,12 @@ void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
     return;
   }
   beast::error_code ignored;
+  if (!make_room()) {
+    // Every connection is busy with a request: this one is refused at once, not queued.
+    socket.close(ignored);
+    return accept();
+  }
   socket.set_option(tcp::no_delay(true), ignored);
-  make_room();
   // Each connection is served with the web config in force when it arrives.
   auto current = security->current();
   if (security->tls()) {
@@ -555,18 +617,19 @@ void HttpServer::Impl::launch(std::shared_ptr<SessionType> session) {
   {
     std::lock_guard lock(sessions_mutex);
     sessions.emplace(session.get(), session);
+    ++live_sessions;
   }
   session->run();
 }
 
-void HttpServer::Impl::make_room() {
+bool HttpServer::Impl::make_room() {
   std::shared_ptr<SessionBase> oldest;
   {
     std::lock_guard lock(sessions_mutex);
-    if (sessions.size() < limits.max_connections) return;
+    if (live_sessions < max_connections) return true;
     int64_t oldest_since = std::numeric_limits<int64_t>::max();
     for (const auto& [raw, weak] : sessions) {
-      if (raw->busy) continue;
+      if (raw->busy || raw->closing) continue;
       if (const int64_t since = raw->waiting_since_ns; since < oldest_since) {
         if (auto strong = weak.lock()) {
           oldest = std::move(strong);
@@ -574,8 +637,24 @@ void HttpServer::Impl::make_room() {
         }
       }
     }
+    if (!oldest) return false;
+    // Counted out now, not when its close has run: a burst of connections must not pick the
+    // same one over and over while the first close is still queued.
+    oldest->closing = true;
+    --live_sessions;
   }
-  if (oldest) oldest->close();
+  oldest->close();
+  return true;
+}
+
+void HttpServer::Impl::shed_one() {
+  if (spare_fd >= 0) {
+    ::close(spare_fd);
+    spare_fd = -1;
+  }
+  const int refused = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (refused >= 0) ::close(refused);
+  spare_fd = ::eventfd(0, EFD_CLOEXEC);
 }
 
 void HttpServer::Impl::stop() {
@@ -604,6 +683,8 @@ void HttpServer::Impl::stop() {
     auth_pool->stop();  // checks still queued are dropped: their connections are closed
     auth_pool->join();
   }
+  if (spare_fd >= 0) ::close(spare_fd);
+  spare_fd = -1;
 }
 
 std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
@@ -616,6 +697,8 @@ std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
 
 void HttpServer::serve() {
   if (!impl_->io_threads.empty()) return;
+  impl_->max_connections = connection_limit(impl_->limits.max_connections);
+  impl_->spare_fd = ::eventfd(0, EFD_CLOEXEC);
   impl_->auth_pool.emplace(1);
   for (unsigned i = 0; i < std::max(1u, impl_->limits.io_threads); ++i) {
     impl_->io_threads.emplace_back([io = &impl_->io] { io->run(); });

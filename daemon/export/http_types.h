@@ -16,6 +16,7 @@ struct HttpRequest {
   std::string path;    // percent-decoded, without the query: "/debug/pprof/usercopy"
   std::multimap<std::string, std::string> query;  // percent-decoded query parameters
   std::map<std::string, std::string> headers;     // names lower-cased
+  std::string peer;  // the client's IP address, "127.0.0.1" or "::1" ("" when unknown)
   // A handler that waits (e.g. `?seconds=N` profiles) polls this and gives up when it turns
   // true: the client went away or the server is stopping. Never null.
   std::function<bool()> cancelled = [] { return false; };

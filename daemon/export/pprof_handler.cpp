@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <list>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -29,23 +31,69 @@ HttpResponse profile_response(const StackProfile& profile, const std::function<v
   return r;
 }
 
-// Holds one of the limited waiting slots for as long as it lives.
-class WaitSlot {
+// The ?seconds= windows open at once: who holds each and when it ends.
+class Windows {
  public:
-  WaitSlot(std::atomic<int>& waiting, int max) : waiting_(waiting) {
-    taken_ = waiting_.fetch_add(1) < max;
-    if (!taken_) waiting_.fetch_sub(1);
+  using Clock = std::chrono::steady_clock;
+  struct Open {
+    std::string peer;
+    Clock::time_point ends;
+  };
+
+  explicit Windows(size_t max) : max_(max) {}
+
+  // A window for `peer` until `ends`, or the 429 saying why not and when to retry.
+  std::optional<HttpResponse> take(const std::string& peer, Clock::time_point ends,
+                                   std::list<Open>::iterator* taken) {
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    auto mine =
+        std::find_if(open_.begin(), open_.end(), [&](const Open& w) { return w.peer == peer; });
+    if (mine != open_.end()) {
+      return too_many("a profile window of this client is open already (one per client)",
+                      mine->ends - now);
+    }
+    if (open_.size() >= max_) {
+      auto soonest = std::min_element(open_.begin(), open_.end(),
+                                      [](const Open& a, const Open& b) { return a.ends < b.ends; });
+      return too_many("too many profile requests waiting (at most " + std::to_string(max_) + ")",
+                      soonest->ends - now);
+    }
+    *taken = open_.insert(open_.end(), Open{peer, ends});
+    return std::nullopt;
   }
-  ~WaitSlot() {
-    if (taken_) waiting_.fetch_sub(1);
+
+  void give_back(std::list<Open>::iterator window) {
+    std::lock_guard lock(mutex_);
+    open_.erase(window);
   }
-  WaitSlot(const WaitSlot&) = delete;
-  WaitSlot& operator=(const WaitSlot&) = delete;
-  bool taken() const { return taken_; }
 
  private:
-  std::atomic<int>& waiting_;
-  bool taken_ = false;
+  static HttpResponse too_many(const std::string& why, Clock::duration left) {
+    const auto seconds =
+        std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(left).count());
+    HttpResponse r = text(429, why + "; try again in " + std::to_string(seconds) + " s");
+    r.headers.emplace_back("Retry-After", std::to_string(seconds));
+    return r;
+  }
+
+  std::mutex mutex_;
+  size_t max_;
+  std::list<Open> open_;
+};
+
+// Holds a window for as long as it lives.
+class WindowSlot {
+ public:
+  WindowSlot(Windows& windows, std::list<Windows::Open>::iterator window)
+      : windows_(windows), window_(window) {}
+  ~WindowSlot() { windows_.give_back(window_); }
+  WindowSlot(const WindowSlot&) = delete;
+  WindowSlot& operator=(const WindowSlot&) = delete;
+
+ private:
+  Windows& windows_;
+  std::list<Windows::Open>::iterator window_;
 };
 
 }  // namespace
@@ -70,19 +118,20 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
   if (!limits.sleep) {
     limits.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   }
-  auto waiting = std::make_shared<std::atomic<int>>(0);
+  auto windows = std::make_shared<Windows>(static_cast<size_t>(std::max(limits.max_waiting, 0)));
   return [source = std::move(source), limits = std::move(limits),
-          waiting](const HttpRequest& request) -> HttpResponse {
+          windows](const HttpRequest& request) -> HttpResponse {
     auto parsed = profile_seconds(request.query, limits.max_seconds);
     if (auto* error = std::get_if<std::string>(&parsed)) return text(400, std::move(*error));
     const std::optional<int> seconds = std::get<std::optional<int>>(parsed);
     if (!seconds) return profile_response(source.cumulative(), source.pause);
 
-    WaitSlot slot(*waiting, limits.max_waiting);
-    if (!slot.taken()) {
-      return text(429, "too many profile requests waiting (at most " +
-                           std::to_string(limits.max_waiting) + "); try again later");
+    std::list<Windows::Open>::iterator window;
+    if (auto refused = windows->take(
+            request.peer, Windows::Clock::now() + std::chrono::seconds(*seconds), &window)) {
+      return std::move(*refused);
     }
+    const WindowSlot slot(*windows, window);
     source.drain_now();
     const StackProfile before = source.cumulative();
     auto left = std::chrono::milliseconds(std::chrono::seconds(*seconds));

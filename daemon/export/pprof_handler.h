@@ -23,8 +23,11 @@ struct ProfileSource {
 };
 
 struct PprofHandlerLimits {
-  int max_seconds = 600;                // ?seconds=N: 1..max_seconds
-  int max_waiting = 2;                  // ?seconds= requests waiting at once; more get 429
+  int max_seconds = 600;  // ?seconds=N: 1..max_seconds
+  // ?seconds= requests waiting at once, and at most one per client address: more get 429 with
+  // Retry-After, so two clients cannot keep every window to themselves for ten minutes and a
+  // third knows when to come back.
+  int max_waiting = 2;
   std::chrono::milliseconds poll{100};  // how often a waiting request checks `cancelled`
   // Waits (tests replace it).
   std::function<void(std::chrono::milliseconds)> sleep;
@@ -37,7 +40,8 @@ std::variant<std::optional<int>, std::string> profile_seconds(
 
 // GET /debug/pprof/usercopy: the cumulative profile. ?seconds=N: what happened during the next
 // N seconds (a drain at both ends, the difference in between); N outside 1..max_seconds, not a
-// whole number or given twice → 400 naming the problem. Gzipped pprof,
+// whole number or given twice → 400 naming the problem; no window free (see max_waiting) → 429
+// with Retry-After, the seconds until one is. Gzipped pprof,
 // application/octet-stream, like Go's /debug/pprof/profile.
 HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits = {});
 

@@ -4,42 +4,223 @@
 #include <array>
 #include <charconv>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "core/quoted_value.h"
 #include "export/gzip_codec.h"
-#include "export/pprof_format.h"
+#include "export/inflate_stream.h"
 #include "profile.pb.h"
 
 namespace hucprof {
 
 namespace {
 
+namespace pbio = google::protobuf::io;
+
 // Thrown inside the reader only; read_pprof turns it into the message.
 struct Malformed {
   std::string what;
 };
 
+// hucprof writes 2 contexts (kernel, user) and 1 exclusion (interrupt); a file with many more
+// is not one of its profiles, and its labels must not grow the report without bound.
+constexpr size_t kMaxRestKinds = 16;
+constexpr int kSampleField = 2;       // Profile.sample
+constexpr int kStringTableField = 6;  // Profile.string_table
+constexpr int kLengthDelimited = 2;
+constexpr const char* kNotAProfile = "not a pprof profile (the protobuf message does not parse)";
+
+std::string count_words(size_t n, const char* what) { return std::to_string(n) + " " + what; }
+
+// The bytes of the file as protobuf reads them: inflated on the fly when gzipped, so a large
+// profile is never held inflated. Each pass over the file makes a new one.
+class FileStream {
+ public:
+  FileStream(std::string_view bytes, size_t max_inflated) {
+    if (looks_gzipped(bytes)) {
+      inflate_.emplace(bytes, max_inflated);
+      stream_ = &*inflate_;
+    } else {
+      array_.emplace(bytes.data(), static_cast<int>(bytes.size()));
+      stream_ = &*array_;
+    }
+  }
+  pbio::ZeroCopyInputStream* get() { return stream_; }
+  std::string error() const { return inflate_ ? inflate_->error() : ""; }
+
+ private:
+  std::optional<InflateStream> inflate_;
+  std::optional<pbio::ArrayInputStream> array_;
+  pbio::ZeroCopyInputStream* stream_ = nullptr;
+};
+
+// Walks the top-level fields of a Profile, handing each sample to `on_sample` and every other
+// field, as it was encoded, to `rest`: the samples (nearly all of a large profile) are read one
+// at a time and never all held. False when the bytes are not a protobuf message.
+template <typename OnSample, typename OnString>
+bool walk_profile(pbio::ZeroCopyInputStream* stream, std::string* rest, OnSample&& on_sample,
+                  OnString&& on_string) {
+  pbio::CodedInputStream in(stream);
+  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  std::optional<pbio::StringOutputStream> rest_stream;
+  std::optional<pbio::CodedOutputStream> out;
+  if (rest) {
+    rest_stream.emplace(rest);
+    out.emplace(&*rest_stream);
+  }
+  while (const uint32_t tag = in.ReadTag()) {
+    const int field = static_cast<int>(tag >> 3);
+    const int wire = static_cast<int>(tag & 7);
+    if (field == kSampleField) {
+      uint32_t length = 0;
+      if (wire != kLengthDelimited || !in.ReadVarint32(&length)) return false;
+      const auto limit = in.PushLimit(static_cast<int>(length));
+      if (!on_sample(in)) return false;
+      if (in.BytesUntilLimit() != 0) return false;
+      in.PopLimit(limit);
+      continue;
+    }
+    uint64_t number = 0;
+    uint32_t number32 = 0, length = 0;
+    std::string bytes;
+    switch (wire) {
+      case 0:
+        if (!in.ReadVarint64(&number)) return false;
+        break;
+      case 1:
+        if (!in.ReadLittleEndian64(&number)) return false;
+        break;
+      case 2:
+        if (!in.ReadVarint32(&length)) return false;
+        // What is not kept (everything on the samples' pass, a string too long to be a name)
+        // is not read into memory at all.
+        if (!out || (field == kStringTableField && !on_string(length))) {
+          if (!in.Skip(static_cast<int>(length))) return false;
+          length = 0;
+        } else if (!in.ReadString(&bytes, static_cast<int>(length))) {
+          return false;
+        }
+        break;
+      case 5:
+        if (!in.ReadLittleEndian32(&number32)) return false;
+        break;
+      default:  // groups are not in pprof's schema
+        return false;
+    }
+    if (!out) continue;
+    out->WriteTag(tag);
+    if (wire == 0) out->WriteVarint64(number);
+    if (wire == 1) out->WriteLittleEndian64(number);
+    if (wire == 2) {
+      out->WriteVarint32(length);
+      out->WriteString(bytes);
+    }
+    if (wire == 5) out->WriteLittleEndian32(number32);
+  }
+  return in.ConsumedEntireMessage();
+}
+
+struct StackKeyHash {
+  size_t operator()(const std::vector<uint64_t>& ids) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the ids
+    for (uint64_t id : ids) h = (h ^ id) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+struct LabelKey {
+  std::array<int64_t, 4> strings{};  // callsite, syscall, check, direction (string indices)
+  bool operator==(const LabelKey&) const = default;
+};
+struct LabelKeyHash {
+  size_t operator()(const LabelKey& key) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t s : key.strings) h = (h ^ static_cast<uint64_t>(s)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+struct SampleKeyHash {
+  size_t operator()(const std::pair<const void*, const void*>& key) const {
+    return std::hash<const void*>()(key.first) * 31 + std::hash<const void*>()(key.second);
+  }
+};
+
 class Reader {
  public:
-  explicit Reader(const pprof::Profile& in) : in_(in) {}
+  // `oversized`: string indices longer than max_name_bytes (left empty in `header`) and their
+  // lengths, refused where a name is taken from them.
+  Reader(const pprof::Profile& header, const ProfileReadLimits& limits,
+         std::unordered_map<int64_t, size_t> oversized)
+      : in_(header), limits_(limits), oversized_(std::move(oversized)) {}
 
-  StackProfile read() {
+  // Everything but the samples, checked; then read_sample for each sample.
+  void read_header(size_t samples) {
     if (in_.string_table_size() == 0) throw Malformed{"it has no string table"};
     if (!in_.string_table(0).empty()) {
       throw Malformed{"string_table[0] must be the empty string"};
+    }
+    if (samples > limits_.max_samples) {
+      throw Malformed{"it has " + count_words(samples, "samples") + ", more than the " +
+                      std::to_string(limits_.max_samples) + " hucprof reads"};
     }
     map_sample_types();
     read_comments();
     read_functions();
     read_mappings();
     read_locations();
-    read_samples();
     out_.time_unix_ns = in_.time_nanos();
     out_.duration_ns = in_.duration_nanos();
+  }
+
+  void read_sample(const pprof::Sample& s) {
+    const int types = in_.sample_type_size();
+    if (s.value_size() != types) {
+      throw Malformed{"a sample has " + std::to_string(s.value_size()) + " values for " +
+                      std::to_string(types) + " sample types"};
+    }
+    ProfileValues values{};
+    for (size_t v = 0; v < kProfileValueCount; ++v) {
+      if (value_index_[v]) values[v] = count(s.value(*value_index_[v]));
+    }
+    // A profile with CPU time but no sample count (another tool's): one "sample" per period.
+    if (!value_index_[kSamples] && cpu_index_) {
+      const uint64_t ns = count(s.value(*cpu_index_));
+      if (out_.sample_period_ns == 0) out_.sample_period_ns = 1;
+      values[kSamples] = ns / out_.sample_period_ns;
+    }
+    if (rest_of_busy_cpu(s, values[kSamples])) return;
+    in_checks_ += values[kSamples];
+    const StackPtr& stack = stack_of(s);
+    const LabelsPtr& labels = labels_of(s);
+    const auto [merged, fresh] =
+        sample_index_.try_emplace({stack.get(), labels.get()}, out_.samples.size());
+    if (fresh) {
+      out_.samples.push_back(ProfileSample{stack, labels, values});
+      return;
+    }
+    ProfileValues& into = out_.samples[merged->second].values;
+    for (size_t v = 0; v < kProfileValueCount; ++v) {
+      into[v] = values[v] > UINT64_MAX - into[v] ? UINT64_MAX : into[v] + values[v];
+    }
+  }
+
+  StackProfile take() {
+    if (!rest_by_context_.empty()) {  // else an older file: the comments had the contexts
+      // Kernel CPU is the checks' samples plus the kernel rest (the interrupts in checks
+      // included).
+      out_.sampled_by_context["kernel"] = in_checks_ + rest_by_context_["kernel"];
+      for (const auto& [context, n] : rest_by_context_) {
+        if (context != "kernel") out_.sampled_by_context[context] = n;
+      }
+    }
     return std::move(out_);
   }
 
@@ -50,6 +231,25 @@ class Reader {
                       " of a table of " + std::to_string(in_.string_table_size())};
     }
     return in_.string_table(static_cast<int>(index));
+  }
+
+  // A string the report keeps and prints: bounded, so a few kilobytes of file cannot become
+  // gigabytes of names.
+  const std::string& name(int64_t index, const char* what) const {
+    const std::string& text = str(index, what);
+    if (const auto long_one = oversized_.find(index); long_one != oversized_.end()) {
+      throw Malformed{std::string(what) + " is " + count_words(long_one->second, "bytes") +
+                      " long, more than the " + std::to_string(limits_.max_name_bytes) +
+                      " hucprof reads (a kernel symbol has at most 512)"};
+    }
+    return text;
+  }
+
+  void at_most(size_t n, size_t max, const char* what) const {
+    if (n > max) {
+      throw Malformed{"it has " + count_words(n, what) + ", more than the " + std::to_string(max) +
+                      " hucprof reads"};
+    }
   }
 
   void map_sample_types() {
@@ -82,6 +282,7 @@ class Reader {
     for (int64_t index : in_.comment()) {
       std::string_view text = str(index, "a comment");
       if (!text.starts_with(kCommentPrefix)) continue;
+      text = name(index, "a comment");
       text.remove_prefix(kCommentPrefix.size());
       const size_t eq = text.find('=');
       if (eq == std::string_view::npos) continue;
@@ -101,18 +302,21 @@ class Reader {
   }
 
   void read_functions() {
+    at_most(static_cast<size_t>(in_.function_size()), limits_.max_functions, "functions");
     for (const auto& f : in_.function()) {
       if (f.id() == 0) throw Malformed{"a function has the reserved id 0"};
-      if (!functions_.emplace(f.id(), str(f.name(), "a function name")).second) {
+      str(f.name(), "a function name");
+      if (!functions_.emplace(f.id(), f.name()).second) {
         throw Malformed{"two functions with id " + std::to_string(f.id())};
       }
     }
   }
 
   void read_mappings() {
+    at_most(static_cast<size_t>(in_.mapping_size()), limits_.max_mappings, "mappings");
     for (const auto& m : in_.mapping()) {
       if (m.id() == 0) throw Malformed{"a mapping has the reserved id 0"};
-      std::string name = str(m.filename(), "a mapping file name");
+      std::string name = this->name(m.filename(), "a mapping file name");
       // "[nf_tables]" is a module; the kernel image (and anything else) is not.
       std::string module;
       if (name.size() > 2 && name.front() == '[' && name.back() == ']' &&
@@ -125,95 +329,115 @@ class Reader {
     }
   }
 
-  // A location is one frame, or several when it holds inlined calls (innermost first).
+  // Every location is checked here; its frames are made when a sample first uses it.
   void read_locations() {
-    for (const auto& loc : in_.location()) {
+    at_most(static_cast<size_t>(in_.location_size()), limits_.max_locations, "locations");
+    for (int i = 0; i < in_.location_size(); ++i) {
+      const auto& loc = in_.location(i);
       if (loc.id() == 0) throw Malformed{"a location has the reserved id 0"};
-      std::string module;
-      if (loc.mapping_id() != 0) {
-        auto m = modules_.find(loc.mapping_id());
-        if (m == modules_.end()) {
-          throw Malformed{"location " + std::to_string(loc.id()) + " names mapping " +
-                          std::to_string(loc.mapping_id()) + ", which does not exist"};
-        }
-        module = m->second;
+      if (loc.mapping_id() != 0 && !modules_.contains(loc.mapping_id())) {
+        throw Malformed{"location " + std::to_string(loc.id()) + " names mapping " +
+                        std::to_string(loc.mapping_id()) + ", which does not exist"};
       }
-      std::vector<FramePtr> frames;
       for (const auto& line : loc.line()) {
-        auto f = functions_.find(line.function_id());
-        if (f == functions_.end()) {
+        if (!functions_.contains(line.function_id())) {
           throw Malformed{"location " + std::to_string(loc.id()) + " names function " +
                           std::to_string(line.function_id()) + ", which does not exist"};
         }
-        frames.push_back(std::make_shared<const ProfileFrame>(
-            ProfileFrame{f->second, module, 0, module.empty() ? loc.address() : 0}));
       }
-      if (frames.empty()) {
-        // Unsymbolized: a name that says so, never the address.
-        frames.push_back(std::make_shared<const ProfileFrame>(ProfileFrame{"[unknown]", module}));
-      }
-      if (!locations_.emplace(loc.id(), std::move(frames)).second) {
+      if (!locations_.emplace(loc.id(), Location{i, {}, false}).second) {
         throw Malformed{"two locations with id " + std::to_string(loc.id())};
       }
     }
   }
 
-  void read_samples() {
-    const int types = in_.sample_type_size();
-    for (const auto& s : in_.sample()) {
-      if (s.value_size() != types) {
-        throw Malformed{"a sample has " + std::to_string(s.value_size()) + " values for " +
-                        std::to_string(types) + " sample types"};
-      }
-      ProfileSample sample;
-      auto stack = std::make_shared<ProfileStack>();
-      for (uint64_t id : s.location_id()) {
-        auto loc = locations_.find(id);
-        if (loc == locations_.end()) {
-          throw Malformed{"a sample names location " + std::to_string(id) +
-                          ", which does not exist"};
-        }
-        stack->insert(stack->end(), loc->second.begin(), loc->second.end());
-      }
-      sample.stack = std::move(stack);
-      for (size_t v = 0; v < kProfileValueCount; ++v) {
-        if (value_index_[v]) sample.values[v] = count(s.value(*value_index_[v]));
-      }
-      // A profile with CPU time but no sample count (another tool's): one "sample" per period.
-      if (!value_index_[kSamples] && cpu_index_) {
-        const uint64_t ns = count(s.value(*cpu_index_));
-        if (out_.sample_period_ns == 0) out_.sample_period_ns = 1;
-        sample.values[kSamples] = ns / out_.sample_period_ns;
-      }
-      ProfileLabels labels;
-      std::string context, excluded;
-      for (const auto& label : s.label()) {
-        const std::string& key = str(label.key(), "a label key");
-        if (label.str() == 0) continue;  // numeric labels are not ours
-        const std::string& value = str(label.str(), "a label value");
-        if (key == kLabelCallsite) labels.callsite = value;
-        if (key == kLabelSyscall) labels.syscall = value;
-        if (key == kLabelCheck) labels.check = value;
-        if (key == kLabelDirection) labels.direction = value;
-        if (key == kLabelContext) context = value;
-        if (key == kLabelExcluded) excluded = value;
-      }
-      if (!context.empty()) {
-        // The rest of busy CPU (pprof_format.h): the denominator, not a stack of the checks.
-        rest_by_context_[context] += sample.values[kSamples];
-        if (!excluded.empty()) out_.excluded_samples[excluded] += sample.values[kSamples];
-        continue;
-      }
-      in_checks_ += sample.values[kSamples];
-      sample.labels = make_labels(std::move(labels));
-      out_.samples.push_back(std::move(sample));
+  // A location is one frame, or several when it holds inlined calls (innermost first).
+  const std::vector<FramePtr>& frames_of(uint64_t id) {
+    auto found = locations_.find(id);
+    if (found == locations_.end()) {
+      throw Malformed{"a sample names location " + std::to_string(id) + ", which does not exist"};
     }
-    if (rest_by_context_.empty()) return;  // an older file: the comments had the contexts
-    // Kernel CPU is the checks' samples plus the kernel rest (the interrupts in checks included).
-    out_.sampled_by_context["kernel"] = in_checks_ + rest_by_context_["kernel"];
-    for (const auto& [context, n] : rest_by_context_) {
-      if (context != "kernel") out_.sampled_by_context[context] = n;
+    auto& location = found->second;
+    if (location.made) return location.frames;
+    const auto& loc = in_.location(location.index);
+    const std::string module = loc.mapping_id() != 0 ? modules_.at(loc.mapping_id()) : "";
+    for (const auto& line : loc.line()) {
+      const std::string& function = name(functions_.at(line.function_id()), "a function name");
+      location.frames.push_back(std::make_shared<const ProfileFrame>(
+          ProfileFrame{function, module, 0, module.empty() ? loc.address() : 0}));
     }
+    if (location.frames.empty()) {
+      // Unsymbolized: a name that says so, never the address.
+      location.frames.push_back(
+          std::make_shared<const ProfileFrame>(ProfileFrame{"[unknown]", module}));
+    }
+    location.made = true;
+    return location.frames;
+  }
+
+  // Samples with the same locations share one stack.
+  const StackPtr& stack_of(const pprof::Sample& s) {
+    key_.assign(s.location_id().begin(), s.location_id().end());
+    if (auto found = stacks_.find(key_); found != stacks_.end()) return found->second;
+    auto stack = std::make_shared<ProfileStack>();
+    size_t name_bytes = 0;
+    for (uint64_t id : key_) {
+      const auto& frames = frames_of(id);
+      if (stack->size() + frames.size() > limits_.max_stack_frames) {
+        throw Malformed{"a sample has a stack of more than " +
+                        count_words(limits_.max_stack_frames, "frames")};
+      }
+      stack->insert(stack->end(), frames.begin(), frames.end());
+      for (const FramePtr& f : frames) name_bytes += f->function.size();
+    }
+    at_most(stacks_.size() + 1, limits_.max_stacks, "distinct stacks");
+    total_frames_ += stack->size();
+    total_name_bytes_ += name_bytes;
+    at_most(total_frames_, limits_.max_total_frames, "frames in its distinct stacks");
+    at_most(total_name_bytes_, limits_.max_total_name_bytes,
+            "bytes of function names in its distinct stacks");
+    return stacks_.emplace(key_, std::move(stack)).first->second;
+  }
+
+  // A sample of the rest of busy CPU (pprof_format.h) is the denominator, not a stack of the
+  // checks: counted by its context, and by why it was excluded from a check.
+  bool rest_of_busy_cpu(const pprof::Sample& s, uint64_t samples) {
+    const std::string* context = nullptr;
+    const std::string* excluded = nullptr;
+    for (const auto& label : s.label()) {
+      if (label.str() == 0) continue;  // numeric labels are not ours
+      const std::string& key = str(label.key(), "a label key");
+      if (key == kLabelContext) context = &name(label.str(), "a label value");
+      if (key == kLabelExcluded) excluded = &name(label.str(), "a label value");
+    }
+    if (context == nullptr || context->empty()) return false;
+    rest_by_context_[*context] += samples;
+    at_most(rest_by_context_.size(), kMaxRestKinds, "contexts of the rest of busy CPU");
+    if (excluded != nullptr && !excluded->empty()) {
+      out_.excluded_samples[*excluded] += samples;
+      at_most(out_.excluded_samples.size(), kMaxRestKinds, "reasons for excluded samples");
+    }
+    return true;
+  }
+
+  const LabelsPtr& labels_of(const pprof::Sample& s) {
+    LabelKey key;
+    for (const auto& label : s.label()) {
+      const std::string& k = str(label.key(), "a label key");
+      if (label.str() == 0) continue;  // numeric labels are not ours
+      str(label.str(), "a label value");
+      for (size_t i = 0; i < kLabelKeys.size(); ++i) {
+        if (k == kLabelKeys[i]) key.strings[i] = label.str();
+      }
+    }
+    if (auto found = labels_.find(key); found != labels_.end()) return found->second;
+    at_most(labels_.size() + 1, limits_.max_label_sets, "distinct label sets");
+    ProfileLabels labels;
+    labels.callsite = name(key.strings[0], "a label value");
+    labels.syscall = name(key.strings[1], "a label value");
+    labels.check = name(key.strings[2], "a label value");
+    labels.direction = name(key.strings[3], "a label value");
+    return labels_.emplace(key, make_labels(std::move(labels))).first->second;
   }
 
   static uint64_t count(int64_t value) {
@@ -221,37 +445,92 @@ class Reader {
     return static_cast<uint64_t>(value);
   }
 
+  static constexpr std::array<std::string_view, 4> kLabelKeys{kLabelCallsite, kLabelSyscall,
+                                                              kLabelCheck, kLabelDirection};
+
+  struct Location {
+    int index;  // in the header's location list
+    std::vector<FramePtr> frames;
+    bool made;
+  };
+
   const pprof::Profile& in_;
+  const ProfileReadLimits& limits_;
+  const std::unordered_map<int64_t, size_t> oversized_;
   StackProfile out_;
   std::array<std::optional<int>, kProfileValueCount> value_index_{};
   std::optional<int> cpu_index_;
   std::map<std::string, uint64_t> rest_by_context_;  // the rest-of-busy-CPU samples
   uint64_t in_checks_ = 0;
-  std::unordered_map<uint64_t, std::string> functions_;
+  std::unordered_map<uint64_t, int64_t> functions_;  // id -> name's string index
   std::unordered_map<uint64_t, std::string> modules_;
-  std::unordered_map<uint64_t, std::vector<FramePtr>> locations_;
+  std::unordered_map<uint64_t, Location> locations_;
+  std::vector<uint64_t> key_;
+  std::unordered_map<std::vector<uint64_t>, StackPtr, StackKeyHash> stacks_;
+  std::unordered_map<LabelKey, LabelsPtr, LabelKeyHash> labels_;
+  std::unordered_map<std::pair<const void*, const void*>, size_t, SampleKeyHash> sample_index_;
+  size_t total_frames_ = 0, total_name_bytes_ = 0;
 };
 
 }  // namespace
 
-std::variant<StackProfile, std::string> read_pprof(std::string_view file_bytes) {
+std::variant<StackProfile, std::string> read_pprof(std::string_view file_bytes,
+                                                   const ProfileReadLimits& limits) {
   if (file_bytes.empty()) return std::string("empty file");
-  std::string inflated;
-  if (looks_gzipped(file_bytes)) {
-    Inflated result = gzip_decompress(file_bytes, kMaxProfileBytes);
-    if (!result.error.empty()) return result.error;
-    inflated = std::move(result.bytes);
-    file_bytes = inflated;
-  }
-  if (file_bytes.size() > kMaxProfileBytes) {
-    return "larger than " + std::to_string(kMaxProfileBytes >> 20) + " MiB";
-  }
-  pprof::Profile message;
-  if (!message.ParseFromArray(file_bytes.data(), static_cast<int>(file_bytes.size()))) {
-    return std::string("not a pprof profile (the protobuf message does not parse)");
+  if (!looks_gzipped(file_bytes) && file_bytes.size() > limits.max_inflated_bytes) {
+    return "larger than " + byte_size_words(limits.max_inflated_bytes);
   }
   try {
-    return Reader(message).read();
+    // Two passes over the file: everything but the samples first (they may come before the
+    // locations and strings they name), then the samples one at a time.
+    std::string rest;
+    size_t samples = 0, strings = 0, string_bytes = 0;
+    std::unordered_map<int64_t, size_t> oversized;
+    {
+      FileStream stream(file_bytes, limits.max_inflated_bytes);
+      const bool parsed = walk_profile(
+          stream.get(), &rest,
+          [&](pbio::CodedInputStream& in) {
+            ++samples;
+            return in.Skip(in.BytesUntilLimit());
+          },
+          [&](uint32_t length) {
+            const auto index = static_cast<int64_t>(strings++);
+            if (strings > limits.max_strings) {
+              throw Malformed{"it has more than " + count_words(limits.max_strings, "strings")};
+            }
+            if (length > limits.max_name_bytes) {
+              oversized.emplace(index, length);
+              return false;
+            }
+            if ((string_bytes += length) > limits.max_string_bytes) {
+              throw Malformed{"it has more than " + byte_size_words(limits.max_string_bytes) +
+                              " of strings"};
+            }
+            return true;
+          });
+      if (!stream.error().empty()) return stream.error();
+      if (!parsed) return std::string(kNotAProfile);
+    }
+    pprof::Profile header;
+    if (!header.ParseFromString(rest)) return std::string(kNotAProfile);
+    rest = std::string();
+    Reader reader(header, limits, std::move(oversized));
+    reader.read_header(samples);
+    FileStream stream(file_bytes, limits.max_inflated_bytes);
+    pprof::Sample sample;
+    const bool parsed = walk_profile(
+        stream.get(), nullptr,
+        [&](pbio::CodedInputStream& in) {
+          sample.Clear();
+          if (!sample.MergePartialFromCodedStream(&in)) return false;
+          reader.read_sample(sample);
+          return true;
+        },
+        [](uint32_t) { return false; });  // not called: nothing is kept on this pass
+    if (!stream.error().empty()) return stream.error();
+    if (!parsed) return std::string(kNotAProfile);
+    return reader.take();
   } catch (const Malformed& e) {
     return "not a valid pprof profile: " + e.what;
   }

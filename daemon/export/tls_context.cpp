@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <ctime>
 
 #include "cli/safe_yaml.h"
 
@@ -54,6 +55,14 @@ std::variant<Pem, std::string> read_pem(const std::string& file, const std::stri
   return Pem{std::get<0>(read), prefix + file_key + " " + file};
 }
 
+// OpenSSL's default when a PEM block is encrypted is to ask for the passphrase on the terminal:
+// start-up would hang on a prompt, a reload would block its thread for good. hucprof never
+// asks; the callback says it was asked, so the error can say why.
+int refuse_passphrase(char*, int, int, void* asked) {
+  if (asked != nullptr) *static_cast<bool*>(asked) = true;
+  return -1;
+}
+
 BioPtr memory_bio(const std::string& text) {
   return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
 }
@@ -61,16 +70,41 @@ BioPtr memory_bio(const std::string& text) {
 std::vector<X509Ptr> read_certificates(const std::string& text) {
   std::vector<X509Ptr> certificates;
   BioPtr bio = memory_bio(text);
-  while (X509* certificate = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+  while (X509* certificate = PEM_read_bio_X509(bio.get(), nullptr, refuse_passphrase, nullptr)) {
     certificates.emplace_back(certificate);
   }
   ERR_clear_error();  // the read that ends the loop always "fails"
   return certificates;
 }
 
-std::optional<std::string> use_certificate_and_key(SSL_CTX* ctx, const Pem& cert, const Pem& key) {
+std::string utc_text(const ASN1_TIME* time) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(time, &tm) != 1) return "an unreadable date";
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return text;
+}
+
+// A certificate outside its validity period still loads (so a renewal can follow without a
+// restart), but every client that verifies it refuses the connection: worth a warning.
+void check_validity(X509* certificate, const Pem& cert, std::vector<std::string>* warnings) {
+  if (warnings == nullptr) return;
+  if (X509_cmp_current_time(X509_get0_notAfter(certificate)) < 0) {
+    warnings->push_back(cert.origin + ": the certificate expired on " +
+                        utc_text(X509_get0_notAfter(certificate)) +
+                        "; clients that verify it refuse to connect");
+  } else if (X509_cmp_current_time(X509_get0_notBefore(certificate)) > 0) {
+    warnings->push_back(cert.origin + ": the certificate is not valid before " +
+                        utc_text(X509_get0_notBefore(certificate)) +
+                        "; clients that verify it refuse to connect");
+  }
+}
+
+std::optional<std::string> use_certificate_and_key(SSL_CTX* ctx, const Pem& cert, const Pem& key,
+                                                   std::vector<std::string>* warnings) {
   auto chain = read_certificates(cert.text);
   if (chain.empty()) return cert.origin + ": no PEM certificate in it";
+  check_validity(chain.front().get(), cert, warnings);
   if (SSL_CTX_use_certificate(ctx, chain.front().get()) != 1) {
     return cert.origin + ": " + openssl_error();
   }
@@ -79,7 +113,14 @@ std::optional<std::string> use_certificate_and_key(SSL_CTX* ctx, const Pem& cert
       return cert.origin + ": " + openssl_error();
   }
   BioPtr bio = memory_bio(key.text);
-  KeyPtr private_key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  bool asked = false;
+  KeyPtr private_key(PEM_read_bio_PrivateKey(bio.get(), nullptr, refuse_passphrase, &asked));
+  if (!private_key && asked) {
+    ERR_clear_error();
+    return key.origin +
+           ": the key is encrypted, and hucprof (like exporter-toolkit) takes no passphrase: "
+           "store it unencrypted, readable by root only (openssl pkey -in KEY -out KEY.plain)";
+  }
   if (!private_key) return key.origin + ": no PEM private key in it (" + openssl_error() + ")";
   if (SSL_CTX_use_PrivateKey(ctx, private_key.get()) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
     return key.origin + ": the key does not belong to the certificate (" + openssl_error() + ")";
@@ -181,10 +222,11 @@ std::string join(const std::vector<std::string>& items, char separator) {
 }  // namespace
 
 std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_context(
-    const WebTlsConfig& tls) {
+    const WebTlsConfig& tls, std::vector<std::string>* warnings) {
   ERR_clear_error();
   auto context = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
   SSL_CTX* ctx = context->native_handle();
+  SSL_CTX_set_default_passwd_cb(ctx, refuse_passphrase);
   long options = SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION;
   if (tls.prefer_server_cipher_suites) options |= SSL_OP_CIPHER_SERVER_PREFERENCE;
   SSL_CTX_set_options(ctx, options);
@@ -195,7 +237,8 @@ std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_c
   if (auto* error = std::get_if<std::string>(&cert)) return *error;
   auto key = read_pem(tls.key_file, tls.key, "key_file", "key");
   if (auto* error = std::get_if<std::string>(&key)) return *error;
-  if (auto error = use_certificate_and_key(ctx, std::get<Pem>(cert), std::get<Pem>(key))) {
+  if (auto error =
+          use_certificate_and_key(ctx, std::get<Pem>(cert), std::get<Pem>(key), warnings)) {
     return *error;
   }
   if (tls.has_client_ca()) {

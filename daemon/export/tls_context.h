@@ -12,9 +12,10 @@ namespace hucprof {
 
 // The OpenSSL server context a web config's tls_server_config describes: certificate chain and
 // key, TLS versions, cipher suites and groups, and the client certificate policy mapped from
-// Go's ClientAuthType. Errors name the setting and the file, in one line.
+// Go's ClientAuthType. Errors name the setting and the file, in one line. What loads but will
+// not work as meant (a certificate outside its validity period) is added to `warnings`.
 std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_context(
-    const WebTlsConfig& tls);
+    const WebTlsConfig& tls, std::vector<std::string>* warnings = nullptr);
 
 // The subject alternative names of a certificate as client_allowed_sans compares them: DNS
 // names, e-mail addresses, URIs, and IP addresses in their usual text form.

@@ -22,12 +22,19 @@ std::string describe(const WebConfig& config) {
   return what;
 }
 
+void warn_about(const std::string& path, const WebSecurity& security) {
+  for (const std::string& warning : security.warnings) {
+    spdlog::warn("web config {}: {}", path, warning);
+  }
+}
+
 }  // namespace
 
 std::variant<std::shared_ptr<const WebSecurity>, std::string> WebSecurity::build(WebConfig config) {
   auto security = std::make_shared<WebSecurity>();
+  security->warnings = web_config_warnings(config);
   if (config.tls) {
-    auto context = make_tls_context(*config.tls);
+    auto context = make_tls_context(*config.tls, &security->warnings);
     if (auto* error = std::get_if<std::string>(&context)) return *error;
     security->tls = std::get<std::shared_ptr<boost::asio::ssl::context>>(context);
   }
@@ -61,6 +68,7 @@ std::variant<std::unique_ptr<WebSecuritySource>, std::string> WebSecuritySource:
   source->tls_ = source->current_->tls != nullptr;
   source->stamps_ = std::move(stamps);
   spdlog::info("web config {}: {}", path, describe(source->current_->config));
+  warn_about(path, *source->current_);
   return source;
 }
 
@@ -136,6 +144,7 @@ void WebSecuritySource::reload(std::vector<FileStamp> now) {
   }
   const auto& loaded = std::get<std::shared_ptr<const WebSecurity>>(security);
   spdlog::info("web config {} reloaded: {}", path_, describe(loaded->config));
+  warn_about(path_, *loaded);
   replace(loaded);
 }
 

@@ -21,6 +21,8 @@ struct WebSecurity {
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain HTTP
   std::shared_ptr<BasicAuthenticator> auth;        // null: no basic_auth_users
   std::shared_ptr<RateLimiter> limiter;            // null: no rate_limit
+  // What loads but weakens it (web_config_warnings, an expired certificate): logged at load.
+  std::vector<std::string> warnings;
 
   static std::variant<std::shared_ptr<const WebSecurity>, std::string> build(WebConfig config);
 };

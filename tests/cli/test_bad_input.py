@@ -1,22 +1,34 @@
 #!/usr/bin/env python3
 """Bad input against the real binary: every usage or configuration error exits 2 with exactly
 one line on stderr, nothing on stdout, in bounded time and memory (peak RSS from the kernel's
-wait4 rusage). The hostile config files are those of issue 9: on b022eb4 nested aliases grew
-the daemon to 2.7 GB and aborted (rc 134), /dev/zero aborted at 2.1 GB and a FIFO blocked
-forever. No root needed: all of this fails before anything touches the kernel.
+wait4 rusage). Hostile config files: nested aliases once grew the daemon to 2.7 GB, /dev/zero
+aborted at 2.1 GB, a FIFO blocked forever, and 1 MiB of "[" took 256 MB (a 200 KB file, as this
+test used to write, stays under any loose bound: every shape is now tried at the full 1 MiB the
+reader takes, against a bound near hucprof's own start-up size). Output paths: a device, FIFO
+or symbolic link at `report --flamegraph` / `record -o` is never replaced. Profiles: a FIFO,
+names of 100 KB, several gzip members. No root needed except to make device nodes (in a
+temporary directory, never the machine's own); those cases say so and are skipped without it.
 """
 
 import argparse
 import os
 import resource
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import pprof_files  # noqa: E402
+
 ARGS = None
-MAX_RSS_MIB = 64     # hucprof parsing a config peaks near 10 MiB; 2.7 GB was the defect
+# hucprof refusing a config peaks at 12-15 MiB (its libraries and the 1 MiB read); 256 MB was
+# the defect of nested flow collections, 2.7 GB that of nested aliases.
+MAX_RSS_MIB = 32
+MiB = 1 << 20
 MAX_SECONDS = 10
 ADDRESS_SPACE = 2 << 30  # a defect hits this and aborts rather than taking the machine's memory
 
@@ -26,7 +38,7 @@ def limit_memory():
 
 
 def run(words, stdin=subprocess.DEVNULL):
-    """(exit code, stdout, stderr, peak RSS in MiB, seconds) of hucprof WORDS."""
+    """(exit code, stdout, stderr, peak RSS in MiB, seconds) of hucprof WORDS (str or bytes)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         proc = subprocess.Popen([ARGS.hucprof] + words, stdout=out, stderr=err, stdin=stdin,
@@ -52,7 +64,7 @@ def run(words, stdin=subprocess.DEVNULL):
 class BadInput(unittest.TestCase):
     def assert_usage_error(self, words, expected_in_message):
         rc, out, err, rss, seconds = run(words)
-        print("%-60.60s rc %d, %.0f MiB, %.2f s: %s" % (" ".join(words), rc, rss, seconds,
+        print("%-60.60s rc %d, %.0f MiB, %.2f s: %s" % (" ".join(map(str, words)), rc, rss, seconds,
                                                         err.strip()[:100]), flush=True)
         self.assertEqual(rc, 2, err)
         self.assertEqual(out, "", "printed on stdout")
@@ -75,6 +87,25 @@ class BadInput(unittest.TestCase):
         deep = os.path.join(tmp, "deep.yaml")
         with open(deep, "w") as f:
             f.write("a: " + "[" * 100000 + "]" * 100000 + "\n")
+        # Every shape of nesting at the full size the reader takes (1 MiB): on 79fd7ac these
+        # peaked at 256 MB ("["), 108-126 MB ("{a:"), 154 MB (a list in a list).
+        shapes = {"brackets": "[", "braces": "{", "brace_keys": "{a:", "mixed": "[{a: "}
+        for shape, unit in shapes.items():
+            path = os.path.join(tmp, shape + ".yaml")
+            with open(path, "w") as f:
+                f.write(("a: " + unit * MiB)[:MiB])
+        flat_in_nested = os.path.join(tmp, "flat_in_nested.yaml")
+        with open(flat_in_nested, "w") as f:
+            f.write(("a: [[" + "x," * MiB)[:MiB - 2] + "]]")
+        quoted_closers = os.path.join(tmp, "quoted_closers.yaml")
+        with open(quoted_closers, "w") as f:
+            f.write(("a: " + '["]",' * MiB)[:MiB])
+        nul = os.path.join(tmp, "nul.yaml")
+        with open(nul, "wb") as f:
+            f.write(b"interval: 10s\x00\n")
+        not_utf8 = os.path.join(tmp, "not_utf8.yaml")
+        with open(not_utf8, "wb") as f:
+            f.write(b"interval: 10s\nintervall\xff\xfe: 1s\n")
         binary = os.path.join(tmp, "binary.yaml")
         with open(binary, "wb") as f:
             f.write(bytes(range(256)) * 64)
@@ -89,6 +120,14 @@ class BadInput(unittest.TestCase):
             (fifo, "not a regular file"),
             (big, "larger than 1048576 bytes"),
             (deep, "nested more than 64 levels deep"),
+            (os.path.join(tmp, "brackets.yaml"), "nested more than 64 levels deep"),
+            (os.path.join(tmp, "braces.yaml"), "nested more than 64 levels deep"),
+            (os.path.join(tmp, "brace_keys.yaml"), "nested more than 64 levels deep"),
+            (os.path.join(tmp, "mixed.yaml"), "nested more than 64 levels deep"),
+            (flat_in_nested, "more than 10000 of the flow collection characters"),
+            (quoted_closers, "more than 10000 of the flow collection characters"),
+            (nul, "nul.yaml:1: control character \"\\x00\""),
+            (not_utf8, "not_utf8.yaml:2: byte \"\\xff\" is not UTF-8"),
             (binary, "binary.yaml:"),
             (many, "more than 10000 YAML nodes"),
             (tmp, "is a directory"),
@@ -109,10 +148,29 @@ class BadInput(unittest.TestCase):
             (["run", "--capabilities.keep", "cap_sys_admn"], "--capabilities.keep: \"cap_sys_admn\""),
             (["frobnicate"], "unknown command \"frobnicate\""),
             ([], "missing command"),
+            (["run", "--interval", "1000000h"], "--interval: \"1000000h\" is out of range 100ms..1h"),
+            # One rule, Go's net.ParseIP: the C library's shorthands for 127.0.0.1 are refused
+            # (0x7f.0.0.1 was resolved by getaddrinfo and listened on).
+            (["run", "--web.listen-address", "0x7f.0.0.1:9478"], "is not a valid IPv4 address"),
+            (["run", "--web.listen-address", "127.1:9478"], "is not a valid IPv4 address"),
+            (["run", "--web.listen-address", "017700000001:9478"], "is not a valid IPv4 address"),
+            # Bytes that are not UTF-8 come back escaped, never raw.
+            (["run", "--log.level", b"tr\xffce"], '--log.level: "tr\\xffce" is not one of'),
+            (["report"], "report: missing FILE"),
         ]
         for words, expected in cases:
             with self.subTest(words=words):
                 self.assert_usage_error(words, expected)
+
+    def test_empty_config_paths_mean_none_alike(self):
+        # --web.config.file "" is exporter-toolkit's "no web config"; --config "" reads the same
+        # (it was "cannot read config file"). Each run gets past its flags to the next check.
+        rc, _, err, _, _ = run(["record", "--config", "", "-o", "/proc/hucprof-test.pb.gz"])
+        self.assertEqual(rc, 2, err)
+        self.assertIn("cannot create a file in /proc", err)
+        rc, _, err, _, _ = run(["run", "--web.config.file", "", "--kallsyms", "/nonexistent"])
+        self.assertEqual(rc, 1, err)
+        self.assertIn("/nonexistent", err)
 
     def test_help_goes_to_stdout_with_exit_0(self):
         rc, out, err, _, _ = run(["run", "--help"])
@@ -120,6 +178,199 @@ class BadInput(unittest.TestCase):
         self.assertEqual(err, "")
         for flag in ("--log.format", "--capabilities.keep"):
             self.assertIn(flag, out)
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def kind(path):
+    """What is at `path` itself, symbolic links not followed."""
+    mode = os.lstat(path).st_mode
+    for name, test in (("symlink", stat.S_ISLNK), ("fifo", stat.S_ISFIFO), ("char", stat.S_ISCHR),
+                       ("block", stat.S_ISBLK), ("regular", stat.S_ISREG), ("dir", stat.S_ISDIR)):
+        if test(mode):
+            return name
+    return "other"
+
+
+class Reader(threading.Thread):
+    """Reads a FIFO to its end, as `cat FIFO` would."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path, self.data = path, b""
+        self.start()
+
+    def run(self):
+        with open(self.path, "rb") as f:
+            self.data = f.read()
+
+
+class OutputPaths(unittest.TestCase):
+    """`report --flamegraph OUT` and `record -o OUT` on what may already be at OUT. Before the
+    fix both replaced it by a new 0600 regular file: a FIFO, a symbolic link, a device node
+    (`record -o /dev/null` as root turned the machine's /dev/null into a file). The device
+    nodes here are made in a temporary directory; the machine's own are never used."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="hucprof-outputs-")
+        self.profile = write(os.path.join(self.dir, "in.pb.gz"), pprof_files.gzipped(
+            pprof_files.profile([[0, 1]], [(0, 5)], ["__check_object_size", "udp_recvmsg"])))
+
+    def report(self, out):
+        return run(["report", "--flamegraph", out, self.profile])
+
+    def assert_refused(self, words, expected):
+        rc, out, err, rss, seconds = run(words)
+        print("%-60.60s rc %d: %s" % (" ".join(map(str, words)), rc, err.strip()[-110:]), flush=True)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(out, "", "printed on stdout")
+        self.assertEqual(err.count("\n"), 1, "not one line: %r" % err)
+        self.assertIn(expected, err)
+        self.assertLess(seconds, MAX_SECONDS)
+
+    def need_root(self):
+        if os.geteuid() != 0:
+            self.skipTest("device nodes can only be made as root (mknod in a temporary directory)")
+
+    def test_a_fifo_without_reader_is_refused_and_stays(self):
+        fifo = os.path.join(self.dir, "fifo.svg")
+        os.mkfifo(fifo)
+        self.assert_refused(["report", "--flamegraph", fifo, self.profile], "FIFO with no reader")
+        self.assertEqual(kind(fifo), "fifo")
+
+    def test_a_fifo_with_a_reader_is_written_into(self):
+        fifo = os.path.join(self.dir, "fifo.svg")
+        os.mkfifo(fifo)
+        reader = Reader(fifo)
+        time.sleep(0.2)  # the reader opens first, as `cat FIFO &` would
+        rc, _, err, _, _ = self.report(fifo)
+        reader.join(10)
+        self.assertEqual(rc, 0, err)
+        self.assertIn(b"<svg", reader.data)
+        self.assertEqual(kind(fifo), "fifo")
+
+    def test_a_symlink_is_followed_never_replaced(self):
+        target = write(os.path.join(self.dir, "target.svg"), b"old")
+        link = os.path.join(self.dir, "link.svg")
+        os.symlink(target, link)
+        rc, _, err, _, _ = self.report(link)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(kind(link), "symlink")
+        with open(target, "rb") as f:
+            self.assertIn(b"<svg", f.read())
+        dangling = os.path.join(self.dir, "dangling.svg")
+        os.symlink(os.path.join(self.dir, "nowhere", "x.svg"), dangling)
+        self.assert_refused(["report", "--flamegraph", dangling, self.profile], "symbolic link to nothing")
+        self.assertEqual(kind(dangling), "symlink")
+
+    def test_the_input_is_never_its_own_output(self):
+        with open(self.profile, "rb") as f:
+            before = f.read()
+        self.assert_refused(["report", "--flamegraph", self.profile, self.profile],
+                            "is the file being read")
+        link = os.path.join(self.dir, "same.svg")
+        os.symlink(self.profile, link)
+        self.assert_refused(["report", "--flamegraph", link, self.profile], "is the file being read")
+        with open(self.profile, "rb") as f:
+            self.assertEqual(f.read(), before)
+
+    def test_unwritable_places_exit_2_before_anything(self):
+        # /proc takes no file although root may "write" to the directory: tried, not guessed.
+        self.assert_refused(["report", "--flamegraph", "/proc/hucprof-test.svg", self.profile],
+                            "cannot create a file in /proc")
+        self.assert_refused(["report", "--flamegraph", "/nonexistent-dir/x.svg", self.profile],
+                            "No such file or directory")
+        self.assert_refused(["report", "--flamegraph", self.dir, self.profile], "is a directory")
+        # record checks -o before it loads anything or touches the kernel, as root or not.
+        self.assert_refused(["record", "--duration", "1s", "-o", "/proc/hucprof-test.pb.gz"],
+                            "cannot create a file in /proc")
+        fifo = os.path.join(self.dir, "record.fifo")
+        os.mkfifo(fifo)
+        self.assert_refused(["record", "--duration", "1s", "-o", fifo], "FIFO with no reader")
+        self.assertEqual(kind(fifo), "fifo")
+
+    def test_device_nodes_are_written_into_or_refused_never_replaced(self):
+        self.need_root()
+        null = os.path.join(self.dir, "null")
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        rc, _, err, _, _ = self.report(null)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(kind(null), "char")
+        self.assertEqual(os.stat(null).st_rdev, os.makedev(1, 3))
+        # Numbers no driver is expected to have (240-254: local/experimental use), so even a
+        # regression that opened them could not write anywhere; /dev/full's 1:7 fails writes.
+        nodes = [("full", stat.S_IFCHR, (1, 7), "is a character device (1:7)"),
+                 ("block", stat.S_IFBLK, (240, 0), "is a block device (240:0)"),
+                 ("tty", stat.S_IFCHR, (136, 250), "is a terminal")]
+        for name, node_kind, (major, minor), expected in nodes:
+            with self.subTest(node=name):
+                path = os.path.join(self.dir, name)
+                os.mknod(path, 0o600 | node_kind, os.makedev(major, minor))
+                self.assert_refused(["report", "--flamegraph", path, self.profile], expected)
+                self.assert_refused(["record", "--duration", "1s", "-o", path], expected)
+                self.assertEqual(os.stat(path).st_rdev, os.makedev(major, minor))
+                self.assertEqual(kind(path), "block" if node_kind == stat.S_IFBLK else "char")
+        link = os.path.join(self.dir, "to_block")
+        os.symlink(os.path.join(self.dir, "block"), link)
+        self.assert_refused(["report", "--flamegraph", link, self.profile], "leads to a block device")
+
+
+class ProfileFiles(unittest.TestCase):
+    """`hucprof report FILE` on what a careless or hostile user hands it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="hucprof-profiles-")
+        cls.small = pprof_files.profile([[0, 1]], [(0, 5)], ["__check_object_size", "udp_recvmsg"])
+
+    def report(self, *words):
+        rc, out, err, rss, seconds = run(["report"] + list(words))
+        print("report %-50.50s rc %d, %.0f MiB, %.2f s: %s" % (
+            " ".join(words)[-50:], rc, rss, seconds, err.strip()[-90:]), flush=True)
+        return rc, out, err, rss, seconds
+
+    def assert_refused(self, path, expected, max_rss=MAX_RSS_MIB):
+        rc, out, err, rss, seconds = self.report(path)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(out, "")
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn(expected, err)
+        self.assertLess(rss, max_rss)
+        self.assertLess(seconds, MAX_SECONDS)
+
+    def test_a_fifo_is_refused_at_once(self):
+        fifo = os.path.join(self.dir, "fifo.pb.gz")
+        os.mkfifo(fifo)
+        self.assert_refused(fifo, "not a regular file")
+
+    def test_names_of_100_kb_are_refused_in_bounded_memory(self):
+        # 2 000 samples, each its own 100 KB function name: before the bound this reached 1 GB
+        # (7 GB with --flamegraph, then std::bad_alloc after 139 MB on stdout).
+        path = write(os.path.join(self.dir, "long_names.pb.gz"),
+                     pprof_files.gzipped(pprof_files.long_names()))
+        self.assert_refused(path, "a function name is 100000 bytes long, more than the 1024")
+        out = os.path.join(self.dir, "long.svg")
+        rc, _, err, rss, _ = self.report("--flamegraph", out, path)
+        self.assertEqual(rc, 2, err)
+        self.assertLess(rss, MAX_RSS_MIB)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("long.svg")], [],
+                         "the temporary flame graph file is removed")
+
+    def test_several_gzip_members_read_and_junk_after_is_refused(self):
+        one = write(os.path.join(self.dir, "one.pb.gz"), pprof_files.gzipped(self.small))
+        two = write(os.path.join(self.dir, "two.pb.gz"), pprof_files.gzipped(self.small, members=2))
+        rc1, out1, err1, _, _ = self.report(one)
+        rc2, out2, err2, _, _ = self.report(two)
+        self.assertEqual((rc1, rc2), (0, 0), err1 + err2)
+        self.assertEqual(out1, out2, "`cat a.gz b.gz` is the same profile")
+        junk = write(os.path.join(self.dir, "junk.pb.gz"),
+                     pprof_files.gzipped(self.small) + b"trailing junk\n")
+        self.assert_refused(junk, "14 bytes after the end of the gzip data")
 
 
 def main():

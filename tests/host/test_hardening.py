@@ -274,6 +274,100 @@ class Signals(unittest.TestCase):
         self.assertIn('%s:1: unknown key "intervall"' % config, refused[0]["msg"])
 
 
+    def test_sigterm_while_starting_is_logged_and_a_clean_stop(self):
+        # SIGTERM before the signal inbox existed (flags, a config of up to 1 MiB, kallsyms)
+        # killed hucprof with 143 and no log line. Signals are held from main() on now. The
+        # signal is sent the moment hucprof opens its config (inotify says when), so it lands
+        # while the file is read whatever the machine's speed. (Before main() runs, while the
+        # dynamic loader maps the libraries, no program can act on a signal: not tried.)
+        config = os.path.join(ARGS.workdir, "slow_to_parse.yaml")
+        with open(config, "w") as f:
+            f.write("".join("# comment line %d with some words in it\n" % i for i in range(20000)))
+            f.write("interval: 1s\n")
+        with ConfigOpened(config) as opened:
+            d = SplitDaemon(["--mode", "sample", "--config", config], "early_term")
+            try:
+                self.assertTrue(opened.wait(30), "hucprof never opened its config")
+                blocked = signal_mask(d.proc.pid)
+                d.proc.send_signal(signal.SIGTERM)
+                rc = d.proc.wait(timeout=60)
+            finally:
+                d.stop()
+        print("SIGTERM while the config was read: blocked mask %#x, exit %d" % (blocked, rc),
+              flush=True)
+        self.assertTrue(blocked & (1 << (signal.SIGTERM - 1)), "SIGTERM not held yet")
+        self.assertEqual(rc, 0, d.stderr())
+        self.assertIn("received SIGTERM", d.stderr())
+
+    def test_sighup_with_deeply_nested_config_keeps_memory(self):
+        # 1 MiB of "[" grew the running daemon's peak RSS from 29 to 264 MB on SIGHUP.
+        config = os.path.join(ARGS.workdir, "nested.yaml")
+        with open(config, "w") as f:
+            f.write("interval: 1s\n")
+        d = SplitDaemon(["--mode", "sample", "--config", config], "sighup_nested")
+        try:
+            d.wait_ready()
+            before = peak_rss_kib(d.proc.pid)
+            for refusals, unit in enumerate(("[", "{a:", "[{a: "), start=1):
+                with open(config, "w") as f:
+                    f.write(("a: " + unit * (1 << 20))[:1 << 20])
+                d.proc.send_signal(signal.SIGHUP)
+                deadline = time.monotonic() + 20
+                while (d.stderr().count("nested more than 64 levels deep") < refusals and
+                       time.monotonic() < deadline):
+                    time.sleep(0.1)
+                self.assertEqual(d.stderr().count("nested more than 64 levels deep"), refusals,
+                                 d.stderr())
+            after = peak_rss_kib(d.proc.pid)
+            print("peak RSS before/after three nested SIGHUPs: %d / %d KiB" % (before, after), flush=True)
+            self.assertLess(after - before, 8 * 1024, "a refused config cost memory")
+            self.assertIsNone(d.proc.poll())
+        finally:
+            rc = d.stop()
+        self.assertEqual(rc, 0, d.stderr())
+
+
+class ConfigOpened:
+    """Waits for a file to be opened, through inotify (by ctypes: the standard library has no
+    binding), so a test can act while a process is reading it."""
+    IN_OPEN = 0x20
+
+    def __init__(self, path):
+        import ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_CLOEXEC)
+        if self.fd < 0 or self.libc.inotify_add_watch(self.fd, path.encode(), self.IN_OPEN) < 0:
+            raise OSError(ctypes.get_errno(), "inotify on " + path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+
+    def wait(self, timeout):
+        import select
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        return bool(ready)
+
+
+def signal_mask(pid):
+    """The signals the process's main thread blocks, from the kernel (SigBlk)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("SigBlk:"):
+                return int(line.split()[1], 16)
+    raise AssertionError("no SigBlk for %d" % pid)
+
+
+def peak_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM for %d" % pid)
+
+
 class Capabilities(unittest.TestCase):
     def assert_every_thread(self, d, expected):
         tasks = d.task_status()

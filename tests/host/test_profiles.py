@@ -8,6 +8,8 @@ flood's stacks in hucprof's files; the flood itself is the ground truth of what 
 import gzip
 import os
 import re
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -192,14 +194,17 @@ class BrokenFiles(unittest.TestCase):
     def test_empty_missing_and_directory(self):
         self.assert_refused(self.write("empty.pb.gz", b""), "empty file")
         self.assert_refused(os.path.join(self.dir, "missing.pb.gz"), "No such file")
-        self.assert_refused(self.dir, "not a regular file")
+        self.assert_refused(self.dir, "Is a directory")
+        fifo = os.path.join(self.dir, "fifo.pb.gz")
+        os.mkfifo(fifo)
+        self.assert_refused(fifo, "not a regular file")  # it blocked forever before
 
 
 class RecordRefusals(unittest.TestCase):
     def test_unwritable_output_is_refused_before_attaching(self):
         r = hucprof("record", "--duration", "1s", "-o", "/nonexistent-dir/x.pb.gz")
         self.assertEqual(r.returncode, 2, r.log)
-        self.assertIn("-o /nonexistent-dir/x.pb.gz: /nonexistent-dir: No such file", r.log)
+        self.assertIn("-o /nonexistent-dir/x.pb.gz: cannot create a file in /nonexistent-dir: No such file", r.log)
         self.assertNotIn("sampler:", r.log, "attached before checking -o")
 
     def test_missing_command_is_named(self):
@@ -208,6 +213,47 @@ class RecordRefusals(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.log)
         self.assertIn("cannot run /no/such/command: No such file or directory", r.log)
         self.assertFalse(os.path.exists(out))
+
+    def test_a_device_node_at_the_output_is_written_into_never_replaced(self):
+        # `record -o /dev/null` as root replaced the machine's /dev/null by a regular file. A
+        # node of its own, in a temporary directory: the machine's is never touched.
+        tmp = tempfile.mkdtemp(prefix="huc-out-", dir=ARGS.workdir)
+        null = os.path.join(tmp, "null")
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        r = hucprof("record", "--mode", "sample", "--duration", "1s", "-o", null)
+        self.assertEqual(r.returncode, 0, r.log)
+        self.assertTrue(stat.S_ISCHR(os.lstat(null).st_mode), "replaced by a %o" % os.lstat(null).st_mode)
+        self.assertEqual(os.lstat(null).st_rdev, os.makedev(1, 3))
+        # -o /dev/stdout redirected to a file: the symlink is followed, the file gets the profile.
+        out = os.path.join(tmp, "stdout.pb.gz")
+        with open(out, "wb") as f:
+            r = subprocess.run([ARGS.hucprof, "record", "--mode", "sample", "--duration", "1s",
+                                "-o", "/dev/stdout"], stdout=f, stderr=subprocess.PIPE, text=True,
+                               timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(hucprof("report", out).returncode, 0)
+
+    def test_a_command_that_ignores_signals_is_killed_at_the_second(self):
+        # perf record's way: the first Ctrl-C ends the recording and is passed on, the next
+        # kills what ignores it. hucprof waited through SIGINT, SIGINT, SIGTERM.
+        out = os.path.join(ARGS.workdir, "stubborn.pb.gz")
+        stubborn = [sys.executable, "-c",
+                    "import signal, time\n"
+                    "for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_IGN)\n"
+                    "time.sleep(300)"]
+        proc = subprocess.Popen([ARGS.hucprof, "record", "--mode", "sample", "-o", out, "--"] + stubborn,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(4)  # attached and recording
+        proc.send_signal(signal.SIGINT)
+        time.sleep(2)  # the file is written, COMMAND still runs
+        self.assertIsNone(proc.poll(), "hucprof should wait for COMMAND after the first Ctrl-C")
+        proc.send_signal(signal.SIGINT)
+        log, _ = proc.communicate(timeout=30)
+        print(log[-800:], flush=True)
+        self.assertIn("received SIGINT again: killing", log)
+        self.assertIn("exited with status 137", log)
+        self.assertEqual(proc.returncode, 0, log)
+        self.assertEqual(hucprof("report", out).returncode, 0)
 
     def test_duration_alone_records(self):
         out = os.path.join(ARGS.workdir, "duration.pb.gz")

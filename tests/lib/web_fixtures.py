@@ -6,14 +6,18 @@ so a test checks hucprof against them rather than against itself.
 
   missing_tools()            what is not installed (the caller skips with exit 77)
   make_pki(dir)              CA, server cert (localhost, 127.0.0.1, ::1), client certs
+  expired_certificate(dir)   a server cert (and key) valid only on 2020-01-01, by `openssl ca`
+  encrypted_key(key, out)    the key encrypted with a passphrase, by `openssl pkey`
   bcrypt(user, password)     htpasswd -nbBC 10
   web_config(...)            exporter-toolkit YAML text
+  hold_slow_clients(port)    idle and slowloris connections, held open (the caller closes them)
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 
 TOOLS = ("openssl", "htpasswd", "curl")
@@ -66,6 +70,29 @@ def make_pki(directory: str) -> dict[str, str]:
     return paths
 
 
+def expired_certificate(directory: str) -> tuple[str, str]:
+    """(certificate, key) of localhost, signed by the CA of make_pki(directory), valid for one day
+    of 2020: `openssl ca` is the command that takes start and end dates."""
+    with open(os.path.join(directory, "expired.cnf"), "w") as f:
+        f.write("[ca]\ndefault_ca = d\n[d]\ndatabase = expired.index\nnew_certs_dir = .\n"
+                "serial = expired.serial\ndefault_md = sha256\npolicy = p\nunique_subject = no\n"
+                "copy_extensions = copy\n[p]\ncommonName = supplied\n")
+    open(os.path.join(directory, "expired.index"), "w").close()
+    with open(os.path.join(directory, "expired.serial"), "w") as f:
+        f.write("01\n")
+    _key_and_csr("expired", "/CN=localhost", directory)
+    _openssl("ca", "-batch", "-config", "expired.cnf", "-cert", "ca.crt", "-keyfile", "ca.key",
+             "-startdate", "20200101000000Z", "-enddate", "20200102000000Z", "-notext",
+             "-in", "expired.csr", "-out", "expired.crt", cwd=directory)
+    return os.path.join(directory, "expired.crt"), os.path.join(directory, "expired.key")
+
+
+def encrypted_key(key: str, out: str, passphrase: str = "hunter2") -> str:
+    _openssl("pkey", "-in", key, "-aes256", "-passout", "pass:" + passphrase, "-out", out,
+             cwd=os.path.dirname(out) or ".")
+    return out
+
+
 def bcrypt(user: str, password: str) -> str:
     r = subprocess.run(["htpasswd", "-nbBC", "10", user, password], capture_output=True,
                        text=True, timeout=60, check=True)
@@ -93,3 +120,14 @@ def web_config(cert: str | None = None, key: str | None = None, users: dict[str,
     if extra:
         lines.append(extra.rstrip("\n"))
     return "\n".join(lines) + "\n"
+
+
+def hold_slow_clients(port: int, count: int = 50) -> list[socket.socket]:
+    """Half the connections idle, half a slowloris: a request head begun and never ended."""
+    held = []
+    for i in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        if i % 2:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        held.append(sock)
+    return held

@@ -9,6 +9,7 @@ Exit 77 (ctest skip) when a tool is missing, saying which."""
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import socket
@@ -23,15 +24,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import web_fixtures as wf  # noqa: E402
 
 ARGS = None
+KALLSYMS = os.path.join(os.path.dirname(__file__), "..", "data", "kallsyms_6.18_excerpt.txt")
 SERIES = 'usercopy_checks_total{callsite="udp_recvmsg",syscall="recvfrom",direction="to_user"} 7'
 
 
 class WebServe:
     """huc_web_serve on a free loopback port; stop() returns (exit code, seconds it took)."""
 
-    def __init__(self, workdir, config=None, extra=()):
+    def __init__(self, workdir, config=None, extra=(), wrapper=()):
         self.log_path = os.path.join(workdir, "web_serve.log")
-        args = [ARGS.web_serve, "--web.listen-address", "127.0.0.1:0"] + list(extra)
+        args = list(wrapper) + [ARGS.web_serve, "--web.listen-address", "127.0.0.1:0"] + list(extra)
         if config:
             args += ["--web.config.file", config]
         self.log = open(self.log_path, "w")
@@ -48,6 +50,17 @@ class WebServe:
             self.log.flush()
         with open(self.log_path) as f:
             return f.read()
+
+    def sockets(self):
+        """Sockets the server holds open now (the listener among them)."""
+        fd_dir = f"/proc/{self.proc.pid}/fd"
+        count = 0
+        for fd in os.listdir(fd_dir):
+            try:
+                count += os.readlink(os.path.join(fd_dir, fd)).startswith("socket:")
+            except OSError:
+                pass  # closed while listing
+        return count
 
     def stop(self):
         started = time.monotonic()
@@ -258,6 +271,27 @@ class Reload(unittest.TestCase):
         self.assertTrue(self.until(lambda: "can only be turned on by a restart" in server.stderr()))
         self.assertEqual(curl(url, "-u", "bob:b")[0], 200)
 
+    def test_an_encrypted_key_is_refused_and_later_edits_still_apply(self):
+        # OpenSSL asked for the passphrase on the terminal: the reload blocked for good, and no
+        # later edit was ever applied.
+        write(self.config, wf.web_config(self.tls_cert, self.tls_key))
+        server = WebServe(self.dir, self.config)
+        self.addCleanup(server.stop)
+        url = f"https://localhost:{server.port}/metrics"
+        ca = ["--cacert", self.pki["ca.crt"]]
+        self.assertEqual(curl(url, *ca)[0], 200)
+        locked = wf.encrypted_key(self.tls_key, os.path.join(self.dir, "locked.key"))
+        write(self.config, wf.web_config(self.tls_cert, locked))
+        self.assertTrue(self.until(lambda: "the key is encrypted" in server.stderr()), server.stderr())
+        self.assertIn("keeping the last good one", server.stderr())
+        self.assertIn("locked.key", server.stderr())
+        self.assertEqual(curl(url, *ca)[0], 200, "the last good config keeps serving")
+        write(self.config, wf.web_config(self.tls_cert, self.tls_key,
+                                         users={"alice": wf.bcrypt("alice", "a")}))
+        self.assertTrue(self.until(lambda: curl(url, *ca)[0] == 401), server.stderr())
+        self.assertEqual(curl(url, *ca, "-u", "alice:a")[0], 200)
+        self.assertNotIn("pass phrase", server.stderr().lower())
+
     def test_a_renewed_certificate_is_served_to_new_connections(self):
         write(self.config, wf.web_config(self.tls_cert, self.tls_key))
         server = WebServe(self.dir, self.config)
@@ -316,6 +350,45 @@ class StartErrors(unittest.TestCase):
         self.assert_usage_error(self.start(wf.web_config(pki["server.crt"], pki["client.key"])),
                                 "tls_server_config.key_file", "does not belong to the certificate")
 
+    def test_an_encrypted_key_exits_2_naming_it_without_a_prompt(self):
+        pki = wf.make_pki(os.path.join(self.dir, "pki"))
+        locked = wf.encrypted_key(pki["server.key"], os.path.join(self.dir, "locked.key"))
+        path = os.path.join(self.dir, "web.yml")
+        write(path, wf.web_config(pki["server.crt"], locked))
+        # With a terminal to ask on, as an operator's shell has: OpenSSL's default prompt
+        # ("Enter PEM pass phrase:") waited on it and start-up hung.
+        primary, secondary = os.openpty()
+        tty = os.ttyname(secondary)
+
+        def own_terminal():
+            os.setsid()
+            os.close(os.open(tty, os.O_RDWR))  # the session's controlling terminal now
+
+        try:
+            r = subprocess.run([ARGS.web_serve, "--web.listen-address", "127.0.0.1:0",
+                                "--web.config.file", path], capture_output=True, text=True,
+                               timeout=20, preexec_fn=own_terminal, stdin=secondary)
+        finally:
+            os.close(primary)
+            os.close(secondary)
+        self.assert_usage_error((r, path), "tls_server_config.key_file " + locked,
+                                "the key is encrypted")
+        # Without a terminal: no stray prompt lines either (assert_usage_error: one line).
+        self.assert_usage_error(self.start(wf.web_config(pki["server.crt"], locked)),
+                                "the key is encrypted")
+
+    def test_hucprof_run_says_a_web_config_error_in_one_line(self):
+        # Two start-up lines came first: three lines on stderr for one usage error.
+        path = os.path.join(self.dir, "web.yml")
+        write(path, "tls_server_config:\n  cert_fil: x\n")
+        r = subprocess.run([ARGS.hucprof, "run", "--kallsyms", KALLSYMS, "--web.listen-address",
+                            "127.0.0.1:0", "--web.config.file", path],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("unknown key \"cert_fil\"", r.stderr)
+
     def test_billion_laughs(self):
         self.assert_usage_error(self.start("a: &a [x, x]\nb: [*a, *a]\n"), "anchors (&name) are not allowed")
 
@@ -331,6 +404,126 @@ class StartErrors(unittest.TestCase):
                 self.assertTrue(r.stderr.startswith("--web.listen-address: \"" + address + "\": "), r.stderr)
 
 
+class Warnings(unittest.TestCase):
+    """What loads but will not work as meant, or weakens it, is logged as a warning at start
+    (it was accepted silently): an expired certificate, bcrypt cost 4, min_version TLS10."""
+
+    def test_weak_settings_are_warned_about_and_still_served(self):
+        workdir = tempfile.mkdtemp(prefix="hucprof-warn-")
+        self.addCleanup(shutil.rmtree, workdir, True)
+        pki = wf.make_pki(os.path.join(workdir, "pki"))
+        cert, key = wf.expired_certificate(os.path.join(workdir, "pki"))
+        cheap = subprocess.run(["htpasswd", "-nbBC", "4", "bob", "b"], capture_output=True,
+                               text=True, timeout=60, check=True).stdout.strip().split(":", 1)[1]
+        config = os.path.join(workdir, "web.yml")
+        write(config, wf.web_config(cert, key, users={"bob": cheap}, extra_tls="  min_version: TLS10"))
+        server = WebServe(workdir, config)
+        try:
+            log = server.stderr()
+            for expected in ("the certificate expired on 2020-01-02 00:00:00 UTC",
+                             "user \"bob\": bcrypt cost 4 is below 10",
+                             "min_version TLS10 allows TLS 1.0 or 1.1"):
+                self.assertRegex(log, r"warn.*" + re.escape(expected), log)
+            self.assertNotIn(cheap, log, "never the hash")
+            # Served: the warning is not a refusal (a renewal may follow without a restart).
+            status = curl(f"https://localhost:{server.port}/metrics", "-k", "-u", "bob:b")[0]
+            self.assertEqual(status, 200)
+        finally:
+            self.assertEqual(server.stop()[0], 0)
+        del pki
+
+
+class ConnectionLimit(unittest.TestCase):
+    """At most 512 connections stay open whatever the arrival pattern, and scrapes get through
+    while the rest are refused. Before: 600 back-to-back connections left 593 open; a burst of
+    1500 under a 1024-descriptor limit ran out of descriptors and scrapes took 5-10 s."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="hucprof-conns-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def burst(self, server, count):
+        held = []
+        for _ in range(count):
+            try:
+                held.append(socket.create_connection(("127.0.0.1", server.port), timeout=5))
+            except OSError:
+                break  # the client's own descriptors ran out: enough pressure
+        return held
+
+    def scrapes_succeed(self, server, times=5):
+        for _ in range(times):
+            status, _, body, _ = curl(f"http://127.0.0.1:{server.port}/metrics", timeout=10)
+            self.assertEqual(status, 200)
+            self.assertIn(SERIES, body)
+
+    def settled_sockets(self, server, at_most):
+        deadline = time.monotonic() + 10
+        while server.sockets() > at_most and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return server.sockets()
+
+    def test_600_back_to_back_connections_leave_at_most_512(self):
+        server = WebServe(self.dir)
+        held = self.burst(server, 600)
+        try:
+            self.assertEqual(len(held), 600)
+            self.scrapes_succeed(server)
+            # 512 connections and the listener.
+            self.assertLessEqual(self.settled_sockets(server, 513), 513)
+        finally:
+            for s in held:
+                s.close()
+            self.assertEqual(server.stop()[0], 0)
+        self.assertNotIn("Too many open files", server.stderr())
+
+    def test_a_burst_beyond_the_descriptor_limit_keeps_scrapes_going(self):
+        if not shutil.which("prlimit"):
+            self.skipTest("prlimit (util-linux) is not installed")
+        for nofile, bursts in ((1024, 1500), (256, 600)):
+            with self.subTest(nofile=nofile):
+                server = WebServe(self.dir, wrapper=["prlimit", f"--nofile={nofile}"])
+                held = self.burst(server, bursts)
+                try:
+                    self.scrapes_succeed(server)
+                    self.assertLess(self.settled_sockets(server, nofile - 32), nofile - 32)
+                finally:
+                    for s in held:
+                        s.close()
+                    self.assertEqual(server.stop()[0], 0)
+                log = server.stderr()
+                self.assertNotIn("Too many open files", log)
+                if nofile == 256:
+                    self.assertIn("at most", log)
+                    self.assertIn("RLIMIT_NOFILE is 256", log)
+
+
+class Framing(unittest.TestCase):
+    """RFC 9112 against the real server: a body whose end is unknown is never read as the next
+    request (request smuggling), and Host is required once."""
+
+    def test_a_smuggled_request_is_never_answered(self):
+        workdir = tempfile.mkdtemp(prefix="hucprof-framing-")
+        self.addCleanup(shutil.rmtree, workdir, True)
+        server = WebServe(workdir)
+        try:
+            for te in ("gzip", "xchunked", "chunked, identity"):
+                with self.subTest(te=te), socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+                    s.sendall(b"POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te.encode() +
+                              b"\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                    answer = b""
+                    while chunk := s.recv(65536):
+                        answer += chunk
+                    self.assertTrue(answer.startswith(b"HTTP/1.1 400"), answer[:200])
+                    self.assertEqual(answer.count(b"HTTP/1.1 "), 1, "the body was served as a request")
+            for head in (b"GET /metrics HTTP/1.1\r\n\r\n", b"GET /metrics HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"):
+                with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+                    s.sendall(head)
+                    self.assertTrue(s.recv(65536).startswith(b"HTTP/1.1 400"))
+        finally:
+            self.assertEqual(server.stop()[0], 0)
+
+
 class SlowClients(unittest.TestCase):
     """Issue 9's first defect, with curl as the well-behaved client: idle and slowloris
     connections held open, scrapes still answered at once; a stop is still fast."""
@@ -339,12 +532,7 @@ class SlowClients(unittest.TestCase):
         workdir = tempfile.mkdtemp(prefix="hucprof-slow-")
         self.addCleanup(shutil.rmtree, workdir, True)
         server = WebServe(workdir, extra=["--slow-route"])
-        held = []
-        for i in range(50):
-            s = socket.create_connection(("127.0.0.1", server.port))
-            if i % 2:
-                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-            held.append(s)
+        held = wf.hold_slow_clients(server.port)
         waiting = socket.create_connection(("127.0.0.1", server.port))
         waiting.sendall(b"GET /slow?seconds=120 HTTP/1.1\r\nHost: x\r\n\r\n")
         try:

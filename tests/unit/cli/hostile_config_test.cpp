@@ -52,6 +52,55 @@ TEST_F(ConfigFileTest, FileAboveOneMebibyteIsRefused) {
             path + ": cannot read config file: larger than 1048576 bytes");
 }
 
+// yaml-cpp queues every token inside a flow collection within another before its parser sees
+// one: 1 MiB of "[" took 256 MB, of "{a:" 108 MB, a flat list inside a list 154 MB, all before
+// the node and depth limits could act. They are refused from the bytes now, at once.
+TEST(SafeYaml, NestedFlowCollectionsAreRefusedBeforeYamlCppSeesThem) {
+  const size_t mib = size_t{1} << 20;
+  for (const char* unit : {"[", "{", "{a:", "[{a: "}) {
+    std::string text = "a: ";
+    while (text.size() < mib) text += unit;
+    text.resize(mib);
+    auto loaded = load_yaml_text(text, "deep.yaml");
+    ASSERT_TRUE(std::holds_alternative<std::string>(loaded)) << unit;
+    EXPECT_EQ(std::get<std::string>(loaded), "deep.yaml:1: nested more than 64 levels deep")
+        << unit;
+  }
+  std::string flat = "a: [[";
+  while (flat.size() < mib) flat += "x,";
+  flat.resize(mib - 2);
+  flat += "]]";
+  auto loaded = load_yaml_text(flat, "flat.yaml");
+  ASSERT_TRUE(std::holds_alternative<std::string>(loaded));
+  EXPECT_THAT(std::get<std::string>(loaded),
+              HasSubstr("flat.yaml:1: more than 10000 of the flow collection characters"));
+  // Closing brackets inside quotes do not hide the openers around them.
+  std::string quoted = "a: ";
+  while (quoted.size() < mib) quoted += "[\"]\",";
+  quoted.resize(mib);
+  loaded = load_yaml_text(quoted, "quoted.yaml");
+  ASSERT_TRUE(std::holds_alternative<std::string>(loaded));
+  EXPECT_THAT(std::get<std::string>(loaded), HasSubstr("more than 10000 of the flow collection"));
+  // A settings file with a few flow lists is fine.
+  EXPECT_TRUE(std::holds_alternative<YAML::Node>(
+      load_yaml_text("a: [x, y]\nb: {c: [1, 2], d: e}\n", "ok.yaml")));
+}
+
+TEST(SafeYaml, BytesThatAreNotYamlTextAreNamedWithTheirLine) {
+  auto error_of = [](std::string_view text) {
+    auto loaded = load_yaml_text(text, "t.yaml");
+    return std::holds_alternative<std::string>(loaded) ? std::get<std::string>(loaded) : "(ok)";
+  };
+  // A NUL came out as "invalid YAML: unknown escape character: \n" before.
+  EXPECT_EQ(error_of(std::string_view("interval: 10s\0\n", 15)),
+            "t.yaml:1: control character \"\\x00\" (YAML text holds none but tab and line breaks)");
+  EXPECT_EQ(error_of("a: 1\nb: \x1b[31m\n"),
+            "t.yaml:2: control character \"\\x1b\" (YAML text holds none but tab and line breaks)");
+  EXPECT_EQ(error_of("a: 1\n\nk\xff: 2\n"),
+            "t.yaml:3: byte \"\\xff\" is not UTF-8 (YAML files are UTF-8 text)");
+  EXPECT_EQ(error_of("a: \"caf\xc3\xa9\"\t# c\r\n"), "(ok)");
+}
+
 TEST(SafeYaml, NodeCountIsBounded) {
   std::string text = "list:\n";
   for (int i = 0; i < 200; ++i) text += "  - x\n";

@@ -143,7 +143,12 @@ TEST(Options, BadFlagValuesNameTheFlag) {
   EXPECT_EQ(parse_error({"run", "--top-k", "0"}), "--top-k: 0 is out of range 1..1000");
   EXPECT_EQ(parse_error({"run", "--top-k", "2.5"}), "--top-k: \"2.5\" is not a whole number");
   EXPECT_EQ(parse_error({"run", "--interval", "50ms"}),
-            "--interval: \"50ms\" is below the minimum of 100ms");
+            "--interval: \"50ms\" is out of range 100ms..1h");
+  // Accepted before: the maps would have held 114 years of keys before a drain.
+  EXPECT_EQ(parse_error({"run", "--interval", "1000000h"}),
+            "--interval: \"1000000h\" is out of range 100ms..1h");
+  EXPECT_EQ(parse_error({"run", "--interval", "61m"}),
+            "--interval: \"61m\" is out of range 100ms..1h");
   EXPECT_EQ(parse_error({"run", "--interval", "10"}),
             "--interval: \"10\" has no unit (use ms, s, m or h, e.g. 10s)");
   EXPECT_EQ(parse_error({"run", "--interval", "soon"}),

@@ -196,6 +196,27 @@ TEST(WebConfig, UsersNeedBcryptHashesAndTheHashIsNeverRepeated) {
               HasSubstr("expected a mapping of user: bcrypt hash"));
 }
 
+// What loads but weakens the setup is said at every load (the server logs these as warnings).
+TEST(WebConfig, WeakSettingsAreWarnedAbout) {
+  EXPECT_THAT(web_config_warnings(parse_ok(std::string("basic_auth_users:\n  alice: ") + kHash)),
+              testing::IsEmpty());
+  const auto cheap = web_config_warnings(
+      parse_ok(std::string("basic_auth_users:\n  bob: $2y$04") + (kHash + 6) + "\n"));
+  ASSERT_EQ(cheap.size(), 1u);
+  EXPECT_EQ(cheap[0],
+            "basic_auth_users: user \"bob\": bcrypt cost 4 is below 10, cheap to crack if the file "
+            "leaks (htpasswd -nBC 10 USER)");
+  EXPECT_THAT(cheap[0], Not(HasSubstr("$2y$"))) << "never the hash";
+  const auto old = web_config_warnings(parse_ok(
+      "tls_server_config:\n  cert_file: c.crt\n  key_file: c.key\n  min_version: TLS10\n"));
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_THAT(old[0], HasSubstr("min_version TLS10 allows TLS 1.0 or 1.1, deprecated by RFC 8996"));
+  EXPECT_THAT(
+      web_config_warnings(parse_ok(
+          "tls_server_config:\n  cert_file: c.crt\n  key_file: c.key\n  min_version: TLS12\n")),
+      testing::IsEmpty());
+}
+
 // Issue 9's hostile inputs, for this file too: it goes through the same bounded reader.
 TEST_F(ConfigFileTest, WebConfigFileIsBoundedLikeTheConfig) {
   auto error_of = [](const std::string& path) {

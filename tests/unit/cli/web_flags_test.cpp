@@ -21,7 +21,7 @@ TEST(WebFlags, BadListenAddressesAreUsageErrorsNamingTheFlag) {
   }
   EXPECT_EQ(parse_error({"run", "--web.listen-address", "999.1.1.1:80"}),
             "--web.listen-address: \"999.1.1.1:80\": \"999.1.1.1\" is not a valid IPv4 address "
-            "(four numbers 0..255)");
+            "(four decimal numbers 0..255 without leading zeros, as Go's net.ParseIP reads them)");
 }
 
 TEST(WebFlags, GoodListenAddressesPass) {
@@ -91,8 +91,10 @@ TEST(WebFlags, WebConfigFileIsAPath) {
   EXPECT_EQ(parse_run({"run"}).web_config_file, "");
   EXPECT_EQ(parse_run({"run", "--web.config.file", "/etc/hucprof/web.yml"}).web_config_file,
             "/etc/hucprof/web.yml");
-  // Empty means none, as exporter-toolkit's --web.config.file (the fuzzer's read-back check).
+  // Empty means none, as exporter-toolkit's --web.config.file (the fuzzer's read-back check),
+  // and --config "" means no config file alike (it was an unreadable file "").
   EXPECT_EQ(parse_run({"run", "--web.config.file", ""}).web_config_file, "");
+  EXPECT_FALSE(parse_run({"run", "--config", ""}).config_path.has_value());
   EXPECT_THAT(parse({"run", "--help"}).message, HasSubstr("--web.config.file"));
   // doctor serves nothing.
   EXPECT_THAT(parse_error({"doctor", "--web.config.file", "x"}), HasSubstr("--web.config.file"));

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -140,31 +141,85 @@ TEST(PprofHandler, CancelledRequestStopsWaiting) {
   EXPECT_LE(polls, 5);
 }
 
-TEST(PprofHandler, TooManyWaitingRequestsAre429) {
-  FakeSource fake;
-  std::atomic<bool> release{false};
-  std::atomic<int> waiting{0};
-  PprofHandlerLimits limits;
-  limits.max_waiting = 2;
-  limits.sleep = [&](std::chrono::milliseconds) {
-    while (!release) std::this_thread::yield();
-  };
-  auto handler = make_pprof_handler(fake.source(), limits);
-  HttpRequest slow = get({{"seconds", "1"}});
-  slow.cancelled = [&waiting] {
-    ++waiting;
-    return false;
-  };
-  std::thread a([&] { handler(slow); });
-  std::thread b([&] { handler(slow); });
-  while (waiting < 2) std::this_thread::yield();
-  const HttpResponse third = handler(get({{"seconds", "1"}}));
+HttpRequest window_of(const char* peer, const char* seconds = "1") {
+  HttpRequest r = get({{"seconds", seconds}});
+  r.peer = peer;
+  return r;
+}
+
+// A handler whose ?seconds= windows wait until release(), at most 2 at once; waiting() counts
+// the polls of the windows started with counted().
+class HeldWindows {
+ public:
+  HeldWindows() {
+    PprofHandlerLimits limits;
+    limits.max_waiting = 2;
+    limits.sleep = [this](std::chrono::milliseconds) {
+      while (!released_) std::this_thread::yield();
+    };
+    handler_ = make_pprof_handler(fake_.source(), limits);
+  }
+  HttpResponse operator()(const HttpRequest& r) { return handler_(r); }
+  HttpRequest counted(HttpRequest r) {
+    r.cancelled = [this] {
+      ++polls_;
+      return false;
+    };
+    return r;
+  }
+  void wait_for_polls(int n) const {
+    while (polls_ < n) std::this_thread::yield();
+  }
+  void release() { released_ = true; }
+
+ private:
+  FakeSource fake_;
+  std::atomic<bool> released_{false};
+  std::atomic<int> polls_{0};
+  HttpHandler handler_;
+};
+
+std::string retry_after(const HttpResponse& r) {
+  for (const auto& [name, value] : r.headers) {
+    if (name == "Retry-After") return value;
+  }
+  return "";
+}
+
+TEST(PprofHandler, TooManyWaitingRequestsAre429WithRetryAfter) {
+  HeldWindows handler;
+  std::thread a([&] { handler(handler.counted(window_of("10.0.0.1", "600"))); });
+  std::thread b([&] { handler(handler.counted(window_of("10.0.0.2", "30"))); });
+  handler.wait_for_polls(2);
+  const HttpResponse third = handler(window_of("10.0.0.3"));
   EXPECT_EQ(third.status, 429);
+  // Retry-After: when the soonest window (30 s) closes, not the 600 s one.
+  ASSERT_NE(retry_after(third), "") << "a 429 says when to come back";
+  EXPECT_GE(std::stoi(retry_after(third)), 29);
+  EXPECT_LE(std::stoi(retry_after(third)), 30);
+  EXPECT_THAT(third.body, HasSubstr("try again in"));
   EXPECT_EQ(handler(get()).status, 200) << "the cumulative profile never waits";
-  release = true;
+  handler.release();
   a.join();
   b.join();
-  EXPECT_EQ(handler(get({{"seconds", "1"}})).status, 200) << "slots are given back";
+  EXPECT_EQ(handler(window_of("10.0.0.3")).status, 200) << "slots are given back";
+}
+
+// Two clients used to keep both windows for ten minutes; now one client holds at most one, so
+// a second window of the same client is refused while other clients still get theirs.
+TEST(PprofHandler, OneWindowPerClient) {
+  HeldWindows handler;
+  std::thread a([&] { handler(handler.counted(window_of("192.0.2.7", "600"))); });
+  handler.wait_for_polls(1);
+  const HttpResponse again = handler(window_of("192.0.2.7", "600"));
+  EXPECT_EQ(again.status, 429);
+  EXPECT_THAT(again.body, HasSubstr("one per client"));
+  ASSERT_NE(retry_after(again), "");
+  EXPECT_GE(std::stoi(retry_after(again)), 590);
+  std::thread other([&] { EXPECT_EQ(handler(window_of("192.0.2.8")).status, 200); });
+  handler.release();
+  other.join();
+  a.join();
 }
 
 }  // namespace

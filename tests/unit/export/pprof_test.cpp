@@ -269,6 +269,91 @@ TEST_F(PprofTest, DanglingReferencesAreRefused) {
   EXPECT_THAT(error_of(p.SerializeAsString()), HasSubstr("string_table[0]"));
 }
 
+TEST_F(PprofTest, SeveralGzipMembersReadAsOneAndJunkAfterIsRefused) {
+  const std::string plain = to_pprof(both_modes()).SerializeAsString();
+  const size_t half = plain.size() / 2;
+  // What `cat a.gz b.gz` makes: gzip -d and Go's reader take it; it was refused before.
+  const std::string two = *gzip_compress(plain.substr(0, half), GzipLevel::Fastest) +
+                          *gzip_compress(plain.substr(half), GzipLevel::Default);
+  auto read = read_pprof(two);
+  ASSERT_TRUE(std::holds_alternative<StackProfile>(read)) << std::get<std::string>(read);
+  EXPECT_EQ(std::get<StackProfile>(read).samples.size(), 4u);
+  const std::string one = *gzip_compress(plain, GzipLevel::Fastest);
+  // Junk after the data was read as if absent before.
+  EXPECT_EQ(error_of(one + "junk"),
+            "4 bytes after the end of the gzip data that are not gzip data");
+  EXPECT_THAT(error_of(one + std::string(8, '\0')), HasSubstr("8 bytes after the end"));
+  EXPECT_THAT(error_of(two.substr(0, two.size() - 3)), HasSubstr("truncated gzip data"));
+}
+
+TEST_F(PprofTest, SamplesOfTheSameStackAndLabelsAreMerged) {
+  pprof::Profile p = to_pprof(both_modes());
+  const int before = p.sample_size();
+  *p.add_sample() = p.sample(0);
+  *p.add_sample() = p.sample(0);
+  auto read = read_pprof(p.SerializeAsString());
+  ASSERT_TRUE(std::holds_alternative<StackProfile>(read)) << std::get<std::string>(read);
+  const StackProfile& back = std::get<StackProfile>(read);
+  ASSERT_EQ(back.samples.size(), static_cast<size_t>(before));
+  const StackProfile original = both_modes();
+  EXPECT_EQ(back.samples[0].values[kSamples], 3 * original.samples[0].values[kSamples]);
+  EXPECT_EQ(back.samples[1].values, original.samples[1].values);
+}
+
+// Each bound of ProfileReadLimits refuses a file past it with the reason; a file that fits reads.
+TEST_F(PprofTest, EveryLimitRefusesWithTheReason) {
+  const std::string good = to_pprof(both_modes()).SerializeAsString();
+  auto limited = [&](auto set) {
+    ProfileReadLimits limits;
+    set(limits);
+    auto read = read_pprof(good, limits);
+    return std::holds_alternative<StackProfile>(read) ? std::string("(read fine)")
+                                                      : std::get<std::string>(read);
+  };
+  EXPECT_EQ(limited([](ProfileReadLimits&) {}), "(read fine)");
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_name_bytes = 10; }),
+              HasSubstr("bytes long, more than the 10 hucprof reads"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_samples = 3; }),
+              HasSubstr("it has 4 samples, more than the 3"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_locations = 2; }),
+              HasSubstr("locations, more than the 2"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_functions = 2; }),
+              HasSubstr("functions, more than the 2"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_mappings = 1; }),
+              HasSubstr("mappings, more than the 1"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_stack_frames = 2; }),
+              HasSubstr("a stack of more than 2 frames"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_stacks = 1; }),
+              HasSubstr("distinct stacks, more than the 1"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_total_frames = 4; }),
+              HasSubstr("frames in its distinct stacks"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_total_name_bytes = 40; }),
+              HasSubstr("bytes of function names"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_label_sets = 1; }),
+              HasSubstr("distinct label sets, more than the 1"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_strings = 5; }),
+              HasSubstr("more than 5 strings"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_string_bytes = 20; }),
+              HasSubstr("more than 20 bytes of strings"));
+  EXPECT_THAT(limited([](ProfileReadLimits& l) { l.max_inflated_bytes = 100; }),
+              HasSubstr("larger than 100 bytes"));
+  ProfileReadLimits small;
+  small.max_inflated_bytes = 100;
+  auto read = read_pprof(encode_pprof_gzip(both_modes()), small);
+  ASSERT_TRUE(std::holds_alternative<std::string>(read));
+  EXPECT_EQ(std::get<std::string>(read), "inflates to more than 100 bytes");
+}
+
+TEST_F(PprofTest, AnUnusedLongStringIsSkippedAUsedOneRefused) {
+  pprof::Profile p = to_pprof(both_modes());
+  p.add_string_table(std::string(5000, 'b'));  // a build id, say: never a name here
+  auto read = read_pprof(p.SerializeAsString());
+  EXPECT_TRUE(std::holds_alternative<StackProfile>(read));
+  p.mutable_function(0)->set_name(p.string_table_size() - 1);
+  EXPECT_THAT(error_of(p.SerializeAsString()),
+              HasSubstr("a function name is 5000 bytes long, more than the 1024 hucprof reads"));
+}
+
 TEST_F(PprofTest, RefusalsStayOnOneLineWhateverTheFileHolds) {
   // Found by fuzz_profile_reader: a comment's newline came back verbatim in the error, which
   // `hucprof report` prints as one line after the file name.
@@ -311,7 +396,7 @@ TEST(GzipCodec, RoundTripAndLimits) {
   EXPECT_EQ(ok.error, "");
   EXPECT_EQ(ok.bytes, text);
   Inflated bomb = gzip_decompress(packed, 50000);
-  EXPECT_THAT(bomb.error, HasSubstr("inflates to more than"));
+  EXPECT_EQ(bomb.error, "inflates to more than 50000 bytes");
   EXPECT_TRUE(bomb.bytes.empty());
   EXPECT_EQ(gzip_decompress(*gzip_compress("", GzipLevel::Default), 10).bytes, "");
 }

@@ -1,0 +1,37 @@
+// What comes back quoted in an error message: one line of valid UTF-8 that a terminal shows as
+// text, whatever the flag or file held.
+#include "core/quoted_value.h"
+
+#include <gtest/gtest.h>
+
+#include "core/utf8.h"
+
+namespace hucprof {
+namespace {
+
+TEST(QuotedValue, ControlBytesAndBytesThatAreNotUtf8AreEscaped) {
+  EXPECT_EQ(quoted_value("plain"), "\"plain\"");
+  EXPECT_EQ(quoted_value("a\nb\x1b[31m"), "\"a\\x0ab\\x1b[31m\"");
+  EXPECT_EQ(quoted_value("caf\xc3\xa9 \xe2\x82\xac"), "\"caf\xc3\xa9 \xe2\x82\xac\"")
+      << "UTF-8 stays";
+  // Invalid UTF-8 was echoed raw into messages before.
+  EXPECT_EQ(quoted_value("k\xff\xfe"), "\"k\\xff\\xfe\"");
+  EXPECT_EQ(quoted_value("\xc3"), "\"\\xc3\"") << "a sequence cut short";
+  EXPECT_EQ(quoted_value("\xc0\xaf"), "\"\\xc0\\xaf\"") << "an overlong /";
+  EXPECT_EQ(quoted_value("\xed\xa0\x80"), "\"\\xed\\xa0\\x80\"") << "a surrogate";
+  // C1 controls (U+009B is CSI on some terminals) are escaped byte by byte.
+  EXPECT_EQ(quoted_value("\xc2\x9b"), "\"\\xc2\\x9b\"");
+  EXPECT_EQ(quoted_value("\x7f"), "\"\\x7f\"");
+}
+
+TEST(Utf8, SequenceLengthFollowsRfc3629) {
+  EXPECT_EQ(utf8_sequence_length(""), 0u);
+  EXPECT_EQ(utf8_sequence_length("a"), 1u);
+  EXPECT_EQ(utf8_sequence_length("\xc3\xa9"), 2u);
+  EXPECT_EQ(utf8_sequence_length("\xf0\x9f\x98\x80"), 4u);
+  EXPECT_EQ(utf8_sequence_length("\xf4\x90\x80\x80"), 0u) << "above U+10FFFF";
+  EXPECT_EQ(utf8_sequence_length("\x80"), 0u);
+}
+
+}  // namespace
+}  // namespace hucprof
