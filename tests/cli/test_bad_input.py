@@ -37,12 +37,12 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
-def run(words, stdin=subprocess.DEVNULL):
+def run(words, stdin=subprocess.DEVNULL, cwd=None):
     """(exit code, stdout, stderr, peak RSS in MiB, seconds) of hucprof WORDS (str or bytes)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         proc = subprocess.Popen([ARGS.hucprof] + words, stdout=out, stderr=err, stdin=stdin,
-                                preexec_fn=limit_memory)
+                                preexec_fn=limit_memory, cwd=cwd)
         deadline = started + MAX_SECONDS * 3
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -62,8 +62,8 @@ def run(words, stdin=subprocess.DEVNULL):
 
 
 class BadInput(unittest.TestCase):
-    def assert_usage_error(self, words, expected_in_message):
-        rc, out, err, rss, seconds = run(words)
+    def assert_usage_error(self, words, expected_in_message, cwd=None):
+        rc, out, err, rss, seconds = run(words, cwd=cwd)
         print("%-60.60s rc %d, %.0f MiB, %.2f s: %s" % (" ".join(map(str, words)), rc, rss, seconds,
                                                         err.strip()[:100]), flush=True)
         self.assertEqual(rc, 2, err)
@@ -156,11 +156,17 @@ class BadInput(unittest.TestCase):
             (["run", "--web.listen-address", "017700000001:9478"], "is not a valid IPv4 address"),
             # Bytes that are not UTF-8 come back escaped, never raw.
             (["run", "--log.level", b"tr\xffce"], '--log.level: "tr\\xffce" is not one of'),
-            (["report"], "report: missing FILE"),
         ]
         for words, expected in cases:
             with self.subTest(words=words):
                 self.assert_usage_error(words, expected)
+
+    def test_report_without_a_file_reads_the_default_one(self):
+        # As `perf report` reads perf.data: in a directory without usercopy.pb.gz, that file is
+        # named as what is missing.
+        with tempfile.TemporaryDirectory(prefix="hucprof-report-cwd-") as empty:
+            self.assert_usage_error(["report"], "usercopy.pb.gz: No such file or directory",
+                                    cwd=empty)
 
     def test_empty_config_paths_mean_none_alike(self):
         # --web.config.file "" is exporter-toolkit's "no web config"; --config "" reads the same
