@@ -39,7 +39,7 @@ struct SubcommandFlags {
   std::map<std::string_view, CLI::Option*> settings;           // key → option
   std::map<std::string_view, std::string> values;              // key → text given
   std::map<std::string_view, std::vector<std::string>> lists;  // key → texts of a repeatable
-  std::map<std::string_view, std::string> switches;            // key → text of a switch given ("true")
+  std::map<std::string_view, std::string> switches;  // key → text of a switch given ("true")
   CLI::Option* config = nullptr;
   std::string config_path;
   CLI::Option* kallsyms = nullptr;
