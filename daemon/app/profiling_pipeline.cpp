@@ -8,6 +8,7 @@
 
 #include "app/attach_sessions.h"
 #include "app/build_info.h"
+#include "app/debuginfo_report.h"
 #include "bpf/probe_session.h"
 #include "bpf/program_barrier.h"
 #include "bpf/program_stats.h"
@@ -19,8 +20,10 @@
 #include "core/file_text.h"
 #include "core/interval_builder.h"
 #include "core/proc_stat.h"
+#include "core/source_symbolizer.h"
 #include "core/speedup_prediction.h"
 #include "core/symbolizer.h"
+#include "debuginfo/kernel_debuginfo.h"
 
 namespace hucprof {
 
@@ -66,6 +69,14 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
       std::move(kernel.kallsyms), kernel.modules,
       [kallsyms_path] { return load_kallsyms(kallsyms_path); },
       [] { return read_file_text(kModulesPath); });
+  self->debuginfo_ =
+      KernelDebuginfo::find(debuginfo_settings(options, kernel.facts.release), false);
+  log_debuginfo(self->debuginfo_->report());
+  if (self->debuginfo_->ready() || self->debuginfo_->report().debuginfod_pending) {
+    self->sources_ = std::make_unique<SourceSymbolizer>(*self->symbolizer_, *self->debuginfo_);
+  } else {
+    self->debuginfo_.reset();
+  }
   self->builder_ = std::make_unique<IntervalBuilder>(CallsiteFolder(FoldingRules::defaults()));
   self->aggregator_ = std::make_unique<Aggregator>(options.top_k);
   self->prediction_ =
@@ -127,8 +138,12 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
     spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
                  symbolizer_->index().size());
     builder_->invalidate_folds();
+    if (sources_) sources_->modules_changed();
   }
-  const IntervalDeltas deltas = builder_->build(raw, *symbolizer_);
+  Symbolizer& symbols = sources_ ? static_cast<Symbolizer&>(*sources_) : *symbolizer_;
+  const IntervalDeltas deltas = builder_->build(raw, symbols);
+  // Debuginfo that arrived since (a download) changes how the next drain symbolizes.
+  if (sources_ && sources_->end_interval()) builder_->invalidate_folds();
   aggregator_->apply(deltas);
   const int64_t now = unix_now_ns();
   profiles_->add(deltas, now);
@@ -141,6 +156,7 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
     map->set_bytes(m.bytes);
   }
   snapshot.set_kallsyms_reloads(symbolizer_->reloads());
+  snapshot.set_debuginfo(sources_ && sources_->has_sources());
   fill_program_costs(raw.program_costs, snapshot);
   snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
   prediction_->update(std::chrono::duration<double>(started.time_since_epoch()).count(), snapshot);

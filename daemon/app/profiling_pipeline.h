@@ -20,6 +20,8 @@ class KallsymsSymbolizer;
 class IntervalBuilder;
 class Aggregator;
 class SpeedupPrediction;
+class KernelDebuginfo;
+class SourceSymbolizer;
 
 // What `hucprof run` and `hucprof record` share: carry out the attach plan for --mode on this
 // kernel, then drain the BPF maps into the aggregator (metrics) and the profile store (stacks).
@@ -62,6 +64,10 @@ class ProfilingPipeline {
   std::unique_ptr<SamplingSession> sampler_;
   std::unique_ptr<ProgramBarrier> barrier_;
   std::unique_ptr<KallsymsSymbolizer> symbolizer_;
+  // With the kernel's debuginfo (found, or on its way from debuginfod): frames get their inline
+  // calls and source lines, call sites their copy functions.
+  std::unique_ptr<KernelDebuginfo> debuginfo_;
+  std::unique_ptr<SourceSymbolizer> sources_;
   std::unique_ptr<IntervalBuilder> builder_;
   std::unique_ptr<Aggregator> aggregator_;
   std::unique_ptr<ProfileStore> profiles_;

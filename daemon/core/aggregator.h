@@ -14,6 +14,7 @@ namespace hucprof {
 struct CheckDelta {
   std::string callsite, syscall, direction;  // direction: "to_user" | "from_user"
   uint64_t calls = 0, bytes = 0;
+  std::string copy = {};  // the copy function (debuginfo only; "" without it: no copy series)
 };
 struct SubcheckDelta {
   std::string callsite, check;
@@ -22,6 +23,7 @@ struct SubcheckDelta {
 struct SampleDelta {
   std::string callsite, syscall, check;
   uint64_t samples = 0;
+  std::string copy = {};  // as in CheckDelta
 };
 struct LatencyDelta {
   std::string callsite;
@@ -47,6 +49,11 @@ struct IntervalDeltas {
 // top-K continues from what it had accumulated while named before (never from its "other" share),
 // one leaving it stops growing and its later increments go to "other". So rate() over any series
 // and sum() over all series stay exact.
+//
+// The copy families (debuginfo only) take the call site label of the family they split (calls or
+// samples), and at most kMaxCopiesPerCallsite copy functions per call site label by name (the
+// first seen), the rest as copy="other": a call site reaches its checks through a handful of
+// copies, and that stays bounded whatever the kernel does.
 class Aggregator {
  public:
   explicit Aggregator(size_t top_k);
@@ -59,6 +66,8 @@ class Aggregator {
   // Fills the counter parts of the snapshot (checks, subchecks, cpu_samples, sampled, latency,
   // drops, intervals); leaves status fields (probes, build, hardened) to the caller.
   void fill(hucprof::v1::Snapshot& snapshot) const;
+
+  static constexpr size_t kMaxCopiesPerCallsite = 8;
 
  private:
   struct Impl;

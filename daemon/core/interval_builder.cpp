@@ -1,5 +1,6 @@
 #include "core/interval_builder.h"
 
+#include "core/copy_path.h"
 #include "core/latency_slots.h"
 
 namespace hucprof {
@@ -70,7 +71,7 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
     }
     fold = fold_frames(resolve_stack(stack->second, symbols));
   } else {
-    fold = fold_frames({symbols.frame(key.caller)});
+    fold = fold_frames({symbols.return_frame(key.caller)});
   }
   fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
   fold.labels = site_labels(key, fold.site);
@@ -86,14 +87,17 @@ IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, co
     fold.site = {kUnknownCallsite, "none", "", false};
     fold.drop = kDropStackMissing;
     fold.stack = stacks_.sampled({}, symbols);
-    fold.labels = sample_labels(key, fold.site);
+    fold.copy = copy_label(*fold.stack, symbols);
+    fold.labels = stacks_.with_copy(sample_labels(key, fold.site), fold.copy);
     return fold;
   }
-  // Resolved once for both: the call site's fold and the profile stack.
-  ResolvedStack frames = resolve_stack(stack->second, symbols);
+  // Resolved once for both: the call site's fold and the profile stack. The leaf is the
+  // sampled instruction, not a return address.
+  ResolvedStack frames = resolve_stack(stack->second, symbols, true);
   Fold fold = fold_frames(frames);
   fold.stack = stacks_.sampled(std::move(frames));
-  fold.labels = sample_labels(key, fold.site);
+  fold.copy = copy_label(*fold.stack, symbols);
+  fold.labels = stacks_.with_copy(sample_labels(key, fold.site), fold.copy);
   return sample_folds_.put(key.stack_id, std::move(fold), drain_);
 }
 
@@ -147,6 +151,13 @@ LabelsPtr IntervalBuilder::sample_labels(const huc_sample_key& key, const Folded
                         site.check.empty() ? "object" : site.check, "");
 }
 
+std::string IntervalBuilder::copy_label(const ProfileStack& stack,
+                                        const Symbolizer& symbols) const {
+  if (!symbols.has_sources()) return "";
+  std::string copy = copy_function(stack, stacks_.rules());
+  return copy.empty() ? kUnknownCopy : copy;
+}
+
 void IntervalBuilder::add_stack(IntervalDeltas& out, StackPtr stack, LabelsPtr labels,
                                 ProfileValue value, uint64_t n) {
   if (stacks_.is_overflow(stack)) out.drops[kDropProfileStackLimit] += n;
@@ -184,9 +195,11 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     if (site.calls == 0 && site.bytes == 0) continue;
     Fold fold = fold_site(site.key, drain, symbols);
     count_drop(fold.drop, site.calls);
+    StackPtr stack = site_stack(site, drain, symbols);
+    std::string copy = copy_label(*stack, symbols);
     out.checks.push_back({fold.site.callsite, fold.site.syscall, direction_name(site.key.direction),
-                          site.calls, site.bytes});
-    add_stack(out, site_stack(site, drain, symbols), fold.labels, kCalls, site.calls);
+                          site.calls, site.bytes, copy});
+    add_stack(out, std::move(stack), stacks_.with_copy(fold.labels, copy), kCalls, site.calls);
     out.stacks.back().values[kBytes] = site.bytes;
   }
   for (const auto& sub : drain.subchecks) {
@@ -194,9 +207,10 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     Fold fold = fold_site(sub.key.site, drain, symbols);
     count_drop(fold.drop, sub.count);
     out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), sub.count});
-    add_stack(out, stacks_.with_subcheck(key_stack(sub.key.site, drain, symbols), sub.key.kind),
+    const StackPtr checked = key_stack(sub.key.site, drain, symbols);
+    add_stack(out, stacks_.with_subcheck(checked, sub.key.kind),
               stacks_.labels(fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
-                             direction_name(sub.key.site.direction)),
+                             direction_name(sub.key.site.direction), copy_label(*checked, symbols)),
               kSubchecks, sub.count);
   }
   std::map<std::string, std::vector<uint64_t>> latency_by_site;
@@ -208,7 +222,9 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     buckets.resize(HUC_LATENCY_SLOTS);
     buckets[lat.key.slot] += lat.count;
     // Not counted twice as a drop: the calls of this key were.
-    out.stacks.push_back({key_stack(lat.key.site, drain, symbols), fold.labels, {}});
+    StackPtr timed = key_stack(lat.key.site, drain, symbols);
+    LabelsPtr labels = stacks_.with_copy(fold.labels, copy_label(*timed, symbols));
+    out.stacks.push_back({std::move(timed), std::move(labels), {}});
     out.stacks.back().values[kLatencyNs] = lat.count * latency_slot_midpoint_ns(lat.key.slot);
   }
   for (auto& [callsite, buckets] : latency_by_site) {
@@ -219,12 +235,14 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     Fold fold = fold_sample(sample.key, drain, symbols);
     count_drop(fold.drop, sample.count);
     SampleDelta delta{fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
-                      fold.site.check.empty() ? "object" : fold.site.check, sample.count};
+                      fold.site.check.empty() ? "object" : fold.site.check, sample.count,
+                      fold.copy};
     // The fold's labels name the syscall of the first key with this stack; another syscall
     // through the same stack (rare) gets its own.
-    LabelsPtr labels = fold.labels->syscall == delta.syscall
-                           ? fold.labels
-                           : stacks_.labels(delta.callsite, delta.syscall, delta.check, "");
+    LabelsPtr labels =
+        fold.labels->syscall == delta.syscall
+            ? fold.labels
+            : stacks_.labels(delta.callsite, delta.syscall, delta.check, "", fold.copy);
     add_stack(out, fold.stack, std::move(labels), kSamples, sample.count);
     out.samples.push_back(std::move(delta));
   }

@@ -45,6 +45,7 @@ class IntervalBuilder {
     const char* drop = nullptr;  // a user-space drop reason that applies to every event here
     StackPtr stack;              // sampling: the sample's symbolized stack
     LabelsPtr labels;            // the profile labels of the key it was folded for
+    std::string copy;            // sampling: copy_label(stack)
   };
   // Entries by key, each forgotten once no drain used it for a while.
   template <typename Key, typename Value>
@@ -93,6 +94,9 @@ class IntervalBuilder {
   LabelsPtr sample_labels(const huc_sample_key& key, const FoldedCallsite& site);
   void add_stack(IntervalDeltas& out, StackPtr stack, LabelsPtr labels, ProfileValue value,
                  uint64_t n);
+  // The copy function a stack's check was reached through, as its metric label: "" without
+  // debuginfo (the output stays as it was without), "[unknown]" where it has no lines.
+  std::string copy_label(const ProfileStack& stack, const Symbolizer& symbols) const;
   void forget_unused();
 
   CallsiteFolder folder_;

@@ -25,6 +25,8 @@ inline constexpr std::string_view kLabelCallsite = "callsite";
 inline constexpr std::string_view kLabelSyscall = "syscall";
 inline constexpr std::string_view kLabelCheck = "check";
 inline constexpr std::string_view kLabelDirection = "direction";
+// With the kernel's debuginfo: the copy function the check was reached through.
+inline constexpr std::string_view kLabelCopy = "copy";
 
 // Comments (`pprof -comments`) carry what pprof has no field for, one "hucprof.<key>=<value>"
 // each: the denominator above all, so `hucprof report` can give the share of kernel CPU.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -103,7 +104,8 @@ class Reader {
   void read_functions() {
     for (const auto& f : in_.function()) {
       if (f.id() == 0) throw Malformed{"a function has the reserved id 0"};
-      if (!functions_.emplace(f.id(), str(f.name(), "a function name")).second) {
+      Function function{str(f.name(), "a function name"), str(f.filename(), "a function file")};
+      if (!functions_.emplace(f.id(), std::move(function)).second) {
         throw Malformed{"two functions with id " + std::to_string(f.id())};
       }
     }
@@ -125,7 +127,8 @@ class Reader {
     }
   }
 
-  // A location is one frame, or several when it holds inlined calls (innermost first).
+  // A location is one frame. Several lines are its inlined calls, innermost first, and the
+  // frame's own function last; lines with files or line numbers are the frame's source lines.
   void read_locations() {
     for (const auto& loc : in_.location()) {
       if (loc.id() == 0) throw Malformed{"a location has the reserved id 0"};
@@ -138,20 +141,32 @@ class Reader {
         }
         module = m->second;
       }
-      std::vector<FramePtr> frames;
+      SourceLines lines;
+      bool located = false;
       for (const auto& line : loc.line()) {
         auto f = functions_.find(line.function_id());
         if (f == functions_.end()) {
           throw Malformed{"location " + std::to_string(loc.id()) + " names function " +
                           std::to_string(line.function_id()) + ", which does not exist"};
         }
-        frames.push_back(std::make_shared<const ProfileFrame>(
-            ProfileFrame{f->second, module, 0, module.empty() ? loc.address() : 0}));
+        if (line.line() < 0 || line.line() > UINT32_MAX) {
+          throw Malformed{"location " + std::to_string(loc.id()) + " has line " +
+                          std::to_string(line.line())};
+        }
+        lines.push_back({f->second.name, f->second.file, static_cast<uint32_t>(line.line())});
+        located |= !f->second.file.empty() || line.line() != 0;
       }
-      if (frames.empty()) {
+      ProfileFrame frame{"[unknown]", module, 0, module.empty() ? loc.address() : 0, nullptr};
+      if (!lines.empty()) {
+        frame.function = lines.back().function;
+        if (located || lines.size() > 1) {
+          frame.source = std::make_shared<const SourceLines>(std::move(lines));
+        }
+      } else {
         // Unsymbolized: a name that says so, never the address.
-        frames.push_back(std::make_shared<const ProfileFrame>(ProfileFrame{"[unknown]", module}));
+        frame.text_offset = 0;
       }
+      std::vector<FramePtr> frames{std::make_shared<const ProfileFrame>(std::move(frame))};
       if (!locations_.emplace(loc.id(), std::move(frames)).second) {
         throw Malformed{"two locations with id " + std::to_string(loc.id())};
       }
@@ -194,6 +209,7 @@ class Reader {
         if (key == kLabelSyscall) labels.syscall = value;
         if (key == kLabelCheck) labels.check = value;
         if (key == kLabelDirection) labels.direction = value;
+        if (key == kLabelCopy) labels.copy = value;
       }
       sample.labels = make_labels(std::move(labels));
       out_.samples.push_back(std::move(sample));
@@ -209,7 +225,10 @@ class Reader {
   StackProfile out_;
   std::array<std::optional<int>, kProfileValueCount> value_index_{};
   std::optional<int> cpu_index_;
-  std::unordered_map<uint64_t, std::string> functions_;
+  struct Function {
+    std::string name, file;
+  };
+  std::unordered_map<uint64_t, Function> functions_;
   std::unordered_map<uint64_t, std::string> modules_;
   std::unordered_map<uint64_t, std::vector<FramePtr>> locations_;
 };
