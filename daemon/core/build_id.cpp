@@ -32,18 +32,22 @@ std::optional<std::string> gnu_build_id(std::string_view notes) {
     const std::string_view desc = notes.substr(at, desc_size);
     at += aligned4(desc_size);
     if (type == kNtGnuBuildId && name == std::string_view("GNU\0", 4) && !desc.empty()) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      std::string hex;
-      hex.reserve(desc.size() * 2);
-      for (unsigned char c : desc) {
-        hex += kHex[c >> 4];
-        hex += kHex[c & 15];
-      }
-      return hex;
+      return hex_bytes(desc);
     }
     if (at > notes.size()) return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::string hex_bytes(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 15];
+  }
+  return hex;
 }
 
 std::string build_id_path(std::string_view build_id) {

@@ -11,6 +11,9 @@ namespace hucprof {
 // note (or is malformed).
 std::optional<std::string> gnu_build_id(std::string_view notes);
 
+// Bytes as lowercase hex: how build-ids are written.
+std::string hex_bytes(std::string_view bytes);
+
 // "ab/cdef…": the path of a build-id below a debug directory's .build-id/ (without ".debug").
 std::string build_id_path(std::string_view build_id);
 

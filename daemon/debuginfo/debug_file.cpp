@@ -13,19 +13,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/build_id.h"
+
 namespace hucprof {
 
 namespace {
 
 std::string hex(const void* bytes, size_t size) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  const auto* p = static_cast<const unsigned char*>(bytes);
-  for (size_t i = 0; i < size; ++i) {
-    out += kHex[p[i] >> 4];
-    out += kHex[p[i] & 15];
-  }
-  return out;
+  return hex_bytes(std::string_view(static_cast<const char*>(bytes), size));
 }
 
 bool has_debug_info(Elf* elf) {
