@@ -42,8 +42,10 @@ class ProfilingPipeline {
   void publish_to(std::function<void(const hucprof::v1::Snapshot&)> publish);
 
   // One drain: retire the BPF maps' generation, read it, fold it, add it up. end_interval: a
-  // periodic drain, which closes the profile store's interval.
-  void drain(bool end_interval);
+  // periodic drain, which closes the profile store's interval. settle: first wait (a few
+  // seconds at most) for the debuginfo lookups still out, and let nothing be held for them:
+  // for the drains a recording starts and ends with.
+  void drain(bool end_interval, bool settle = false);
   hucprof::v1::Snapshot latest() const;
   // SIGHUP: --top-k changed.
   void set_top_k(uint32_t top_k);
@@ -56,7 +58,7 @@ class ProfilingPipeline {
 
  private:
   ProfilingPipeline() = default;
-  void drain_locked(bool end_interval);
+  void drain_locked(bool end_interval, bool settle);
 
   mutable std::mutex mutex_;  // one drain at a time; guards the pieces below and latest_
   DrainGate gate_;

@@ -86,13 +86,10 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   // earlier, and a series that drops out keeps its value, so every series is monotonic.
   for (const CheckDelta& d : deltas.checks) {
     if (d.calls == 0 && d.bytes == 0) continue;
-    const std::string callsite(s.by_calls.label(d.callsite));
-    CallsAndBytes& v = s.checks[{callsite, d.syscall, d.direction}];
+    CallsAndBytes& v =
+        s.checks[{std::string(s.by_calls.label(d.callsite)), d.syscall, d.direction}];
     v.calls += d.calls;
     v.bytes += d.bytes;
-    if (!d.copy.empty() && d.calls) {
-      s.copy_checks[{callsite, d.syscall, d.direction, s.copy_label(callsite, d.copy)}] += d.calls;
-    }
   }
   for (const SubcheckDelta& d : deltas.subchecks) {
     if (d.count == 0) continue;
@@ -106,9 +103,16 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   }
   for (const SampleDelta& d : deltas.samples) {
     if (d.samples == 0) continue;
-    const std::string callsite(s.by_samples.label(d.callsite));
-    s.samples[{callsite, d.syscall, d.check}] += d.samples;
-    if (!d.copy.empty()) {
+    s.samples[{std::string(s.by_samples.label(d.callsite)), d.syscall, d.check}] += d.samples;
+  }
+  // After the families they split: a call site is ranked (and labelled) there first.
+  for (const CopyDelta& d : deltas.copies) {
+    if (d.calls) {
+      const std::string callsite(s.by_calls.label(d.callsite));
+      s.copy_checks[{callsite, d.syscall, d.direction, s.copy_label(callsite, d.copy)}] += d.calls;
+    }
+    if (d.samples) {
+      const std::string callsite(s.by_samples.label(d.callsite));
       s.copy_samples[{callsite, d.syscall, s.copy_label(callsite, d.copy)}] += d.samples;
     }
   }

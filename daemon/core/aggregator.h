@@ -14,7 +14,6 @@ namespace hucprof {
 struct CheckDelta {
   std::string callsite, syscall, direction;  // direction: "to_user" | "from_user"
   uint64_t calls = 0, bytes = 0;
-  std::string copy = {};  // the copy function (debuginfo only; "" without it: no copy series)
 };
 struct SubcheckDelta {
   std::string callsite, check;
@@ -23,7 +22,14 @@ struct SubcheckDelta {
 struct SampleDelta {
   std::string callsite, syscall, check;
   uint64_t samples = 0;
-  std::string copy = {};  // as in CheckDelta
+};
+// A call site's checks (probe mode) or samples (sampling) by the copy function they came
+// through: the kernel's debuginfo only. It may come drains after the CheckDelta or SampleDelta it
+// splits, once the lines that name the copy were looked up.
+struct CopyDelta {
+  std::string callsite, syscall, direction;  // direction: checks only
+  std::string copy;
+  uint64_t calls = 0, samples = 0;
 };
 struct LatencyDelta {
   std::string callsite;
@@ -34,6 +40,7 @@ struct IntervalDeltas {
   std::vector<SubcheckDelta> subchecks;
   std::vector<SampleDelta> samples;
   std::vector<LatencyDelta> latency;
+  std::vector<CopyDelta> copies;
   std::map<std::string, uint64_t> sampled_by_context;  // "kernel" | "user" | "idle"
   std::map<std::string, uint64_t> drops;               // reason → count
   std::map<std::string, uint64_t> helper_walks;        // huc_helper_walk name → count (probes)

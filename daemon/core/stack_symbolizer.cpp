@@ -57,10 +57,10 @@ StackPtr StackSymbolizer::sampled(ResolvedStack resolved) {
   return interner_.stack(frames);
 }
 
-StackPtr StackSymbolizer::probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+StackPtr StackSymbolizer::probed(ResolvedStack resolved) {
   ProfileStack frames;
-  frames.reserve(addrs.size() + 1);
-  for (uint64_t addr : addrs) frames.push_back(frame(symbols.return_frame(addr)));
+  frames.reserve(resolved.size() + 1);
+  for (auto& r : resolved) frames.push_back(frame(std::move(r)));
   size_t first_check = 0;
   while (first_check < frames.size() && !is_check(*frames[first_check])) ++first_check;
   if (first_check < frames.size()) {

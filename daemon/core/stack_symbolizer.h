@@ -35,7 +35,10 @@ class StackSymbolizer {
   // to take it (BPF trampoline and program, kprobe handler) is dropped, so the check is the
   // leaf. Also right for a short stack or a lone caller address: a stack that does not show the
   // check gets it as its leaf.
-  StackPtr probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols);
+  StackPtr probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+    return probed(resolve_stack(addrs, symbols));
+  }
+  StackPtr probed(ResolvedStack resolved);
   // `stack` with a sub-check's function on top ("find_vmap_area" for HUC_CHECK_VMALLOC): where
   // probe mode counted that sub-check run.
   StackPtr with_subcheck(const StackPtr& stack, uint32_t kind);

@@ -22,6 +22,9 @@ class Symbolizer {
   virtual std::optional<ResolvedFrame> return_frame(uint64_t addr) { return frame(addr); }
   // Whether frames carry source lines (hucprof found the kernel's debuginfo).
   virtual bool has_sources() const { return false; }
+  // How many frames so far went out without the source lines that are still being looked up
+  // (a rise while symbolizing a stack: it is not finished yet).
+  virtual uint64_t unanswered() const { return 0; }
 };
 
 // Symbolizes from a KallsymsIndex, read once. An address that does not resolve stays

@@ -153,7 +153,19 @@ KernelDebuginfo::Arrival KernelDebuginfo::download(const Download& job) {
   return out;
 }
 
+void KernelDebuginfo::start_threads() {
+  {
+    std::lock_guard lock(mutex_);
+    threads_allowed_ = true;
+  }
+  start_worker();
+}
+
 void KernelDebuginfo::start_worker() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!threads_allowed_ || queue_.empty()) return;
+  }
   if (worker_.joinable()) return;
   worker_ = std::thread([this] { work(); });
 }
@@ -175,7 +187,13 @@ void KernelDebuginfo::work() {
     }
     lock.lock();
     arrivals_.push_back(std::move(got));
+    if (news_listener_) news_listener_();
   }
+}
+
+void KernelDebuginfo::set_news_listener(std::function<void()> listener) {
+  std::lock_guard lock(mutex_);
+  news_listener_ = std::move(listener);
 }
 
 bool KernelDebuginfo::take_news() {

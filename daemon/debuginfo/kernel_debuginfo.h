@@ -1,6 +1,7 @@
 #pragma once
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,8 @@ class KernelDebuginfo final : public SourceResolver {
   SourceLinesPtr lines(const SourceAddress& at) override;
   void end_batch() override;
   bool take_news() override;
+  void set_news_listener(std::function<void()> listener) override;
+  void start_threads() override;
   void modules_changed() override { modules_.clear(); }
 
   // Doctor: for each module, what the search finds on disk (no download).
@@ -112,6 +115,8 @@ class KernelDebuginfo final : public SourceResolver {
   std::condition_variable wake_;
   std::deque<Download> queue_;
   std::vector<Arrival> arrivals_;
+  std::function<void()> news_listener_;  // told of every arrival
+  bool threads_allowed_ = false;         // start_threads() came: the worker may run
   bool stopping_ = false;
 };
 

@@ -32,6 +32,15 @@ void add_copy_families(const hucprof::v1::Snapshot& snapshot,
                 cpu_clock_seconds(s.samples(), snapshot.sample_frequency_hz()));
   }
   out.push_back(std::move(seconds).build());
+
+  FamilyBuilder held(
+      "hucprof_debuginfo_held_stacks",
+      "Stacks whose source lines are still being looked up in the kernel's debuginfo: their "
+      "profile samples and their part of the usercopy_copy_* series come in a later drain (the "
+      "copy series lag the checks until this is 0).",
+      MetricType::Gauge, {});
+  held.add({}, static_cast<double>(snapshot.debuginfo_held_stacks()));
+  out.push_back(std::move(held).build());
 }
 
 }  // namespace hucprof

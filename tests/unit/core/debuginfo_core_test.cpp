@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -59,13 +62,13 @@ TEST(BuildId, PathBelowDotBuildId) {
 }
 
 TEST(DebuginfoSearch, TheDistributionsPlacesInOrder) {
-  EXPECT_THAT(vmlinux_candidates("", PathKind::Missing, "6.1.0-57-amd64", "6a2b4a"),
-              ElementsAre("/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64",
-                          "/usr/lib/debug/lib/modules/6.1.0-57-amd64/vmlinux",
-                          "/usr/lib/debug/.build-id/6a/2b4a.debug",
-                          "/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64.debug",
-                          "/boot/vmlinux-6.1.0-57-amd64",
-                          "/lib/modules/6.1.0-57-amd64/build/vmlinux"));
+  EXPECT_THAT(
+      vmlinux_candidates("", PathKind::Missing, "6.1.0-57-amd64", "6a2b4a"),
+      ElementsAre("/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64",
+                  "/usr/lib/debug/lib/modules/6.1.0-57-amd64/vmlinux",
+                  "/usr/lib/debug/.build-id/6a/2b4a.debug",
+                  "/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64.debug",
+                  "/boot/vmlinux-6.1.0-57-amd64", "/lib/modules/6.1.0-57-amd64/build/vmlinux"));
 }
 
 TEST(DebuginfoSearch, AFileIsTheOnlyCandidateADirectoryIsSearchedLikeUsrLibDebug) {
@@ -161,16 +164,16 @@ TEST_F(CopyPathTest, TheSeedChainNamesCopyToIter) {
 
 TEST_F(CopyPathTest, AHelperCalledCheckTakesTheCopyFromTheHelperAndThePathUpToTheCallSite) {
   const ProfileStack stack{
-      frame("find_vmap_area"), frame("__check_object_size"),
+      frame("find_vmap_area"),
+      frame("__check_object_size"),
       frame("simple_copy_to_iter", lines({{"check_object_size", "include/linux/thread_info.h", 199},
                                           {"check_copy_size", "include/linux/thread_info.h", 235},
                                           {"copy_to_iter", "include/linux/uio.h", 178},
                                           {"simple_copy_to_iter", "net/core/datagram.c", 524}})),
       frame("__skb_datagram_iter", lines({{"__skb_datagram_iter", "net/core/datagram.c", 409}})),
       frame("skb_copy_datagram_iter"),  // no lines for this one: named alone
-      frame("netlink_recvmsg",
-            lines({{"skb_copy_datagram_msg", "include/linux/skbuff.h", 3976},
-                   {"netlink_recvmsg", "net/netlink/af_netlink.c", 1978}})),
+      frame("netlink_recvmsg", lines({{"skb_copy_datagram_msg", "include/linux/skbuff.h", 3976},
+                                      {"netlink_recvmsg", "net/netlink/af_netlink.c", 1978}})),
       frame("sock_recvmsg")};
   const CopyPath path = copy_path(stack, rules);
   EXPECT_EQ(path.copy, "copy_to_iter");
@@ -207,25 +210,40 @@ constexpr const char* kKallsyms =
 struct FakeResolver : SourceResolver {
   SourceLinesPtr lines(const SourceAddress& at) override {
     asked.push_back(at);
-    if (at.module.empty() && at.text_offset == 0x5a3) return std::make_shared<SourceLines>(kUdpChain);
+    if (at.module.empty() && at.text_offset == 0x5a3)
+      return std::make_shared<SourceLines>(kUdpChain);
     if (at.module == "algif_hash") {
-      return std::make_shared<SourceLines>(SourceLines{{"hash_recvmsg", "crypto/algif_hash.c", 250}});
+      return std::make_shared<SourceLines>(
+          SourceLines{{"hash_recvmsg", "crypto/algif_hash.c", 250}});
     }
     return nullptr;
   }
   bool ready() const override { return is_ready; }
   bool take_news() override { return std::exchange(news, false); }
+  void set_news_listener(std::function<void()> l) override { listener = std::move(l); }
   void end_batch() override { ++batches; }
+  void start_threads() override { ++thread_starts; }
   std::vector<SourceAddress> asked;
+  std::function<void()> listener;
   bool is_ready = true, news = false;
   int batches = 0;
+  int thread_starts = 0;
 };
 
-TEST(SourceSymbolizer, AReturnAddressIsLookedUpOneByteBackOnceForAllDrains) {
+size_t threads_running() {
+  const std::filesystem::directory_iterator tasks("/proc/self/task");
+  return static_cast<size_t>(std::distance(begin(tasks), end(tasks)));
+}
+
+KallsymsSymbolizer kallsyms_names() {
   std::istringstream in(kKallsyms);
-  KallsymsSymbolizer names(KallsymsIndex::parse(in), std::nullopt, nullptr, nullptr);
+  return KallsymsSymbolizer(KallsymsIndex::parse(in), std::nullopt, nullptr, nullptr);
+}
+
+TEST(SourceSymbolizer, AReturnAddressIsLookedUpOneByteBackOnceForAllDrains) {
+  KallsymsSymbolizer names = kallsyms_names();
   FakeResolver resolver;
-  SourceSymbolizer symbols(names, resolver);
+  SourceSymbolizer symbols(names, resolver, SourceSymbolizer::Lookups::InTheDrain);
   const auto frame = symbols.return_frame(0xffffffff810005a4);
   ASSERT_TRUE(frame && frame->source);
   EXPECT_EQ(frame->name, "udp_recvmsg");
@@ -247,30 +265,111 @@ TEST(SourceSymbolizer, AReturnAddressIsLookedUpOneByteBackOnceForAllDrains) {
 }
 
 TEST(SourceSymbolizer, NewDebuginfoDropsTheCachedAnswers) {
-  std::istringstream in(kKallsyms);
-  KallsymsSymbolizer names(KallsymsIndex::parse(in), std::nullopt, nullptr, nullptr);
+  KallsymsSymbolizer names = kallsyms_names();
   FakeResolver resolver;
   resolver.is_ready = false;
-  SourceSymbolizer symbols(names, resolver);
+  SourceSymbolizer symbols(names, resolver, SourceSymbolizer::Lookups::InTheDrain);
   EXPECT_FALSE(symbols.has_sources());
+  EXPECT_FALSE(symbols.begin_interval());
   symbols.return_frame(0xffffffff81000450);
-  EXPECT_FALSE(symbols.end_interval());
+  symbols.end_interval();
   EXPECT_EQ(resolver.batches, 1);
   resolver.is_ready = resolver.news = true;
-  EXPECT_TRUE(symbols.end_interval());
+  EXPECT_TRUE(symbols.begin_interval());
   EXPECT_EQ(symbols.cached_addresses(), 0u);
   symbols.return_frame(0xffffffff81000450);
   EXPECT_EQ(resolver.asked.size(), 2u);
 }
 
 TEST(SourceSymbolizer, TheCacheIsBounded) {
-  std::istringstream in(kKallsyms);
-  KallsymsSymbolizer names(KallsymsIndex::parse(in), std::nullopt, nullptr, nullptr);
+  KallsymsSymbolizer names = kallsyms_names();
   FakeResolver resolver;
-  SourceSymbolizer symbols(names, resolver, 4);
+  SourceSymbolizer symbols(names, resolver, SourceSymbolizer::Lookups::InTheDrain, 4);
   for (uint64_t a = 0xffffffff81000401; a < 0xffffffff81000421; ++a) symbols.return_frame(a);
   EXPECT_EQ(symbols.cached_addresses(), 4u);
   EXPECT_EQ(symbols.lookups(), 32u);
+}
+
+// In the background (the daemon): a new address goes out without lines and is counted as
+// unanswered; the worker's answer comes in at the next drain.
+TEST(SourceSymbolizer, InTheBackgroundANewAddressIsAnsweredByTheNextDrain) {
+  KallsymsSymbolizer names = kallsyms_names();
+  FakeResolver resolver;
+  SourceSymbolizer symbols(names, resolver, SourceSymbolizer::Lookups::InTheBackground);
+  EXPECT_FALSE(symbols.begin_interval());
+  const auto first = symbols.return_frame(0xffffffff810005a4);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->name, "udp_recvmsg");  // named at once: kallsyms
+  EXPECT_EQ(first->source, nullptr);
+  EXPECT_EQ(symbols.unanswered(), 1u);
+  symbols.return_frame(0xffffffff810005a4);  // asked again before the answer: not looked up twice
+  EXPECT_EQ(symbols.unanswered(), 2u);
+  symbols.end_interval();
+  ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  EXPECT_EQ(resolver.asked.size(), 1u);
+  EXPECT_EQ(resolver.batches, 1);  // the worker gave the pages back after the drain's lookups
+  EXPECT_FALSE(symbols.begin_interval());
+  const auto answered = symbols.return_frame(0xffffffff810005a4);
+  ASSERT_TRUE(answered && answered->source);
+  EXPECT_EQ(*answered->source, kUdpChain);
+  EXPECT_EQ(symbols.unanswered(), 2u);
+  EXPECT_EQ(symbols.lookups(), 1u);
+}
+
+// hucprof drops its capabilities after start-up only while it is single-threaded: no thread
+// (lookups or the resolver's downloads) may start before the first drain asks for something.
+TEST(SourceSymbolizer, InTheBackgroundNoThreadStartsBeforeTheFirstRequest) {
+  KallsymsSymbolizer names = kallsyms_names();
+  FakeResolver resolver;
+  const size_t before = threads_running();
+  SourceSymbolizer symbols(names, resolver, SourceSymbolizer::Lookups::InTheBackground);
+  EXPECT_EQ(threads_running(), before);
+  EXPECT_EQ(resolver.thread_starts, 0);
+  EXPECT_FALSE(symbols.begin_interval());  // nothing asked yet: still no thread
+  EXPECT_EQ(threads_running(), before);
+  symbols.return_frame(0xffffffff810005a4);
+  ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  EXPECT_EQ(threads_running(), before + 1);
+  EXPECT_EQ(resolver.thread_starts, 1);  // told by the worker, once it runs
+}
+
+TEST(SourceSymbolizer, InTheBackgroundAnswersFromBeforeAModuleReloadAreDropped) {
+  KallsymsSymbolizer names = kallsyms_names();
+  FakeResolver resolver;
+  SourceSymbolizer symbols(names, resolver, SourceSymbolizer::Lookups::InTheBackground);
+  symbols.return_frame(0xffffffffc0000010);
+  symbols.modules_changed();  // algif_hash may be another build now: that answer is stale
+  ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  symbols.begin_interval();
+  EXPECT_EQ(symbols.return_frame(0xffffffffc0000010)->source, nullptr);
+  EXPECT_EQ(symbols.unanswered(), 2u);
+  ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  EXPECT_EQ(resolver.asked.size(), 2u);  // asked again, after the reload
+  symbols.begin_interval();
+  EXPECT_NE(symbols.return_frame(0xffffffffc0000010)->source, nullptr);
+}
+
+TEST(SourceSymbolizer, InTheBackgroundNewsReachesTheDrainAndDropsTheCache) {
+  KallsymsSymbolizer names = kallsyms_names();
+  FakeResolver resolver;
+  resolver.is_ready = false;  // a debuginfod download on its way
+  SourceSymbolizer symbols(names, resolver, SourceSymbolizer::Lookups::InTheBackground);
+  EXPECT_FALSE(symbols.has_sources());
+  symbols.return_frame(0xffffffff810005a4);
+  symbols.end_interval();
+  ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  EXPECT_FALSE(symbols.begin_interval());
+  EXPECT_EQ(symbols.cached_addresses(), 1u);
+  symbols.end_interval();  // a drain that asked nothing: the worker is not even woken
+  ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  EXPECT_EQ(resolver.batches, 1);
+  resolver.is_ready = resolver.news = true;  // it arrived
+  ASSERT_TRUE(resolver.listener);
+  resolver.listener();
+  ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  EXPECT_TRUE(symbols.begin_interval());
+  EXPECT_TRUE(symbols.has_sources());
+  EXPECT_EQ(symbols.cached_addresses(), 0u);
 }
 
 }  // namespace
