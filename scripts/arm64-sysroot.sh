@@ -18,7 +18,7 @@ arch=arm64
 # cross compiler links against inside the sysroot.
 wanted=(
   libc6-dev libstdc++-12-dev linux-libc-dev
-  libbpf-dev libelf-dev zlib1g-dev libsystemd-dev libcap-dev libcrypt-dev libssl-dev
+  libbpf-dev libelf-dev libdw-dev zlib1g-dev libsystemd-dev libcap-dev libcrypt-dev libssl-dev
   prometheus-cpp-dev libprotobuf-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libboost-dev libgtest-dev libgmock-dev libbenchmark-dev
 )

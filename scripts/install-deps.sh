@@ -13,6 +13,9 @@ packages=(
   libsystemd-dev linux-libc-dev libcap-dev
   # web server: Boost.Beast/Asio (headers), OpenSSL for TLS, libxcrypt's bcrypt for basic auth
   libboost-dev libssl-dev libcrypt-dev
+  # the kernel's debuginfo: libdw (inline chains, lines), libdebuginfod1 (dlopen'ed by
+  # --debuginfo.debuginfod); the tests' references: binutils' addr2line, a real debuginfod
+  libdw-dev libdebuginfod1 binutils debuginfod
   # tests: host tier, VM tier, e2e tier
   curl python3 python3-yaml iproute2 procps strace dpkg-dev util-linux
   # the Debian package: debhelper builds it, lintian judges it, help2man writes its man pages

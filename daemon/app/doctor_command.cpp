@@ -4,6 +4,7 @@
 #include <string>
 
 #include "app/attach_sessions.h"
+#include "app/debuginfo_report.h"
 #include "app/kernel_view.h"
 #include "core/attach_plan.h"
 #include "core/kernel_release.h"
@@ -104,6 +105,10 @@ int doctor_command(const RunOptions& options) {
               plan.maps.latency ? ", latency" : "; latency only with --latency");
   std::printf("  %-22s %u stacks per map, %s\n", "stacks", plan.maps.max_stacks,
               plan.maps.stacks_reason.c_str());
+
+  // The same search `run` makes; a debuginfod download (if asked for) happens here and now.
+  auto debuginfo = KernelDebuginfo::find(debuginfo_settings(options, f.release), true);
+  print_debuginfo(*debuginfo, loaded_modules(kernel.modules.value_or("")));
 
   const Verdict verdict =
       judge(options.mode, kernel.hardened, loaded_outcome(sessions, options.mode));

@@ -8,6 +8,7 @@
 
 #include "app/attach_sessions.h"
 #include "app/build_info.h"
+#include "app/debuginfo_report.h"
 #include "bpf/probe_session.h"
 #include "bpf/program_barrier.h"
 #include "bpf/program_stats.h"
@@ -19,10 +20,18 @@
 #include "core/file_text.h"
 #include "core/interval_builder.h"
 #include "core/proc_stat.h"
+#include "core/source_symbolizer.h"
 #include "core/speedup_prediction.h"
 #include "core/symbolizer.h"
+#include "debuginfo/kernel_debuginfo.h"
 
 namespace hucprof {
+
+namespace {
+// How long a recording's first and last drain wait for the debuginfo lookups: seconds of
+// lookups are a drain full of new call sites spread over the whole kernel.
+constexpr std::chrono::milliseconds kSettleLimit{10000};
+}  // namespace
 
 int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -78,6 +87,16 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
       std::move(kernel.kallsyms), kernel.modules,
       [kallsyms_path] { return load_kallsyms(kallsyms_path); },
       [] { return read_file_text(kModulesPath); });
+  self->debuginfo_ =
+      KernelDebuginfo::find(debuginfo_settings(options, kernel.facts.release), false);
+  log_debuginfo(self->debuginfo_->report());
+  if (self->debuginfo_->ready() || self->debuginfo_->report().debuginfod_pending) {
+    // Looked up beside the drains: a drain never waits for the debuginfo.
+    self->sources_ = std::make_unique<SourceSymbolizer>(*self->symbolizer_, *self->debuginfo_,
+                                                        SourceSymbolizer::Lookups::InTheBackground);
+  } else {
+    self->debuginfo_.reset();
+  }
   self->builder_ = std::make_unique<IntervalBuilder>(CallsiteFolder(FoldingRules::defaults()));
   self->aggregator_ = std::make_unique<Aggregator>(options.top_k);
   self->prediction_ =
@@ -115,11 +134,11 @@ void ProfilingPipeline::set_top_k(uint32_t top_k) {
   aggregator_->set_top_k(top_k);
 }
 
-void ProfilingPipeline::drain(bool end_interval) {
+void ProfilingPipeline::drain(bool end_interval, bool settle) {
   {
     DrainGate::Draining draining(gate_);  // before the lock: a waiting drain already counts
     std::lock_guard lock(mutex_);
-    drain_locked(end_interval);
+    drain_locked(end_interval, settle);
   }
   // Give back what the drain's stacks and folds (and, the first time, libbpf's parse of the
   // kernel BTF at start-up) freed: glibc keeps freed heap pages otherwise, and the daemon's RSS
@@ -127,7 +146,7 @@ void ProfilingPipeline::drain(bool end_interval) {
   malloc_trim(0);
 }
 
-void ProfilingPipeline::drain_locked(bool end_interval) {
+void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
   const auto started = std::chrono::steady_clock::now();
   RawDrain raw;
   // New counts go to a new generation; once no program writes the old one, it is read and
@@ -144,8 +163,22 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
     spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
                  symbolizer_->index().size());
     builder_->invalidate_folds();
+    if (sources_) sources_->modules_changed();
   }
-  const IntervalDeltas deltas = builder_->build(raw, *symbolizer_);
+  // Debuginfo that arrived (a download) changes how this drain symbolizes.
+  if (sources_ && sources_->begin_interval()) builder_->invalidate_folds();
+  Symbolizer& symbols = sources_ ? static_cast<Symbolizer&>(*sources_) : *symbolizer_;
+  IntervalDeltas deltas = builder_->build(raw, symbols);
+  if (sources_ && settle) {
+    // What waits for its lines goes out now, with them if the lookups finish in time.
+    if (!sources_->wait_answered(kSettleLimit)) {
+      spdlog::warn("debuginfo lookups not done after {} s: some stacks go without their lines",
+                   std::chrono::duration_cast<std::chrono::seconds>(kSettleLimit).count());
+    }
+    if (sources_->begin_interval()) builder_->invalidate_folds();
+    builder_->release_held(deltas, *sources_);
+  }
+  if (sources_) sources_->end_interval();
   aggregator_->apply(deltas);
   const int64_t now = unix_now_ns();
   const double at = monotonic_seconds(started);  // the same drain time for both windows
@@ -159,6 +192,8 @@ void ProfilingPipeline::drain_locked(bool end_interval) {
     map->set_bytes(m.bytes);
   }
   snapshot.set_kallsyms_reloads(symbolizer_->reloads());
+  snapshot.set_debuginfo(sources_ && sources_->has_sources());
+  snapshot.set_debuginfo_held_stacks(builder_->held());
   fill_program_costs(raw.program_costs, snapshot);
   snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
   prediction_->update(at, snapshot);

@@ -20,6 +20,8 @@ class KallsymsSymbolizer;
 class IntervalBuilder;
 class Aggregator;
 class SpeedupPrediction;
+class KernelDebuginfo;
+class SourceSymbolizer;
 
 // What `hucprof run` and `hucprof record` share: carry out the attach plan for --mode on this
 // kernel, then drain the BPF maps into the aggregator (metrics) and the profile store (stacks).
@@ -40,8 +42,10 @@ class ProfilingPipeline {
   void publish_to(std::function<void(const hucprof::v1::Snapshot&)> publish);
 
   // One drain: retire the BPF maps' generation, read it, fold it, add it up. end_interval: a
-  // periodic drain, which closes the profile store's interval.
-  void drain(bool end_interval);
+  // periodic drain, which closes the profile store's interval. settle: first wait (a few
+  // seconds at most) for the debuginfo lookups still out, and let nothing be held for them:
+  // for the drains a recording starts and ends with.
+  void drain(bool end_interval, bool settle = false);
   hucprof::v1::Snapshot latest() const;
   // SIGHUP: --top-k changed.
   void set_top_k(uint32_t top_k);
@@ -54,7 +58,7 @@ class ProfilingPipeline {
 
  private:
   ProfilingPipeline() = default;
-  void drain_locked(bool end_interval);
+  void drain_locked(bool end_interval, bool settle);
 
   mutable std::mutex mutex_;  // one drain at a time; guards the pieces below and latest_
   DrainGate gate_;
@@ -62,6 +66,10 @@ class ProfilingPipeline {
   std::unique_ptr<SamplingSession> sampler_;
   std::unique_ptr<ProgramBarrier> barrier_;
   std::unique_ptr<KallsymsSymbolizer> symbolizer_;
+  // With the kernel's debuginfo (found, or on its way from debuginfod): frames get their inline
+  // calls and source lines, call sites their copy functions.
+  std::unique_ptr<KernelDebuginfo> debuginfo_;
+  std::unique_ptr<SourceSymbolizer> sources_;
   std::unique_ptr<IntervalBuilder> builder_;
   std::unique_ptr<Aggregator> aggregator_;
   std::unique_ptr<ProfileStore> profiles_;

@@ -86,8 +86,8 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   }
   ProfilingPipeline& pipeline = *started.pipeline;
   // What happened while attaching is not part of the recording: the file is the difference
-  // from this drain on.
-  pipeline.drain(true);
+  // from this drain on (settled: nothing of it may come later, waiting for its lines).
+  pipeline.drain(true, true);
   const StackProfile attached = pipeline.profiles().cumulative();
 
   std::unique_ptr<ChildCommand> child;
@@ -135,7 +135,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
       next_drain += run.interval;
     }
   }
-  pipeline.drain(true);
+  pipeline.drain(true, true);
   const StackProfile profile = difference(pipeline.profiles().cumulative(), attached);
   started.pipeline.reset();  // detach before writing and waiting
 

@@ -45,6 +45,12 @@ struct RunOptions {
 
   // --prediction.window: the span usercopy_checks_off_speedup_ratio and its kin cover.
   std::chrono::milliseconds prediction_window{300'000};
+
+  // --debuginfo.path: a vmlinux with debuginfo, or a directory to search like /usr/lib/debug;
+  // "" searches the distributions' places, "none" goes without (core/debuginfo_search.h).
+  std::string debuginfo_path;
+  // --debuginfo.debuginfod: ask the servers in DEBUGINFOD_URLS by build-id when no file matches.
+  bool debuginfo_debuginfod = false;
 };
 
 // `hucprof record`: the run pipeline without the HTTP server, into one pprof file.

@@ -144,6 +144,20 @@ std::string apply_latency(std::string_view value, RunOptions& options) {
   return "";
 }
 
+std::string apply_debuginfo_path(std::string_view value, RunOptions& options) {
+  // Looked at when the daemon starts: a missing or wrong file is said then (and by doctor), and
+  // the daemon runs without source lines, as it would without the debuginfo installed.
+  options.debuginfo_path = std::string(value);
+  return "";
+}
+
+std::string apply_debuginfo_debuginfod(std::string_view value, RunOptions& options) {
+  const auto on = parse_boolean(value);
+  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
+  options.debuginfo_debuginfod = *on;
+  return "";
+}
+
 std::string apply_probe_attach(std::string_view value, RunOptions& options) {
   return store(find_named(kProbeAttach, value), options.probe_attach);
 }
@@ -238,6 +252,18 @@ const std::array<Setting, 17> kSettings{{
      "at each sub-check function: more program runs per copy)",
      true, true, OnReload::Restart, apply_probe_subchecks,
      [](const RunOptions& o) { return std::string(name_of(kProbeSubchecks, o.probe_subchecks)); }},
+    {"debuginfo.path", "PATH",
+     "the kernel's debuginfo, for the copy function and source line behind each call site: a "
+     "vmlinux, or a directory searched like /usr/lib/debug; empty: the distributions' places "
+     "(/usr/lib/debug/boot/vmlinux-RELEASE, ...); none: without. Used only if its build-id is "
+     "the running kernel's",
+     true, true, OnReload::Restart, apply_debuginfo_path,
+     [](const RunOptions& o) { return o.debuginfo_path; }},
+    {"debuginfo.debuginfod", "",
+     "when no file matches, ask the debuginfod servers in DEBUGINFOD_URLS for the running "
+     "kernel's debuginfo by build-id (downloads hundreds of MB, beside the drains)",
+     true, true, OnReload::Restart, apply_debuginfo_debuginfod,
+     [](const RunOptions& o) { return std::string(o.debuginfo_debuginfod ? "true" : "false"); }},
     {"bpf.max-keys", "N",
      "distinct counter keys (call site, syscall, direction; or stack, syscall) each BPF map holds "
      "per --interval; 256..1048576",

@@ -1,6 +1,7 @@
 #include "core/aggregator.h"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -18,6 +19,9 @@ struct CallsAndBytes {
 using CheckKey = std::tuple<std::string, std::string, std::string>;   // callsite, syscall, dir
 using SubcheckKey = std::pair<std::string, std::string>;              // callsite, check
 using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, check
+// callsite, syscall, direction, copy
+using CopyCheckKey = std::tuple<std::string, std::string, std::string, std::string>;
+using CopySampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, copy
 
 // The histogram keeps only log2 buckets; approximate each call by its bucket's midpoint so
 // that _sum stays monotonic and roughly right.
@@ -47,6 +51,18 @@ struct Aggregator::Impl {
   std::map<std::string, uint64_t> drops;
   std::map<std::string, uint64_t> helper_walks;
   uint64_t intervals = 0;
+  std::map<CopyCheckKey, uint64_t> copy_checks;
+  std::map<CopySampleKey, uint64_t> copy_samples;
+  std::map<std::string, std::set<std::string>> copies;  // call site label → copies by name
+
+  // The copy label of a series: named while the call site has room, else "other".
+  std::string copy_label(const std::string& callsite, const std::string& copy) {
+    std::set<std::string>& named = copies[callsite];
+    if (named.contains(copy)) return copy;
+    if (named.size() >= kMaxCopiesPerCallsite) return "other";
+    named.insert(copy);
+    return copy;
+  }
 };
 
 Aggregator::Aggregator(size_t top_k) : impl_(std::make_shared<Impl>(top_k)) {}
@@ -90,6 +106,17 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
     if (d.samples == 0) continue;
     s.samples[{std::string(s.by_samples.label(d.callsite)), d.syscall, d.check}] += d.samples;
   }
+  // After the families they split: a call site is ranked (and labelled) there first.
+  for (const CopyDelta& d : deltas.copies) {
+    if (d.calls) {
+      const std::string callsite(s.by_calls.label(d.callsite));
+      s.copy_checks[{callsite, d.syscall, d.direction, s.copy_label(callsite, d.copy)}] += d.calls;
+    }
+    if (d.samples) {
+      const std::string callsite(s.by_samples.label(d.callsite));
+      s.copy_samples[{callsite, d.syscall, s.copy_label(callsite, d.copy)}] += d.samples;
+    }
+  }
 
   // Not per call site: no ranking. Zero deltas still create the entry so that a drop reason
   // exports 0 from the start instead of appearing only once something was lost.
@@ -110,6 +137,8 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_latency();
   snapshot.clear_drops();
   snapshot.clear_helper_walks();
+  snapshot.clear_copy_checks();
+  snapshot.clear_copy_cpu_samples();
 
   for (const auto& [key, v] : s.checks) {
     auto* out = snapshot.add_checks();
@@ -157,6 +186,21 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     auto* out = snapshot.add_helper_walks();
     out->set_walk(walk);
     out->set_count(n);
+  }
+  for (const auto& [key, calls] : s.copy_checks) {
+    auto* out = snapshot.add_copy_checks();
+    out->set_callsite(std::get<0>(key));
+    out->set_syscall(std::get<1>(key));
+    out->set_direction(std::get<2>(key));
+    out->set_copy(std::get<3>(key));
+    out->set_calls(calls);
+  }
+  for (const auto& [key, n] : s.copy_samples) {
+    auto* out = snapshot.add_copy_cpu_samples();
+    out->set_callsite(std::get<0>(key));
+    out->set_syscall(std::get<1>(key));
+    out->set_copy(std::get<2>(key));
+    out->set_samples(n);
   }
   snapshot.set_intervals(s.intervals);
 }

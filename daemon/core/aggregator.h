@@ -23,6 +23,14 @@ struct SampleDelta {
   std::string callsite, syscall, check;
   uint64_t samples = 0;
 };
+// A call site's checks (probe mode) or samples (sampling) by the copy function they came
+// through: the kernel's debuginfo only. It may come drains after the CheckDelta or SampleDelta it
+// splits, once the lines that name the copy were looked up.
+struct CopyDelta {
+  std::string callsite, syscall, direction;  // direction: checks only
+  std::string copy;
+  uint64_t calls = 0, samples = 0;
+};
 struct LatencyDelta {
   std::string callsite;
   std::vector<uint64_t> bucket_counts;  // index = floor(log2(ns))
@@ -32,6 +40,7 @@ struct IntervalDeltas {
   std::vector<SubcheckDelta> subchecks;
   std::vector<SampleDelta> samples;
   std::vector<LatencyDelta> latency;
+  std::vector<CopyDelta> copies;
   std::map<std::string, uint64_t> sampled_by_context;  // "kernel" | "user" | "idle"
   // Samples with a check on the stack that are not its cost, by reason ("interrupt"); they are
   // in sampled_by_context["kernel"] too.
@@ -50,6 +59,11 @@ struct IntervalDeltas {
 // top-K continues from what it had accumulated while named before (never from its "other" share),
 // one leaving it stops growing and its later increments go to "other". So rate() over any series
 // and sum() over all series stay exact.
+//
+// The copy families (debuginfo only) take the call site label of the family they split (calls or
+// samples), and at most kMaxCopiesPerCallsite copy functions per call site label by name (the
+// first seen), the rest as copy="other": a call site reaches its checks through a handful of
+// copies, and that stays bounded whatever the kernel does.
 class Aggregator {
  public:
   explicit Aggregator(size_t top_k);
@@ -62,6 +76,8 @@ class Aggregator {
   // Fills the counter parts of the snapshot (checks, subchecks, cpu_samples, sampled, latency,
   // drops, intervals); leaves status fields (probes, build, hardened) to the caller.
   void fill(hucprof::v1::Snapshot& snapshot) const;
+
+  static constexpr size_t kMaxCopiesPerCallsite = 8;
 
  private:
   struct Impl;

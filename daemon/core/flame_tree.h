@@ -20,9 +20,15 @@ struct FlameNode {
   FrameKind kind = FrameKind::Kernel;
   uint64_t value = 0;
   std::vector<FlameNode> children;
+  // From the kernel's debuginfo: a call the compiler inlined (copy_to_iter in udp_recvmsg), not
+  // a frame of its own on the kernel stack; and the source line of this function's call to its
+  // child, when every stack merged here agrees on it (else the file alone, or "").
+  bool inlined = false;
+  std::string source = {};
 };
 
 inline constexpr size_t kMaxFlameDepth = 256;  // frames kept from the root end of a stack
+                                                // (inlined calls count as frames)
 
 // Every sample with a non-zero `value` contributes its stack. The root is named `root_name`.
 FlameNode build_flame_tree(const StackProfile& profile, ProfileValue value,

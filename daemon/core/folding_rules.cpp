@@ -118,6 +118,11 @@ FoldingRules FoldingRules::defaults() {
       "__ip6_append_data",
       "ip6_make_skb",
   };
+  rules.check_wrappers = {
+      "check_object_size",  // include/linux/thread_info.h (ucopysize.h from 6.15)
+      "check_copy_size",
+      "__check_object_size",
+  };
   return rules;
 }
 

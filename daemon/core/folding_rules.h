@@ -15,6 +15,9 @@ struct FoldingRules {
   std::map<std::string, std::string, std::less<>> check_functions;
   // Copy helpers: _copy_to_iter, simple_copy_to_iter, skb_copy_datagram_iter, ...
   std::set<std::string, std::less<>> copy_helpers;
+  // Inline functions that only check on the way to the copy (check_copy_size, check_object_size):
+  // the function above them in a source-line chain is the copy a check was reached through.
+  std::set<std::string, std::less<>> check_wrappers;
 
   static FoldingRules defaults();
 };

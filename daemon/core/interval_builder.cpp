@@ -1,5 +1,6 @@
 #include "core/interval_builder.h"
 
+#include "core/copy_path.h"
 #include "core/latency_slots.h"
 
 namespace hucprof {
@@ -70,7 +71,7 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
     }
     fold = fold_frames(resolve_stack(stack->second, symbols));
   } else {
-    fold = fold_frames({symbols.frame(key.caller)});
+    fold = fold_frames({symbols.return_frame(key.caller)});
   }
   fold.site.syscall = syscall_label(key.syscall_nr, fold.site);
   fold.labels = site_labels(key, fold.site);
@@ -79,61 +80,115 @@ IntervalBuilder::Fold IntervalBuilder::fold_site(const huc_site_key& key, const 
 
 IntervalBuilder::Fold IntervalBuilder::fold_sample(const huc_sample_key& key, const RawDrain& drain,
                                                    Symbolizer& symbols) {
-  if (const Fold* cached = sample_folds_.find(key.stack_id, drain_)) return *cached;
+  if (Fold* cached = sample_folds_.find(key.stack_id, drain_)) {
+    if (!cached->stack.stack) finish_sample(*cached, key, symbols);
+    return *cached;
+  }
   auto stack = drain.sample_stacks.find(key.stack_id);
   if (stack == drain.sample_stacks.end()) {
     Fold fold;
     fold.site = {kUnknownCallsite, "none", "", false};
     fold.drop = kDropStackMissing;
-    fold.stack = stacks_.sampled({}, symbols);
+    fold.stack = make_stack({}, true, symbols);
     fold.labels = sample_labels(key, fold.site);
+    finish_sample(fold, key, symbols);
     return fold;
   }
-  // Resolved once for both: the call site's fold and the profile stack.
-  ResolvedStack frames = resolve_stack(stack->second, symbols);
+  // Resolved once for both: the call site's fold and the profile stack. The leaf is the
+  // sampled instruction, not a return address.
+  const uint64_t unanswered = symbols.unanswered();
+  ResolvedStack frames = resolve_stack(stack->second, symbols, true);
+  const bool answered = symbols.unanswered() == unanswered;
   Fold fold = fold_frames(frames);
-  fold.stack = stacks_.sampled(std::move(frames));
+  fold.stack = make_stack(stack->second, true, std::move(frames), answered);
   fold.labels = sample_labels(key, fold.site);
+  finish_sample(fold, key, symbols);
   return sample_folds_.put(key.stack_id, std::move(fold), drain_);
 }
 
-StackPtr IntervalBuilder::own_stack(const huc_site_key& key, const RawDrain& drain,
-                                    Symbolizer& symbols, bool& complete) {
+void IntervalBuilder::finish_sample(Fold& fold, const huc_sample_key& key, Symbolizer& symbols) {
+  finish(fold.stack, symbols);
+  if (!fold.stack.stack) return;
+  fold.copy = copy_label(*fold.stack.stack, symbols);
+  fold.labels = stacks_.with_copy(sample_labels(key, fold.site), fold.copy);
+}
+
+IntervalBuilder::Stack IntervalBuilder::make_stack(const StackFrames& frames, bool sampled,
+                                                   Symbolizer& symbols) {
+  const uint64_t unanswered = symbols.unanswered();
+  ResolvedStack resolved = resolve_stack(frames, symbols, sampled);
+  return make_stack(frames, sampled, std::move(resolved), symbols.unanswered() == unanswered);
+}
+
+IntervalBuilder::Stack IntervalBuilder::make_stack(const StackFrames& frames, bool sampled,
+                                                   ResolvedStack resolved, bool answered) {
+  Stack out;
+  out.sampled = sampled;
+  if (!answered) {
+    // Not interned yet: the interner keeps every stack it was given, and this one is not what
+    // the profiles will get.
+    out.frames = std::make_shared<const StackFrames>(frames);
+    return out;
+  }
+  out.stack = sampled ? stacks_.sampled(std::move(resolved)) : stacks_.probed(std::move(resolved));
+  return out;
+}
+
+void IntervalBuilder::finish(Stack& stack, Symbolizer& symbols, bool force) {
+  if (stack.stack) return;
+  const uint64_t unanswered = symbols.unanswered();
+  ResolvedStack resolved = resolve_stack(*stack.frames, symbols, stack.sampled);
+  if (symbols.unanswered() != unanswered && !force) return;
+  stack.stack =
+      stack.sampled ? stacks_.sampled(std::move(resolved)) : stacks_.probed(std::move(resolved));
+  stack.frames.reset();
+}
+
+IntervalBuilder::Stack IntervalBuilder::own_stack(const huc_site_key& key, const RawDrain& drain,
+                                                  Symbolizer& symbols, bool& complete) {
   complete = true;
   if (key.short_stack_id == 0) {
-    return stacks_.probed(key.caller ? StackFrames{key.caller} : StackFrames{}, symbols);
+    return make_stack(key.caller ? StackFrames{key.caller} : StackFrames{}, false, symbols);
   }
   auto frames = drain.short_stacks.find(key.short_stack_id);
   complete = frames != drain.short_stacks.end();
-  return stacks_.probed(complete ? frames->second : StackFrames{}, symbols);
+  return make_stack(complete ? frames->second : StackFrames{}, false, symbols);
 }
 
-StackPtr IntervalBuilder::site_stack(const RawSiteCount& site, const RawDrain& drain,
-                                     Symbolizer& symbols) {
+IntervalBuilder::Stack IntervalBuilder::site_stack(const RawSiteCount& site, const RawDrain& drain,
+                                                   Symbolizer& symbols) {
   const SiteTuple tuple = tuple_of(site.key);
-  StackPtr stack;
+  std::optional<Stack> stack;
   if (site.full_stack_id != 0) {
-    if (const StackPtr* cached = full_stacks_.find(site.full_stack_id, drain_)) {
+    if (Stack* cached = full_stacks_.find(site.full_stack_id, drain_)) {
+      finish(*cached, symbols);
       stack = *cached;
     } else if (auto full = drain.full_stacks.find(site.full_stack_id);
                full != drain.full_stacks.end()) {
-      stack = full_stacks_.put(site.full_stack_id, stacks_.probed(full->second, symbols), drain_);
+      stack =
+          full_stacks_.put(site.full_stack_id, make_stack(full->second, false, symbols), drain_);
     }
   }
   if (!stack) {
     // No full stack this time (the stack map was full): the call site's recent one is a better
     // guess than the key's short stack, which stops at the call site.
-    if (const StackPtr* seen = site_stacks_.find(tuple, drain_)) return *seen;
+    if (Stack* seen = site_stacks_.find(tuple, drain_)) {
+      finish(*seen, symbols);
+      return *seen;
+    }
     bool complete = false;
     stack = own_stack(site.key, drain, symbols, complete);
-    if (!complete) return stack;  // not kept: a later drain may have the short stack
+    if (!complete) return *stack;  // not kept: a later drain may have the short stack
   }
-  return site_stacks_.put(tuple, std::move(stack), drain_);
+  return site_stacks_.put(tuple, std::move(*stack), drain_);
 }
 
-StackPtr IntervalBuilder::key_stack(const huc_site_key& key, const RawDrain& drain,
-                                    Symbolizer& symbols) {
-  if (const StackPtr* seen = site_stacks_.find(tuple_of(key), drain_)) return *seen;
+IntervalBuilder::Stack IntervalBuilder::key_stack(const huc_site_key& key, const RawDrain& drain,
+                                                  Symbolizer& symbols) {
+  if (Stack* seen = site_stacks_.find(tuple_of(key), drain_)) {
+    finish(*seen, symbols);
+    return *seen;
+  }
   bool complete = false;
   return own_stack(key, drain, symbols, complete);
 }
@@ -147,12 +202,58 @@ LabelsPtr IntervalBuilder::sample_labels(const huc_sample_key& key, const Folded
                         site.check.empty() ? "object" : site.check, "");
 }
 
+std::string IntervalBuilder::copy_label(const ProfileStack& stack,
+                                        const Symbolizer& symbols) const {
+  if (!symbols.has_sources()) return "";
+  std::string copy = copy_function(stack, stacks_.rules());
+  return copy.empty() ? kUnknownCopy : copy;
+}
+
 void IntervalBuilder::add_stack(IntervalDeltas& out, StackPtr stack, LabelsPtr labels,
                                 ProfileValue value, uint64_t n) {
   if (stacks_.is_overflow(stack)) out.drops[kDropProfileStackLimit] += n;
   ProfileSample sample{std::move(stack), std::move(labels), {}};
   sample.values[value] = n;
   out.stacks.push_back(std::move(sample));
+}
+
+void IntervalBuilder::offer(IntervalDeltas& out, Held held, Symbolizer& symbols) {
+  if (!held.stack.stack && held_.size() < kMaxHeld) {
+    held.since = drain_;
+    held_.push_back(std::move(held));
+    return;
+  }
+  emit(out, std::move(held), symbols);
+}
+
+void IntervalBuilder::emit(IntervalDeltas& out, Held held, Symbolizer& symbols) {
+  finish(held.stack, symbols, true);
+  const StackPtr& checked = held.stack.stack;
+  const std::string copy = copy_label(*checked, symbols);
+  StackPtr stack = held.subcheck >= 0
+                       ? stacks_.with_subcheck(checked, static_cast<uint32_t>(held.subcheck))
+                       : checked;
+  if (held.events && stacks_.is_overflow(stack)) {
+    out.drops[kDropProfileStackLimit] += held.events;
+  }
+  out.stacks.push_back({std::move(stack), stacks_.with_copy(held.labels, copy), held.values});
+  if (held.copy && !copy.empty()) {
+    held.copy->copy = copy;
+    out.copies.push_back(std::move(*held.copy));
+  }
+}
+
+void IntervalBuilder::release(IntervalDeltas& out, Symbolizer& symbols, bool all) {
+  std::vector<Held> still;
+  for (Held& held : held_) {
+    finish(held.stack, symbols);
+    if (held.stack.stack || all || drain_ - held.since >= kHoldDrains) {
+      emit(out, std::move(held), symbols);
+    } else {
+      still.push_back(std::move(held));
+    }
+  }
+  held_ = std::move(still);
 }
 
 std::string IntervalBuilder::syscall_label(int32_t nr, const FoldedCallsite& folded) const {
@@ -172,11 +273,12 @@ void IntervalBuilder::forget_unused() {
 IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols) {
   ++drain_;
   IntervalDeltas out;
-  out.stacks.reserve(drain.sites.size() + drain.subchecks.size() + drain.latency.size() +
-                     drain.samples.size());
+  out.stacks.reserve(held_.size() + drain.sites.size() + drain.subchecks.size() +
+                     drain.latency.size() + drain.samples.size());
   auto count_drop = [&](const char* reason, uint64_t n) {
     if (reason) out.drops[reason] += n;
   };
+  release(out, symbols, false);
 
   // Sites first: their folds and stacks serve the sub-check and timing keys of the same call
   // sites.
@@ -184,20 +286,30 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     if (site.calls == 0 && site.bytes == 0) continue;
     Fold fold = fold_site(site.key, drain, symbols);
     count_drop(fold.drop, site.calls);
-    out.checks.push_back({fold.site.callsite, fold.site.syscall, direction_name(site.key.direction),
-                          site.calls, site.bytes});
-    add_stack(out, site_stack(site, drain, symbols), fold.labels, kCalls, site.calls);
-    out.stacks.back().values[kBytes] = site.bytes;
+    const char* direction = direction_name(site.key.direction);
+    out.checks.push_back(
+        {fold.site.callsite, fold.site.syscall, direction, site.calls, site.bytes});
+    Held held;
+    held.stack = site_stack(site, drain, symbols);
+    held.labels = fold.labels;
+    held.values[kCalls] = held.events = site.calls;
+    held.values[kBytes] = site.bytes;
+    held.copy = CopyDelta{fold.site.callsite, fold.site.syscall, direction, "", site.calls, 0};
+    offer(out, std::move(held), symbols);
   }
   for (const auto& sub : drain.subchecks) {
     if (sub.count == 0) continue;
     Fold fold = fold_site(sub.key.site, drain, symbols);
     count_drop(fold.drop, sub.count);
     out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), sub.count});
-    add_stack(out, stacks_.with_subcheck(key_stack(sub.key.site, drain, symbols), sub.key.kind),
-              stacks_.labels(fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
-                             direction_name(sub.key.site.direction)),
-              kSubchecks, sub.count);
+    Held held;
+    held.stack = key_stack(sub.key.site, drain, symbols);
+    held.subcheck = static_cast<int>(sub.key.kind);
+    held.labels =
+        stacks_.labels(fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
+                       direction_name(sub.key.site.direction));
+    held.values[kSubchecks] = held.events = sub.count;
+    offer(out, std::move(held), symbols);
   }
   std::map<std::string, std::vector<uint64_t>> latency_by_site;
   for (const auto& lat : drain.latency) {
@@ -207,9 +319,11 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     auto& buckets = latency_by_site[fold.site.callsite];
     buckets.resize(HUC_LATENCY_SLOTS);
     buckets[lat.key.slot] += lat.count;
-    // Not counted twice as a drop: the calls of this key were.
-    out.stacks.push_back({key_stack(lat.key.site, drain, symbols), fold.labels, {}});
-    out.stacks.back().values[kLatencyNs] = lat.count * latency_slot_midpoint_ns(lat.key.slot);
+    Held held;  // not counted twice as a drop (events 0): the calls of this key were
+    held.stack = key_stack(lat.key.site, drain, symbols);
+    held.labels = fold.labels;
+    held.values[kLatencyNs] = lat.count * latency_slot_midpoint_ns(lat.key.slot);
+    offer(out, std::move(held), symbols);
   }
   for (auto& [callsite, buckets] : latency_by_site) {
     out.latency.push_back({callsite, std::move(buckets)});
@@ -222,10 +336,23 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
                       fold.site.check.empty() ? "object" : fold.site.check, sample.count};
     // The fold's labels name the syscall of the first key with this stack; another syscall
     // through the same stack (rare) gets its own.
-    LabelsPtr labels = fold.labels->syscall == delta.syscall
-                           ? fold.labels
-                           : stacks_.labels(delta.callsite, delta.syscall, delta.check, "");
-    add_stack(out, fold.stack, std::move(labels), kSamples, sample.count);
+    LabelsPtr labels =
+        fold.labels->syscall == delta.syscall
+            ? fold.labels
+            : stacks_.labels(delta.callsite, delta.syscall, delta.check, "", fold.copy);
+    CopyDelta copy{delta.callsite, delta.syscall, "", fold.copy, 0, sample.count};
+    if (fold.stack.stack) {
+      // Finished: the fold has its copy already (the common case, every drain).
+      add_stack(out, fold.stack.stack, std::move(labels), kSamples, sample.count);
+      if (!copy.copy.empty()) out.copies.push_back(std::move(copy));
+    } else {
+      Held held;
+      held.stack = fold.stack;
+      held.labels = std::move(labels);
+      held.values[kSamples] = held.events = sample.count;
+      held.copy = std::move(copy);
+      offer(out, std::move(held), symbols);
+    }
     out.samples.push_back(std::move(delta));
   }
   if (drain.sampling) {

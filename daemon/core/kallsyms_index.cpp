@@ -186,7 +186,7 @@ std::optional<ResolvedFrame> KallsymsIndex::resolve(uint64_t addr) const {
   if (addr - it->address >= it->size) return std::nullopt;
   const bool vmlinux_text = it->module == 0 && text_start_ != 0 && addr >= text_start_;
   return ResolvedFrame{std::string(name_of(*it)), modules_[it->module], addr - it->address,
-                       vmlinux_text ? addr - text_start_ : 0};
+                       vmlinux_text ? addr - text_start_ : 0, nullptr};
 }
 
 std::vector<KernelSymbol> KallsymsIndex::find_normalized(std::string_view normalized) const {

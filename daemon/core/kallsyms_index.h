@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/source_lines.h"
+
 namespace hucprof {
 
 // One text symbol of /proc/kallsyms. size is the distance to the next text symbol (kallsyms
@@ -24,6 +26,7 @@ struct ResolvedFrame {
   // address - _stext for vmlinux text; 0 in modules or without _stext. The same for every boot
   // of one kernel build whatever KASLR chose, so profiles may carry it.
   uint64_t text_offset = 0;
+  SourceLinesPtr source = nullptr;  // inline frames and lines from the debuginfo; null without it
 };
 
 // Address → symbol index over /proc/kallsyms text symbols (t/T/w/W), modules included.

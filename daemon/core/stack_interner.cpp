@@ -35,14 +35,17 @@ size_t StackInterner::LabelsKeyHash::operator()(const LabelsKey& key) const {
 }
 
 LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view syscall,
-                                std::string_view check, std::string_view direction) {
-  if (auto it = labels_.find(LabelsKey{callsite, syscall, check, direction}); it != labels_.end()) {
+                                std::string_view check, std::string_view direction,
+                                std::string_view copy) {
+  if (auto it = labels_.find(LabelsKey{callsite, syscall, check, direction, copy});
+      it != labels_.end()) {
     return it->second;
   }
-  auto shared = make_labels(
-      {std::string(callsite), std::string(syscall), std::string(check), std::string(direction)});
-  labels_.emplace(LabelsKey{shared->callsite, shared->syscall, shared->check, shared->direction},
-                  shared);
+  auto shared = make_labels({std::string(callsite), std::string(syscall), std::string(check),
+                             std::string(direction), std::string(copy)});
+  labels_.emplace(
+      LabelsKey{shared->callsite, shared->syscall, shared->check, shared->direction, shared->copy},
+      shared);
   return shared;
 }
 

@@ -25,7 +25,7 @@ class StackInterner {
   StackPtr stack(const ProfileStack& frames);  // frames must come from frame()
   // Found without building a string: this runs for every delta of every drain.
   LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
-                   std::string_view direction);
+                   std::string_view direction, std::string_view copy = {});
   bool is_overflow(const StackPtr& stack) const { return stack == overflow_; }
   size_t stacks() const { return stacks_.size(); }
 
@@ -33,7 +33,7 @@ class StackInterner {
   size_t max_stacks_;
   std::map<ProfileFrame, FramePtr> frames_;
   std::map<std::vector<const ProfileFrame*>, StackPtr> stacks_;
-  using LabelsKey = std::array<std::string_view, 4>;  // views into the interned labels
+  using LabelsKey = std::array<std::string_view, 5>;  // views into the interned labels
   struct LabelsKeyHash {
     size_t operator()(const LabelsKey& key) const;
   };

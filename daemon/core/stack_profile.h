@@ -5,7 +5,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include "core/source_lines.h"
 
 namespace hucprof {
 
@@ -16,8 +19,19 @@ struct ProfileFrame {
   std::string module;        // "" for vmlinux
   uint64_t offset = 0;       // from the function's start
   uint64_t text_offset = 0;  // from _stext, vmlinux only; 0 in modules and when unknown
+  // From the kernel's debuginfo, when hucprof has it: the functions inlined at this address and
+  // the source lines (core/source_lines.h). Null without debuginfo.
+  SourceLinesPtr source = nullptr;
 
-  auto operator<=>(const ProfileFrame&) const = default;
+  friend std::strong_ordering operator<=>(const ProfileFrame& a, const ProfileFrame& b) {
+    if (auto c = std::tie(a.function, a.module, a.offset, a.text_offset) <=>
+                 std::tie(b.function, b.module, b.offset, b.text_offset);
+        c != 0) {
+      return c;
+    }
+    return compare_source(a.source, b.source);
+  }
+  friend bool operator==(const ProfileFrame& a, const ProfileFrame& b) { return (a <=> b) == 0; }
 };
 // Frames and stacks are interned (StackInterner): equal pointers are equal stacks, copies of a
 // profile share them, and nothing a profile points to ever changes.
@@ -31,6 +45,9 @@ struct ProfileLabels {
   std::string syscall;
   std::string check;  // sampling: innermost check kind; probe: the sub-check of a sub-check sample
   std::string direction;  // probe: "to_user" | "from_user"
+  // The copy function the check was reached through (core/copy_path.h), with the kernel's
+  // debuginfo only; "" without it.
+  std::string copy = {};
 
   auto operator<=>(const ProfileLabels&) const = default;
 };

@@ -20,10 +20,14 @@ bool is_bpf_machinery(const ProfileFrame& frame) {
 
 }  // namespace
 
-ResolvedStack resolve_stack(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+ResolvedStack resolve_stack(const std::vector<uint64_t>& addrs, Symbolizer& symbols,
+                            bool leaf_is_sampled) {
   ResolvedStack out;
   out.reserve(addrs.size());
-  for (uint64_t addr : addrs) out.push_back(symbols.frame(addr));
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    out.push_back(i == 0 && leaf_is_sampled ? symbols.frame(addrs[i])
+                                            : symbols.return_frame(addrs[i]));
+  }
   return out;
 }
 
@@ -34,7 +38,8 @@ FramePtr StackSymbolizer::frame(std::optional<ResolvedFrame> resolved) {
   // An address outside every symbol is named as unknown, never printed: it would reveal KASLR.
   if (!resolved) return named(kUnknownFunction);
   return interner_.frame(ProfileFrame{std::move(resolved->name), std::move(resolved->module),
-                                      resolved->offset, resolved->text_offset});
+                                      resolved->offset, resolved->text_offset,
+                                      std::move(resolved->source)});
 }
 
 FramePtr StackSymbolizer::named(std::string_view function) {
@@ -52,10 +57,10 @@ StackPtr StackSymbolizer::sampled(ResolvedStack resolved) {
   return interner_.stack(frames);
 }
 
-StackPtr StackSymbolizer::probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+StackPtr StackSymbolizer::probed(ResolvedStack resolved) {
   ProfileStack frames;
-  frames.reserve(addrs.size() + 1);
-  for (uint64_t addr : addrs) frames.push_back(frame(symbols.frame(addr)));
+  frames.reserve(resolved.size() + 1);
+  for (auto& r : resolved) frames.push_back(frame(std::move(r)));
   size_t first_check = 0;
   while (first_check < frames.size() && !is_check(*frames[first_check])) ++first_check;
   if (first_check < frames.size()) {

@@ -11,9 +11,11 @@
 namespace hucprof {
 
 // A kernel stack's frames resolved once (nullopt: outside every symbol), for whatever needs the
-// names: the call site's fold and the profile stack.
+// names: the call site's fold and the profile stack. Every entry is a return address, except
+// the leaf of a cpu-clock sample, which is the interrupted instruction (leaf_is_sampled).
 using ResolvedStack = std::vector<std::optional<ResolvedFrame>>;
-ResolvedStack resolve_stack(const std::vector<uint64_t>& addrs, Symbolizer& symbols);
+ResolvedStack resolve_stack(const std::vector<uint64_t>& addrs, Symbolizer& symbols,
+                            bool leaf_is_sampled = false);
 
 // Kernel stacks (addresses, leaf first) → interned profile stacks: each frame named, with its
 // offsets, never its address. Pure: the addresses come from a drain, the names from a
@@ -26,23 +28,33 @@ class StackSymbolizer {
   // A cpu-clock sample's stack as it is: the leaf is the interrupted instruction, which may lie
   // below the check (a spinlock under find_vmap_area is the check's cost too).
   StackPtr sampled(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
-    return sampled(resolve_stack(addrs, symbols));
+    return sampled(resolve_stack(addrs, symbols, true));
   }
   StackPtr sampled(ResolvedStack frames);
   // A stack taken at the entry of __check_object_size (probe mode): whatever ran below the check
   // to take it (BPF trampoline and program, kprobe handler) is dropped, so the check is the
   // leaf. Also right for a short stack or a lone caller address: a stack that does not show the
   // check gets it as its leaf.
-  StackPtr probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols);
+  StackPtr probed(const std::vector<uint64_t>& addrs, Symbolizer& symbols) {
+    return probed(resolve_stack(addrs, symbols));
+  }
+  StackPtr probed(ResolvedStack resolved);
   // `stack` with a sub-check's function on top ("find_vmap_area" for HUC_CHECK_VMALLOC): where
   // probe mode counted that sub-check run.
   StackPtr with_subcheck(const StackPtr& stack, uint32_t kind);
 
   bool is_overflow(const StackPtr& stack) const { return interner_.is_overflow(stack); }
   LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
-                   std::string_view direction) {
-    return interner_.labels(callsite, syscall, check, direction);
+                   std::string_view direction, std::string_view copy = {}) {
+    return interner_.labels(callsite, syscall, check, direction, copy);
   }
+  // `labels` with another copy label.
+  LabelsPtr with_copy(const LabelsPtr& labels, std::string_view copy) {
+    if (labels->copy == copy) return labels;
+    return interner_.labels(labels->callsite, labels->syscall, labels->check, labels->direction,
+                            copy);
+  }
+  const FoldingRules& rules() const { return rules_; }
 
  private:
   FramePtr frame(std::optional<ResolvedFrame> resolved);

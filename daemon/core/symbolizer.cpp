@@ -15,7 +15,7 @@ KallsymsSymbolizer::KallsymsSymbolizer(KallsymsIndex index,
 std::optional<ResolvedFrame> Symbolizer::frame(uint64_t addr) {
   auto found = name(addr);
   if (!found) return std::nullopt;
-  return ResolvedFrame{std::move(*found), "", 0, 0};
+  return ResolvedFrame{std::move(*found), "", 0, 0, nullptr};
 }
 
 std::optional<std::string> KallsymsSymbolizer::name(uint64_t addr) {

@@ -17,6 +17,14 @@ class Symbolizer {
   // The symbol with the offsets profiles keep (from the symbol, from _stext). Name-only
   // symbolizers (tests) get offsets of 0.
   virtual std::optional<ResolvedFrame> frame(uint64_t addr);
+  // The same for a return address of a stack (every frame but a sampled leaf): named like
+  // frame(), its source lines are those of the call instruction before it.
+  virtual std::optional<ResolvedFrame> return_frame(uint64_t addr) { return frame(addr); }
+  // Whether frames carry source lines (hucprof found the kernel's debuginfo).
+  virtual bool has_sources() const { return false; }
+  // How many frames so far went out without the source lines that are still being looked up
+  // (a rise while symbolizing a stack: it is not finished yet).
+  virtual uint64_t unanswered() const { return 0; }
 };
 
 // Symbolizes from a KallsymsIndex, read once. An address that does not resolve stays

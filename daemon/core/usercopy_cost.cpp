@@ -27,7 +27,21 @@ struct RowBuilder {
   std::map<std::string, uint64_t> checks;
   // By function names: stacks that differ only in offsets read the same to a person.
   std::map<std::vector<std::string_view>, StackCost> stacks;
+  std::map<std::vector<CopyStep>, CopyCost> copies;
 };
+
+bool has_source_lines(const ProfileStack& stack) {
+  return std::any_of(stack.begin(), stack.end(), [](const FramePtr& f) { return f->source; });
+}
+
+template <typename T>
+std::vector<T> largest(std::map<std::vector<CopyStep>, T>& by_path, size_t n) {
+  std::vector<T> out;
+  for (auto& [path, cost] : by_path) out.push_back(std::move(cost));
+  std::stable_sort(out.begin(), out.end(), [](const T& a, const T& b) { return a.value > b.value; });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
 
 }  // namespace
 
@@ -70,6 +84,8 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
   const ProfileValue rank_by = profile.sampling ? kSamples : kCalls;
 
   std::map<std::pair<std::string, std::string>, RowBuilder> rows;
+  static const FoldingRules kRules = FoldingRules::defaults();
+  std::map<const ProfileStack*, CopyPath> paths;  // a stack's path, worked out once
   for (const ProfileSample& s : profile.samples) {
     // The sampler's rule, for a profile that was not filtered at the source.
     if (profile.sampling && s.values[kSamples] && s.stack && interrupt_before_check(*s.stack)) {
@@ -94,6 +110,15 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
       StackCost& sc = r.stacks[std::move(names)];
       if (!sc.stack) sc.stack = s.stack;
       sc.value += s.values[rank_by];
+      if (has_source_lines(*s.stack)) {
+        auto [known, fresh] = paths.try_emplace(s.stack.get());
+        if (fresh) known->second = copy_path(*s.stack, kRules);
+        if (!known->second.steps.empty()) {
+          CopyCost& cc = r.copies[known->second.steps];
+          if (cc.path.steps.empty()) cc.path = known->second;
+          cc.value += s.values[rank_by];
+        }
+      }
     }
   }
 
@@ -114,6 +139,7 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
     if (stacks.size() > top_stacks) stacks.resize(top_stacks);
     row.top_stacks = std::move(stacks);
     cost.check_samples += row.samples;
+    row.copies = largest(r.copies, top_stacks);
     cost.calls += row.calls;
     cost.bytes += row.bytes;
     cost.latency_ns += row.latency_ns;

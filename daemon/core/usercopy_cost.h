@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/copy_path.h"
 #include "core/stack_profile.h"
 
 namespace hucprof {
@@ -17,6 +18,12 @@ namespace hucprof {
 struct StackCost {
   StackPtr stack;      // one of the stacks with these function names (offsets may differ)
   uint64_t value = 0;  // in the summary's ranking unit (samples or calls)
+};
+
+// One copy path into a call site's checks (the kernel's debuginfo only).
+struct CopyCost {
+  CopyPath path;
+  uint64_t value = 0;  // in the summary's ranking unit
 };
 
 // One call site as reached from one syscall: a row of the report.
@@ -32,6 +39,9 @@ struct CallsiteCost {
   // kind. Largest first.
   std::vector<std::pair<std::string, uint64_t>> checks;
   std::vector<StackCost> top_stacks;  // largest first
+  // With the kernel's debuginfo: the copy paths the checks came through, largest first (as
+  // many as top_stacks).
+  std::vector<CopyCost> copies;
 };
 
 struct UsercopyCost {

@@ -20,6 +20,18 @@ constexpr int kBottom = 44;  // legend
 // Narrower frames (and what they hold) are not drawn: invisible anyway, and 10 000 of them made
 // a 2.5 MB page.
 constexpr double kMinFramePx = 0.5;
+// An inlined call (from the kernel's debuginfo) is no frame of its own on the kernel stack: drawn
+// paler, outlined with dashes, its name in italics.
+constexpr const char* kInlinedRect =
+    " fill-opacity=\"0.55\" stroke=\"#444\" stroke-width=\"0.8\" stroke-dasharray=\"3,2\"";
+
+bool has_inlined(const FlameNode& node) {
+  if (node.inlined) return true;
+  for (const FlameNode& c : node.children) {
+    if (has_inlined(c)) return true;
+  }
+  return false;
+}
 
 std::string fmt(const char* format, double value) {
   char buf[64];
@@ -73,14 +85,16 @@ class Renderer {
     const double w = static_cast<double>(node.value) * scale_;
     if (w < kMinFramePx) return;
     const double y = height_ - kBottom - static_cast<double>(level + 1) * kFrameHeight;
-    out_ += "<g><title>" + markup_escape(hover(node)) + "</title><rect x=\"" + fmt("%.1f", x) +
-            "\" y=\"" + fmt("%.0f", y) + "\" width=\"" + fmt("%.1f", std::max(w - 0.5, 0.1)) +
+    out_ += std::string(node.inlined ? "<g class=\"inlined\">" : "<g>") + "<title>" +
+            markup_escape(hover(node)) + "</title><rect x=\"" + fmt("%.1f", x) + "\" y=\"" +
+            fmt("%.0f", y) + "\" width=\"" + fmt("%.1f", std::max(w - 0.5, 0.1)) +
             "\" height=\"" + std::to_string(kFrameHeight - 1) + "\" rx=\"2\" fill=\"" +
-            fill_for(node) + "\"/>";
+            fill_for(node) + "\"" + (node.inlined ? kInlinedRect : "") + "/>";
     const std::string label = fitted(node.name, w);
     if (!label.empty()) {
       out_ += "<text x=\"" + fmt("%.1f", x + 3) + "\" y=\"" + fmt("%.0f", y + kFrameHeight - 5) +
-              "\">" + markup_escape(label) + "</text>";
+              "\"" + (node.inlined ? " font-style=\"italic\"" : "") + ">" +
+              markup_escape(label) + "</text>";
     }
     out_ += "</g>\n";
     double child_x = x;
@@ -94,7 +108,13 @@ class Renderer {
 
  private:
   std::string hover(const FlameNode& node) const {
-    std::string text = node.name + ": " + std::to_string(node.value) + " " + style_.unit;
+    std::string where;
+    if (node.inlined) {
+      where = " (inlined" + (node.source.empty() ? "" : ", " + node.source) + ")";
+    } else if (!node.source.empty()) {
+      where = " (" + node.source + ")";
+    }
+    std::string text = node.name + where + ": " + std::to_string(node.value) + " " + style_.unit;
     if (style_.seconds_per_unit > 0) {
       text +=
           ", " + fmt("%.3f", static_cast<double>(node.value) * style_.seconds_per_unit) + " s CPU";
@@ -119,7 +139,7 @@ class Renderer {
   std::string out_;
 };
 
-void legend(std::string& out, int width, int height) {
+void legend(std::string& out, int width, int height, bool inlined) {
   const int y = height - 14;
   int x = kPad;
   for (auto [kind, words] :
@@ -130,6 +150,13 @@ void legend(std::string& out, int width, int height) {
            "\" width=\"12\" height=\"12\" fill=\"" + fill_for(sample) + "\"/><text x=\"" +
            std::to_string(x + 16) + "\" y=\"" + std::to_string(y) + "\">" + words + "</text>";
     x += 150;
+  }
+  if (inlined) {
+    FlameNode sample{"", FrameKind::CopyHelper, 0, {}, true, ""};
+    out += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y - 10) +
+           "\" width=\"12\" height=\"12\" fill=\"" + fill_for(sample) + "\"" + kInlinedRect +
+           "/><text x=\"" + std::to_string(x + 16) + "\" y=\"" + std::to_string(y) +
+           "\" font-style=\"italic\">inlined (debuginfo)</text>";
   }
   out += "<text x=\"" + std::to_string(width - kPad) + "\" y=\"" + std::to_string(y) +
          "\" text-anchor=\"end\" fill=\"#555\">width: share of " +
@@ -159,7 +186,7 @@ std::string render_flame_graph_svg(const FlameNode& root, const FlameGraphStyle&
     renderer.frame(root, kPad, 0);
     out += renderer.take();
   }
-  legend(out, width, height);
+  legend(out, width, height, has_inlined(root));
   out += "</svg>\n";
   return out;
 }

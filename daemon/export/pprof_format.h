@@ -25,6 +25,8 @@ inline constexpr std::string_view kLabelCallsite = "callsite";
 inline constexpr std::string_view kLabelSyscall = "syscall";
 inline constexpr std::string_view kLabelCheck = "check";
 inline constexpr std::string_view kLabelDirection = "direction";
+// With the kernel's debuginfo: the copy function the check was reached through.
+inline constexpr std::string_view kLabelCopy = "copy";
 
 // The rest of busy CPU, as samples of their own (sampling profiles): one per context under the
 // root frame kRestFrame, leaf kKernelRestFrame or kUserRestFrame, labelled context=kernel|user;

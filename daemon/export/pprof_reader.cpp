@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <charconv>
 #include <map>
 #include <memory>
@@ -136,7 +137,7 @@ struct StackKeyHash {
 };
 
 struct LabelKey {
-  std::array<int64_t, 4> strings{};  // callsite, syscall, check, direction (string indices)
+  std::array<int64_t, 5> strings{};  // callsite, syscall, check, direction, copy (string indices)
   bool operator==(const LabelKey&) const = default;
 };
 struct LabelKeyHash {
@@ -306,7 +307,8 @@ class Reader {
     for (const auto& f : in_.function()) {
       if (f.id() == 0) throw Malformed{"a function has the reserved id 0"};
       str(f.name(), "a function name");
-      if (!functions_.emplace(f.id(), f.name()).second) {
+      str(f.filename(), "a function file");
+      if (!functions_.emplace(f.id(), FunctionNames{f.name(), f.filename()}).second) {
         throw Malformed{"two functions with id " + std::to_string(f.id())};
       }
     }
@@ -344,6 +346,10 @@ class Reader {
           throw Malformed{"location " + std::to_string(loc.id()) + " names function " +
                           std::to_string(line.function_id()) + ", which does not exist"};
         }
+        if (line.line() < 0 || line.line() > UINT32_MAX) {
+          throw Malformed{"location " + std::to_string(loc.id()) + " has line " +
+                          std::to_string(line.line())};
+        }
       }
       if (!locations_.emplace(loc.id(), Location{i, {}, false}).second) {
         throw Malformed{"two locations with id " + std::to_string(loc.id())};
@@ -351,7 +357,8 @@ class Reader {
     }
   }
 
-  // A location is one frame, or several when it holds inlined calls (innermost first).
+  // A location is one frame. Several lines are its inlined calls, innermost first, and the
+  // frame's own function last; lines with files or line numbers are the frame's source lines.
   const std::vector<FramePtr>& frames_of(uint64_t id) {
     auto found = locations_.find(id);
     if (found == locations_.end()) {
@@ -361,16 +368,24 @@ class Reader {
     if (location.made) return location.frames;
     const auto& loc = in_.location(location.index);
     const std::string module = loc.mapping_id() != 0 ? modules_.at(loc.mapping_id()) : "";
+    SourceLines lines;
+    bool located = false;
     for (const auto& line : loc.line()) {
-      const std::string& function = name(functions_.at(line.function_id()), "a function name");
-      location.frames.push_back(std::make_shared<const ProfileFrame>(
-          ProfileFrame{function, module, 0, module.empty() ? loc.address() : 0}));
+      const FunctionNames& f = functions_.at(line.function_id());
+      lines.push_back({name(f.name, "a function name"), name(f.file, "a function file"),
+                       static_cast<uint32_t>(line.line())});
+      located |= f.file != 0 || line.line() != 0;
     }
-    if (location.frames.empty()) {
-      // Unsymbolized: a name that says so, never the address.
-      location.frames.push_back(
-          std::make_shared<const ProfileFrame>(ProfileFrame{"[unknown]", module}));
+    // Unsymbolized: a name that says so, never the address.
+    ProfileFrame frame{"[unknown]", module, 0, 0, nullptr};
+    if (!lines.empty()) {
+      frame.function = lines.back().function;
+      frame.text_offset = module.empty() ? loc.address() : 0;
+      if (located || lines.size() > 1) {
+        frame.source = std::make_shared<const SourceLines>(std::move(lines));
+      }
     }
+    location.frames.push_back(std::make_shared<const ProfileFrame>(std::move(frame)));
     location.made = true;
     return location.frames;
   }
@@ -388,7 +403,12 @@ class Reader {
                         count_words(limits_.max_stack_frames, "frames")};
       }
       stack->insert(stack->end(), frames.begin(), frames.end());
-      for (const FramePtr& f : frames) name_bytes += f->function.size();
+      for (const FramePtr& f : frames) {
+        name_bytes += f->function.size();
+        if (f->source) {
+          for (const auto& line : *f->source) name_bytes += line.function.size() + line.file.size();
+        }
+      }
     }
     at_most(stacks_.size() + 1, limits_.max_stacks, "distinct stacks");
     total_frames_ += stack->size();
@@ -437,6 +457,7 @@ class Reader {
     labels.syscall = name(key.strings[1], "a label value");
     labels.check = name(key.strings[2], "a label value");
     labels.direction = name(key.strings[3], "a label value");
+    labels.copy = name(key.strings[4], "a label value");
     return labels_.emplace(key, make_labels(std::move(labels))).first->second;
   }
 
@@ -445,8 +466,8 @@ class Reader {
     return static_cast<uint64_t>(value);
   }
 
-  static constexpr std::array<std::string_view, 4> kLabelKeys{kLabelCallsite, kLabelSyscall,
-                                                              kLabelCheck, kLabelDirection};
+  static constexpr std::array<std::string_view, 5> kLabelKeys{
+      kLabelCallsite, kLabelSyscall, kLabelCheck, kLabelDirection, kLabelCopy};
 
   struct Location {
     int index;  // in the header's location list
@@ -462,7 +483,10 @@ class Reader {
   std::optional<int> cpu_index_;
   std::map<std::string, uint64_t> rest_by_context_;  // the rest-of-busy-CPU samples
   uint64_t in_checks_ = 0;
-  std::unordered_map<uint64_t, int64_t> functions_;  // id -> name's string index
+  struct FunctionNames {
+    int64_t name = 0, file = 0;  // string indices
+  };
+  std::unordered_map<uint64_t, FunctionNames> functions_;
   std::unordered_map<uint64_t, std::string> modules_;
   std::unordered_map<uint64_t, Location> locations_;
   std::vector<uint64_t> key_;

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -72,7 +73,11 @@ class LocationTable {
       loc->set_address(frame->text_offset);
       kernel_limit_ = std::max(kernel_limit_, frame->text_offset + 1);
     }
-    loc->add_line()->set_function_id(function(*frame));
+    if (frame->source && !frame->source->empty()) {
+      add_source_lines(*loc, *frame);
+    } else {
+      loc->add_line()->set_function_id(function(frame->function, frame->module, ""));
+    }
     return it->second;
   }
 
@@ -103,14 +108,31 @@ class LocationTable {
     return it->second;
   }
 
-  uint64_t function(const ProfileFrame& frame) {
-    auto [it, inserted] = functions_.try_emplace({frame.function, frame.module}, 0);
+  // One Line per inlined function, innermost first, the frame's own function last (pprof's
+  // order: "the last entry represents the caller into which the preceding entries were
+  // inlined"), each with its file and line. The last keeps the exact kallsyms name the frame has
+  // without debuginfo.
+  void add_source_lines(pprof::Location& loc, const ProfileFrame& frame) {
+    const SourceLines& lines = *frame.source;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const bool own = i + 1 == lines.size();
+      auto* line = loc.add_line();
+      line->set_function_id(
+          function(own ? frame.function : lines[i].function, frame.module, lines[i].file));
+      line->set_line(lines[i].line);
+    }
+  }
+
+  // Functions by name, module and source file (pprof keeps the file per function).
+  uint64_t function(const std::string& name, const std::string& module, const std::string& file) {
+    auto [it, inserted] = functions_.try_emplace({name, module, file}, 0);
     if (inserted) {
       auto* f = out_.add_function();
       it->second = static_cast<uint64_t>(out_.function_size());
       f->set_id(it->second);
-      f->set_name(strings_.index(frame.function));
-      f->set_system_name(strings_.index(frame.function));
+      f->set_name(strings_.index(name));
+      f->set_system_name(strings_.index(name));
+      if (!file.empty()) f->set_filename(strings_.index(file));
     }
     return it->second;
   }
@@ -122,7 +144,7 @@ class LocationTable {
   std::unordered_map<const ProfileFrame*, uint64_t> locations_;
   std::map<std::string, uint64_t, std::less<>> synthetic_;
   std::map<std::string, uint64_t> modules_;
-  std::map<std::pair<std::string, std::string>, uint64_t> functions_;
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> functions_;
 };
 
 void add_label(pprof::Sample& sample, StringTable& strings, std::string_view key,
@@ -228,6 +250,7 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_label(*sample, strings, kLabelSyscall, s.labels->syscall);
     add_label(*sample, strings, kLabelCheck, s.labels->check);
     add_label(*sample, strings, kLabelDirection, s.labels->direction);
+    add_label(*sample, strings, kLabelCopy, s.labels->copy);
   }
   if (profile.sampling) add_rest_of_busy_cpu(profile, values, out, strings, locations);
   locations.finish();

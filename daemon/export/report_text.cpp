@@ -25,11 +25,28 @@ std::string frame_name(const ProfileFrame& f) {
   return f.module.empty() ? f.function : f.function + " [" + f.module + "]";
 }
 
+// A frame's names in a stack line, leaf first: the calls inlined at its address (from the
+// kernel's debuginfo), marked, then its own function.
+std::vector<std::string> frame_words(const ProfileFrame& f) {
+  std::vector<std::string> out;
+  if (f.source) {
+    for (size_t i = 0; i + 1 < f.source->size(); ++i) {
+      out.push_back((*f.source)[i].function + " (inline)");
+    }
+  }
+  out.push_back(frame_name(f));
+  return out;
+}
+
 // "a <- b <- c", wrapped at kWidth with continuation lines indented.
 std::string stack_line(const ProfileStack& stack, size_t indent) {
+  std::vector<std::string> words;
+  for (const FramePtr& frame : stack) {
+    for (std::string& w : frame_words(*frame)) words.push_back(std::move(w));
+  }
   std::string out, line(indent, ' ');
-  for (size_t i = 0; i < stack.size(); ++i) {
-    const std::string word = (i ? "<- " : "") + frame_name(*stack[i]);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string word = (i ? "<- " : "") + words[i];
     if (line.size() + word.size() + 1 > kWidth && line.size() > indent) {
       out += line + "\n";
       line = std::string(indent + 2, ' ');
@@ -109,6 +126,23 @@ std::string table(const UsercopyCost& cost) {
   return out;
 }
 
+// With the kernel's debuginfo: each copy path into the call site's checks, as the chain of the
+// design card and then function by function with its file and line, call site first.
+std::string copy_paths(const CallsiteCost& row, uint64_t row_total) {
+  std::string out;
+  for (const CopyCost& c : row.copies) {
+    const std::string share =
+        format_percent(static_cast<double>(c.value) / static_cast<double>(row_total));
+    out += "  " + pad(share, 7, true) + "  copy: " + copy_chain_text(c.path) + "\n";
+    for (auto step = c.path.steps.rbegin(); step != c.path.steps.rend(); ++step) {
+      const std::string where = step->line.file.empty() ? "(no source line)" : file_line(step->line);
+      out += std::string(12, ' ') + pad(where, 36, false) + " " + step->line.function +
+             (step->inlined ? " (inline)" : "") + "\n";
+    }
+  }
+  return out;
+}
+
 std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
   std::string out;
   const size_t n = std::min(callsites, cost.callsites.size());
@@ -119,6 +153,7 @@ std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
     out += "\n" + row.callsite + " (" + row.syscall + ")";
     if (row.share) out += ", " + format_percent(*row.share) + " of busy CPU";
     out += ":\n";
+    out += copy_paths(row, row_total);
     for (const StackCost& sc : row.top_stacks) {
       const std::string share =
           format_percent(static_cast<double>(sc.value) / static_cast<double>(row_total));

@@ -9,6 +9,7 @@
 
 #include "core/cpu_time.h"
 #include "core/raw_drain.h"
+#include "export/copy_families.h"
 #include "export/family_builder.h"
 #include "export/latency_buckets.h"
 #include "export/prediction_families.h"
@@ -178,6 +179,7 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   add_prediction_families(snapshot, out);
   out.push_back(std::move(cpu.seconds).build());
   out.push_back(std::move(sampled.seconds).build());
+  add_copy_families(snapshot, out);
 
   FamilyBuilder enabled(
       "usercopy_hardened_enabled",

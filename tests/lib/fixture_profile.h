@@ -57,4 +57,37 @@ inline StackProfile fixture_profile(StackInterner& interner) {
   return p;
 }
 
+// The same udp_recvmsg samples as found with the kernel's debuginfo: the call site's frame holds
+// Debian 6.1's inline chain at udp_recvmsg's call of __check_object_size (as addr2line -i -f
+// prints it for linux-image-6.1.0-57-amd64-dbg), the check its own line, and the samples their
+// copy label.
+//   7 samples   __check_object_size <- check_object_size <- check_copy_size <- copy_to_iter
+//               <- copy_linear_skb <- udp_recvmsg  {..., copy=copy_to_iter}
+//   1000 calls  the same stack  {..., direction=to_user, copy=copy_to_iter}
+inline StackProfile fixture_profile_with_source(StackInterner& interner) {
+  auto lines = [](SourceLines l) { return std::make_shared<const SourceLines>(std::move(l)); };
+  const FramePtr check = interner.frame(
+      {"__check_object_size", "", 0x25, 0x6c9275,
+       lines({{"__check_object_size", "mm/usercopy.c", 213}})});
+  const FramePtr udp =
+      interner.frame({"udp_recvmsg", "", 0x1a4, 0xb1d3a4,
+                      lines({{"check_object_size", "include/linux/thread_info.h", 199},
+                             {"check_copy_size", "include/linux/thread_info.h", 235},
+                             {"copy_to_iter", "include/linux/uio.h", 178},
+                             {"copy_linear_skb", "include/net/udp.h", 377},
+                             {"udp_recvmsg", "net/ipv4/udp.c", 1950}})});
+  const FramePtr sock = interner.frame({"sock_recvmsg", "", 0x44, 0x9d0044});
+  StackProfile p = fixture_profile(interner);
+  const StackPtr stack = interner.stack({check, udp, sock});
+  ProfileSample sampled{stack, make_labels({"udp_recvmsg", "recvfrom", "object", "", "copy_to_iter"}),
+                        {}};
+  sampled.values[kSamples] = 7;
+  ProfileSample calls{stack, make_labels({"udp_recvmsg", "recvfrom", "", "to_user", "copy_to_iter"}),
+                      {}};
+  calls.values[kCalls] = 1000;
+  calls.values[kBytes] = 64000;
+  p.samples = {sampled, calls};
+  return p;
+}
+
 }  // namespace hucprof

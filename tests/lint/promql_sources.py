@@ -23,7 +23,8 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 class ContractMetric:
     name: str
     type: str    # counter | gauge | histogram
-    source: str  # probe | probe-latency | sampling | daemon | bpf-stats | process | prometheus
+    # probe | probe-latency | sampling | daemon | bpf-stats | debuginfo | process | prometheus
+    source: str
     labels: tuple[str, ...]
 
 
@@ -41,8 +42,8 @@ def read_contract(path: str) -> dict[str, ContractMetric]:
             name, mtype, source, labels = parts
             if mtype not in ("counter", "gauge", "histogram"):
                 raise ValueError(f"{path}:{lineno}: unknown type {mtype!r}")
-            if source not in ("probe", "probe-latency", "sampling", "daemon", "bpf-stats", "process",
-                              "prometheus"):
+            if source not in ("probe", "probe-latency", "sampling", "daemon", "bpf-stats",
+                              "debuginfo", "process", "prometheus"):
                 raise ValueError(f"{path}:{lineno}: unknown source {source!r}")
             if name in metrics:
                 raise ValueError(f"{path}:{lineno}: {name} listed twice")

@@ -114,6 +114,49 @@ class PprofReadsFixture(unittest.TestCase):
         self.assertNotIn("udp_recvmsg", out)
 
 
+class PprofReadsInlineFrames(unittest.TestCase):
+    """The profile as hucprof writes it with the kernel's debuginfo (fixture_profile.h's
+    fixture_profile_with_source: Debian 6.1's inline chain at udp_recvmsg's check): pprof must
+    show every inlined call as a frame of its own, marked, with its file and line."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="huc-pprof-inline-")
+        cls.path = os.path.join(cls.dir, "fixture-source.pb.gz")
+        subprocess.run([ARGS.fixture, "--with-source", cls.path], check=True)
+
+    def test_traces_show_the_inlined_copy_chain(self):
+        out = pprof("-traces", self.path)
+        block = [b for b in out.split("-----------+") if "check:" in b][0]
+        frames = re.findall(r"^[ \t]+(?:\S+ms[ \t]+)?(\w[\w.]*( \(inline\))?)[ \t]*$", block, re.M)
+        self.assertEqual([f[0] for f in frames],
+                         ["__check_object_size", "check_object_size (inline)",
+                          "check_copy_size (inline)", "copy_to_iter (inline)",
+                          "copy_linear_skb (inline)", "udp_recvmsg", "sock_recvmsg"], block)
+        self.assertRegex(block, r"copy:\s+copy_to_iter")
+
+    def test_lines_give_file_and_line_per_inlined_call(self):
+        out = pprof("-top", "-lines", "-sample_index=calls", self.path)
+        for line in ("copy_to_iter include/linux/uio.h:178 (inline)",
+                     "copy_linear_skb include/net/udp.h:377 (inline)",
+                     "check_copy_size include/linux/thread_info.h:235 (inline)",
+                     "udp_recvmsg net/ipv4/udp.c:1950",
+                     "__check_object_size mm/usercopy.c:213"):
+            self.assertIn(line, out)
+
+    def test_raw_keeps_one_location_with_five_lines_and_the_offset(self):
+        out = pprof("-raw", self.path)
+        self.assertRegex(out, r"0xb1d3a4 M=1 check_object_size include/linux/thread_info.h:199 "
+                              r"s=0\n\s+check_copy_size include/linux/thread_info.h:235 s=0\n"
+                              r"\s+copy_to_iter include/linux/uio.h:178 s=0\n"
+                              r"\s+copy_linear_skb include/net/udp.h:377 s=0\n"
+                              r"\s+udp_recvmsg net/ipv4/udp.c:1950 s=0")
+
+    def test_tagfocus_on_the_copy(self):
+        out = pprof("-tags", "-sample_index=calls", self.path)
+        self.assertRegex(out, r"copy: Total 1000(?:\.0)?\s*\n\s*1000(?:\.0)? \(\s*100%\): copy_to_iter")
+
+
 def main():
     global ARGS
     ARGS, rest = t.script_args("fixture", optional=["pprof"], workdir=False)

@@ -439,5 +439,133 @@ TEST(IntervalBuilder, LatencyGoesOutAsSlotMidpointsOnTheSitesStack) {
   EXPECT_EQ(deltas.stacks[0].labels->direction, "to_user");
 }
 
+// Names from a table; lines for some addresses, but only once `answered`: before, frames go out
+// without them and count as unanswered, as SourceSymbolizer's are while its lookups run.
+class PendingLines : public TableSymbolizer {
+ public:
+  PendingLines(std::map<uint64_t, std::string> table, std::map<uint64_t, SourceLines> lines)
+      : TableSymbolizer(std::move(table)), lines_(std::move(lines)) {}
+  std::optional<ResolvedFrame> frame(uint64_t addr) override {
+    auto f = Symbolizer::frame(addr);
+    auto it = lines_.find(addr);
+    if (f && it != lines_.end()) {
+      if (answered) {
+        f->source = std::make_shared<const SourceLines>(it->second);
+      } else {
+        ++unanswered_;
+      }
+    }
+    return f;
+  }
+  bool has_sources() const override { return true; }
+  uint64_t unanswered() const override { return unanswered_; }
+  bool answered = false;
+
+ private:
+  std::map<uint64_t, SourceLines> lines_;
+  uint64_t unanswered_ = 0;
+};
+
+const SourceLines kUdpLines = {{"check_object_size", "include/linux/thread_info.h", 199},
+                               {"check_copy_size", "include/linux/thread_info.h", 235},
+                               {"copy_to_iter", "include/linux/uio.h", 178},
+                               {"copy_linear_skb", "include/net/udp.h", 377},
+                               {"udp_recvmsg", "net/ipv4/udp.c", 1950}};
+
+PendingLines pending_lines() {
+  return PendingLines({{kUdpRecvmsg, "udp_recvmsg"},
+                       {kCheck, "__check_object_size"},
+                       {kSysRecvmsg, "__sys_recvmsg"}},
+                      {{kUdpRecvmsg, kUdpLines}});
+}
+
+RawDrain udp_probe_drain() {
+  RawDrain drain;
+  drain.probes = true;
+  drain.sites.push_back(
+      {direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 10, 640, kFullStackId});
+  drain.full_stacks[kFullStackId] = {kCheck, kUdpRecvmsg, kSysRecvmsg};
+  return drain;
+}
+
+TEST(IntervalBuilder, ACheckCountsAtOnceItsStackAndCopyWaitForTheLines) {
+  auto b = builder();
+  auto syms = pending_lines();
+  auto first = b.build(udp_probe_drain(), syms);
+  ASSERT_EQ(first.checks.size(), 1u);  // usercopy_checks_total never waits
+  EXPECT_EQ(first.checks[0].calls, 10u);
+  EXPECT_TRUE(first.stacks.empty());
+  EXPECT_TRUE(first.copies.empty());
+  EXPECT_EQ(b.held(), 1u);
+  auto waiting = b.build(RawDrain{}, syms);  // still looking up
+  EXPECT_TRUE(waiting.stacks.empty());
+  syms.answered = true;
+  auto later = b.build(RawDrain{}, syms);
+  EXPECT_TRUE(later.checks.empty());
+  ASSERT_EQ(later.stacks.size(), 1u);
+  EXPECT_THAT(names(later.stacks[0]),
+              ElementsAre("__check_object_size", "udp_recvmsg", "__sys_recvmsg"));
+  ASSERT_NE((*later.stacks[0].stack)[1]->source, nullptr);
+  EXPECT_EQ(*(*later.stacks[0].stack)[1]->source, kUdpLines);
+  EXPECT_EQ(later.stacks[0].labels->copy, "copy_to_iter");
+  EXPECT_EQ(later.stacks[0].values[kCalls], 10u);
+  EXPECT_EQ(later.stacks[0].values[kBytes], 640u);
+  ASSERT_EQ(later.copies.size(), 1u);
+  EXPECT_EQ(later.copies[0].callsite, "udp_recvmsg");
+  EXPECT_EQ(later.copies[0].syscall, "recvfrom");
+  EXPECT_EQ(later.copies[0].direction, "to_user");
+  EXPECT_EQ(later.copies[0].copy, "copy_to_iter");
+  EXPECT_EQ(later.copies[0].calls, 10u);
+  EXPECT_EQ(b.held(), 0u);
+  // Finished and cached: the next drain of the same stack holds nothing back.
+  auto steady = b.build(udp_probe_drain(), syms);
+  ASSERT_EQ(steady.stacks.size(), 1u);
+  EXPECT_EQ(steady.stacks[0].stack, later.stacks[0].stack);
+  ASSERT_EQ(steady.copies.size(), 1u);
+}
+
+TEST(IntervalBuilder, AHeldStackGoesOutWithoutItsLinesAfterTheHoldLimit) {
+  auto b = builder();
+  auto syms = pending_lines();
+  b.build(udp_probe_drain(), syms);
+  for (uint64_t i = 1; i < IntervalBuilder::kHoldDrains; ++i) {
+    EXPECT_TRUE(b.build(RawDrain{}, syms).stacks.empty());
+  }
+  auto out = b.build(RawDrain{}, syms);
+  ASSERT_EQ(out.stacks.size(), 1u);
+  EXPECT_EQ((*out.stacks[0].stack)[1]->source, nullptr);
+  EXPECT_EQ(out.stacks[0].labels->copy, "[unknown]");  // the checks still add up over copy
+  ASSERT_EQ(out.copies.size(), 1u);
+  EXPECT_EQ(out.copies[0].copy, "[unknown]");
+  EXPECT_EQ(out.copies[0].calls, 10u);
+  EXPECT_EQ(b.held(), 0u);
+}
+
+TEST(IntervalBuilder, SamplesCountAtOnceAndReleasingHeldStacksEmptiesTheHold) {
+  auto b = builder();
+  auto syms = pending_lines();
+  RawDrain drain;
+  drain.sampling = true;
+  drain.samples.push_back({sample_key(7, SYS_recvfrom), 3});
+  drain.sample_stacks[7] = {kCheck, kUdpRecvmsg, kSysRecvmsg};
+  auto first = b.build(drain, syms);
+  ASSERT_EQ(first.samples.size(), 1u);
+  EXPECT_EQ(first.samples[0].callsite, "udp_recvmsg");
+  EXPECT_EQ(first.samples[0].samples, 3u);
+  EXPECT_TRUE(first.stacks.empty());
+  syms.answered = true;
+  IntervalDeltas out;
+  b.release_held(out, syms);  // a recording's last drain
+  ASSERT_EQ(out.stacks.size(), 1u);
+  EXPECT_EQ(out.stacks[0].values[kSamples], 3u);
+  ASSERT_EQ(out.copies.size(), 1u);
+  EXPECT_EQ(out.copies[0].copy, "copy_to_iter");
+  EXPECT_EQ(out.copies[0].samples, 3u);
+  // The fold learnt its copy too: the next drain of the stack goes out at once.
+  auto next = b.build(drain, syms);
+  ASSERT_EQ(next.stacks.size(), 1u);
+  EXPECT_EQ(next.stacks[0].labels->copy, "copy_to_iter");
+}
+
 }  // namespace
 }  // namespace hucprof

@@ -97,17 +97,20 @@ class HucprofRun:
     def scrape_after_drain(self, path: Path | None = None, timeout: float = 60) -> str:
         """Scrape once two more drains have completed: the first of them may have begun before
         this call, the second began after it, so everything the kernel counted before this call
-        is in the scrape."""
+        is in the scrape. With the kernel's debuginfo, also once no stack waits for its lines:
+        the copy series have caught up with the checks then."""
         target = self.drains() + 2
         deadline = time.monotonic() + timeout
         while True:
             text, samples = self.metrics()
-            if tl.total(samples, "hucprof_drains_total") >= target:
+            if (tl.total(samples, "hucprof_drains_total") >= target
+                    and tl.total(samples, "hucprof_debuginfo_held_stacks") == 0):
                 break
             if self.daemon.proc.poll() is not None:
                 raise RuntimeError(f"hucprof exited with {self.daemon.proc.returncode}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"hucprof drained fewer than 2 times in {timeout:.0f}s")
+                raise RuntimeError(f"hucprof drained fewer than 2 times, or stacks still waited "
+                                   f"for their debuginfo lines, after {timeout:.0f}s")
             time.sleep(0.2)
         if path is not None:
             path.write_text(text)

@@ -1,0 +1,147 @@
+#include "core/debuginfo_search.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/build_id.h"
+
+namespace hucprof {
+
+namespace {
+
+constexpr std::string_view kDebugDir = "/usr/lib/debug";
+
+std::string joined(std::string_view dir, std::string_view rest) {
+  std::string out(dir);
+  while (!out.empty() && out.back() == '/') out.pop_back();
+  return out + "/" + std::string(rest);
+}
+
+// The debug directories a --debuginfo.path directory stands for: itself (laid out like
+// /usr/lib/debug) and, for an unpacked package, its usr/lib/debug.
+std::vector<std::string> debug_roots(const std::string& path, PathKind kind) {
+  if (kind == PathKind::Directory) return {path, joined(path, "usr/lib/debug")};
+  if (path.empty()) return {std::string(kDebugDir)};
+  return {};
+}
+
+// ID and ID_LIKE of an os-release file, as words.
+std::vector<std::string> os_ids(std::string_view os_release) {
+  std::vector<std::string> ids;
+  std::istringstream in{std::string(os_release)};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string_view l = line;
+    for (std::string_view key : {"ID=", "ID_LIKE="}) {
+      if (!l.starts_with(key)) continue;
+      std::string value(l.substr(key.size()));
+      std::erase(value, '"');
+      std::erase(value, '\'');
+      std::istringstream words(value);
+      for (std::string w; words >> w;) ids.push_back(w);
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
+std::vector<std::string> vmlinux_candidates(const std::string& path, PathKind kind,
+                                            std::string_view release, std::string_view build_id) {
+  if (kind == PathKind::File || (kind == PathKind::Missing && !path.empty())) return {path};
+  const std::string r(release);
+  std::vector<std::string> out;
+  for (const std::string& root : debug_roots(path, kind)) {
+    out.push_back(joined(root, "boot/vmlinux-" + r));         // Debian, Ubuntu
+    out.push_back(joined(root, "lib/modules/" + r + "/vmlinux"));  // Fedora
+    if (!build_id.empty()) {
+      out.push_back(joined(root, ".build-id/" + build_id_path(build_id) + ".debug"));
+    }
+    out.push_back(joined(root, "boot/vmlinux-" + r + ".debug"));
+  }
+  if (kind == PathKind::Directory) {
+    out.push_back(joined(path, "vmlinux-" + r));
+    out.push_back(joined(path, "vmlinux"));
+  } else {
+    // A kernel built and installed by hand: only useful when built with debuginfo.
+    out.push_back("/boot/vmlinux-" + r);
+    out.push_back("/lib/modules/" + r + "/build/vmlinux");
+  }
+  return out;
+}
+
+std::vector<std::string> module_debug_dirs(const std::string& path, PathKind kind,
+                                           std::string_view release) {
+  std::vector<std::string> out;
+  for (const std::string& root : debug_roots(path, kind)) {
+    out.push_back(joined(root, "lib/modules/" + std::string(release)));
+  }
+  if (kind == PathKind::Directory) out.push_back(path);
+  return out;
+}
+
+std::vector<std::string> build_id_dirs(const std::string& path, PathKind kind) {
+  std::vector<std::string> out;
+  for (const std::string& root : debug_roots(path, kind)) out.push_back(joined(root, ".build-id"));
+  return out;
+}
+
+std::string module_of_file(std::string_view name) {
+  for (std::string_view suffix : {".ko.debug", ".ko.xz", ".ko.zst", ".ko.gz", ".ko"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      std::string module(name.substr(0, name.size() - suffix.size()));
+      std::replace(module.begin(), module.end(), '-', '_');
+      return module;
+    }
+  }
+  return "";
+}
+
+CandidateCheck::Outcome judge_build_id(std::string_view file_build_id,
+                                       std::string_view running_build_id) {
+  if (file_build_id.empty()) return CandidateCheck::NoBuildId;
+  return file_build_id == running_build_id ? CandidateCheck::Accepted : CandidateCheck::Mismatch;
+}
+
+std::string describe(const CandidateCheck& c, std::string_view running_build_id) {
+  switch (c.outcome) {
+    case CandidateCheck::Absent:
+      return c.path + ": no such file";
+    case CandidateCheck::Unreadable:
+      return c.path + ": cannot be read: " + c.detail;
+    case CandidateCheck::NoDwarf:
+      return c.path + ": has no DWARF debuginfo (.debug_info): a stripped image";
+    case CandidateCheck::NoBuildId:
+      return c.path + ": refused: it has no GNU build-id, so it cannot be proved to be this "
+                      "kernel's";
+    case CandidateCheck::Mismatch:
+      if (running_build_id.empty()) {
+        return c.path + ": refused: the running kernel's build-id is unknown, so no file can be "
+                        "proved to be its";
+      }
+      return c.path + ": refused: its build-id " + short_build_id(c.build_id) + " is not the " +
+             "running kernel's " + short_build_id(running_build_id) +
+             " (another build: its lines would be wrong)";
+    case CandidateCheck::Accepted:
+      return c.path + " (build-id " + short_build_id(c.build_id) + ", the running kernel's)";
+  }
+  return c.path;
+}
+
+std::string install_command(std::string_view os_release, std::string_view release) {
+  const std::vector<std::string> ids = os_ids(os_release);
+  auto is = [&](std::string_view id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  const std::string r(release);
+  // Ubuntu says ID_LIKE=debian: ask for it first.
+  if (is("ubuntu")) {
+    return "apt-get install linux-image-" + r +
+           "-dbgsym (from ddebs.ubuntu.com, after apt-get install ubuntu-dbgsym-keyring and that "
+           "archive in the sources; docs/debuginfo.md)";
+  }
+  if (is("debian")) return "apt-get install linux-image-" + r + "-dbg";
+  if (is("fedora") || is("rhel") || is("centos")) return "dnf debuginfo-install kernel-" + r;
+  return "install your distribution's debuginfo package of kernel " + r +
+         ", or point --debuginfo.path at a vmlinux built with debuginfo (docs/debuginfo.md)";
+}
+
+}  // namespace hucprof
