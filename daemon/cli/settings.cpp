@@ -203,7 +203,7 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
-const std::array<Setting, 17> kSettings{{
+const std::array<Setting, 19> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, true, OnReload::Restart, apply_mode,

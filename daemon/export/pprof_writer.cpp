@@ -88,7 +88,7 @@ class LocationTable {
     auto* loc = out_.add_location();
     it->second = static_cast<uint64_t>(out_.location_size());
     loc->set_id(it->second);
-    loc->add_line()->set_function_id(function(ProfileFrame{std::string(name), "", 0, 0}));
+    loc->add_line()->set_function_id(function(std::string(name), "", ""));
     return it->second;
   }
 
