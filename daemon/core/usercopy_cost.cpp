@@ -38,7 +38,8 @@ template <typename T>
 std::vector<T> largest(std::map<std::vector<CopyStep>, T>& by_path, size_t n) {
   std::vector<T> out;
   for (auto& [path, cost] : by_path) out.push_back(std::move(cost));
-  std::stable_sort(out.begin(), out.end(), [](const T& a, const T& b) { return a.value > b.value; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const T& a, const T& b) { return a.value > b.value; });
   if (out.size() > n) out.resize(n);
   return out;
 }

@@ -83,7 +83,8 @@ std::vector<SourceLines> addr2line(const std::string& elf, const std::vector<uin
 std::string differences(const SourceLines& ours, const SourceLines& ref) {
   auto text = [](const SourceLines& lines) {
     std::string out;
-    for (const auto& l : lines) out += l.function + " " + l.file + ":" + std::to_string(l.line) + "; ";
+    for (const auto& l : lines)
+      out += l.function + " " + l.file + ":" + std::to_string(l.line) + "; ";
     return out;
   };
   bool same = ours.size() == ref.size();
@@ -110,8 +111,7 @@ struct Fixture : ::testing::Test {
   void SetUp() override {
     if (cross_build()) GTEST_SKIP() << "cross build: the host's addr2line is not asked from qemu";
     syms = symbols(HUC_INLINE_ELF);
-    ASSERT_TRUE(syms.contains("udp_recvmsg") && syms.contains("_stext") &&
-                syms.contains("main"));
+    ASSERT_TRUE(syms.contains("udp_recvmsg") && syms.contains("_stext") && syms.contains("main"));
     begin = syms["udp_recvmsg"];
     end = syms["main"] > begin ? syms["main"] : begin + 0x40;
     for (const auto& [name, addr] : syms) {
@@ -227,12 +227,14 @@ TEST_F(KernelDebuginfoTest, AcceptsTheFileWhoseBuildIdIsTheRunningKernelsAndReso
   EXPECT_EQ(differences(*debuginfo->lines(in_module), reference[8]), "");
   const auto modules = debuginfo->check_modules({"inline_mod", "absent_mod"});
   ASSERT_EQ(modules.size(), 2u);
-  EXPECT_EQ(modules[0].file, (dir / "debug/lib/modules/6.1.0-test/kernel/net/inline-mod.ko").string());
+  EXPECT_EQ(modules[0].file,
+            (dir / "debug/lib/modules/6.1.0-test/kernel/net/inline-mod.ko").string());
   EXPECT_THAT(modules[1].problem, ::testing::HasSubstr("no GNU build-id"));
 }
 
 TEST_F(KernelDebuginfoTest, RefusesAnotherBuildsFileAndSaysWhy) {
-  auto debuginfo = KernelDebuginfo::find(settings("00112233445566778899aabbccddeeff00112233"), true);
+  auto debuginfo =
+      KernelDebuginfo::find(settings("00112233445566778899aabbccddeeff00112233"), true);
   EXPECT_FALSE(debuginfo->ready());
   EXPECT_TRUE(debuginfo->report().vmlinux.empty());
   bool refused = false;
