@@ -8,8 +8,11 @@ scraper derives them from its config); profile_scraper (Go) sends them with the 
 settings of prometheus/common that both scrapers use (no Accept-Encoding), applies Alloy's
 response validation and parses the body with github.com/google/pprof/profile, what Parca and
 Pyroscope parse profiles with. Both scrapers wait at once, as they would on a node scraped by
-both; a third delta request meanwhile gets hucprof's documented 429."""
+both, each from an address of its own (on a fleet they are other hosts; hucprof keeps one
+waiting window per client address); a third delta request from a third address meanwhile gets
+hucprof's documented 429."""
 
+import http.client
 import json
 import os
 import subprocess
@@ -26,6 +29,9 @@ import hucprof_testlib as t  # noqa: E402
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 ARGS = None
 USER_AGENTS = {"parca": "conprof/v0.24.0", "alloy": "Alloy/v1.10.0 (linux; binary)"}
+# Where each scraper connects from (on a fleet they are other hosts): loopback addresses.
+CLIENT_ADDRESS = {"parca": "127.0.0.1", "alloy": "127.0.0.2"}
+THIRD_ADDRESS = "127.0.0.3"
 
 
 def shipped_requests():
@@ -55,7 +61,12 @@ class FleetScrapers(unittest.TestCase):
                 th.start()
                 threads.append(th)
             time.sleep(1)  # both are waiting now
-            cls.third = t.http_get(cls.daemon.url("/debug/pprof/usercopy?seconds=5"), timeout=30)
+            conn = http.client.HTTPConnection("127.0.0.1", cls.daemon.port, timeout=30,
+                                              source_address=(THIRD_ADDRESS, 0))
+            conn.request("GET", "/debug/pprof/usercopy?seconds=5")
+            answer = conn.getresponse()
+            cls.third = answer.status, answer.read().decode(errors="replace")
+            conn.close()
             for th in threads:
                 th.join()
         finally:
@@ -65,7 +76,8 @@ class FleetScrapers(unittest.TestCase):
     def scrape(cls, r):
         started = time.monotonic()
         p = subprocess.run([ARGS.scraper, "-url", cls.daemon.url(r.target),
-                            "-timeout", "%gs" % r.timeout_s, "-user-agent", USER_AGENTS[r.scraper]],
+                            "-timeout", "%gs" % r.timeout_s, "-user-agent", USER_AGENTS[r.scraper],
+                            "-source", CLIENT_ADDRESS[r.scraper]],
                            capture_output=True, text=True, timeout=r.timeout_s + 30)
         out = json.loads(p.stdout) if p.stdout.strip() else {"error": p.stderr}
         out["rc"], out["wall_s"] = p.returncode, time.monotonic() - started

@@ -115,6 +115,20 @@ def share_of_busy(path):
     return sum(s.values[i] for s in samples if "context" not in s.labels) / busy, busy
 
 
+# Runs the command given as arguments beside two busy loops per CPU, which end with it.
+SPINNERS_BESIDE = """
+import multiprocessing, subprocess, sys
+def spin():
+    while True:
+        pass
+spinners = [multiprocessing.Process(target=spin, daemon=True)
+            for _ in range(2 * multiprocessing.cpu_count())]
+for p in spinners:
+    p.start()
+sys.exit(subprocess.call(sys.argv[1:]))
+"""
+
+
 class DiffOfTwoRecordings(unittest.TestCase):
     """pprof -diff_base of a checks-heavy and a checks-light recording compares shares: the rest
     of busy CPU is in each profile, so -normalize scales by busy CPU."""
@@ -128,10 +142,12 @@ class DiffOfTwoRecordings(unittest.TestCase):
 
     def test_normalized_diff_is_the_change_in_share(self):
         heavy = self.record("host_heavy.pb.gz", flood_cmd(6))
-        # 32 KiB datagrams: each copy costs more, the check the same, so far fewer checks per
-        # busy second.
-        light = self.record("host_light.pb.gz", [ARGS.flood, "--seconds", "6", "--payload",
-                                                 "32768"])
+        # The same flood beside two user-space spinners per CPU: it gets about a third of the
+        # CPU, so the checks are about a third of the share. (32 KiB datagrams were tried as
+        # the light side: their share of busy CPU ranged 0.6-2.6 %, above the 64 B flood's
+        # 1.1-1.7 % at times.)
+        light = self.record("host_light.pb.gz", [sys.executable, "-c", SPINNERS_BESIDE] +
+                            flood_cmd(6))
         share_heavy, _ = share_of_busy(heavy)
         share_light, busy_light = share_of_busy(light)
         self.assertGreater(share_heavy, share_light)

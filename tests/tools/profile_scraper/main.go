@@ -9,7 +9,8 @@
 //     not an HTML or JSON page, gzip or protobuf); then profile.ParseData, what Parca stores
 //     and what Pyroscope's ingester parses.
 //
-// Usage: profile_scraper -url URL -timeout 13s -user-agent conprof/v0.x
+// Usage: profile_scraper -url URL -timeout 13s -user-agent conprof/v0.x [-source 127.0.0.2]
+// (-source: the local address to connect from, as the scraper's own host would.)
 // Prints one JSON object: what was sent and received, the profile's sample types, samples, and
 // the sum of each sample type per value of -label. Exit status 0 on a profile that passes every
 // check, 1 otherwise (the JSON says why).
@@ -22,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -51,10 +53,11 @@ func main() {
 	timeout := flag.Duration("timeout", 10*time.Second, "the scrape timeout")
 	userAgent := flag.String("user-agent", "", "User-Agent of the scraper")
 	label := flag.String("label", "callsite", "pprof label to sum each sample type by")
+	source := flag.String("source", "", "local IP address to connect from (default: any)")
 	flag.Parse()
 
 	r := result{URL: *url, ByLabel: map[string]map[string]int64{}}
-	err := scrape(&r, *timeout, *userAgent, *label)
+	err := scrape(&r, *timeout, *userAgent, *label, *source)
 	if err != nil {
 		r.Error = err.Error()
 	}
@@ -65,9 +68,18 @@ func main() {
 	}
 }
 
-func scrape(r *result, timeout time.Duration, userAgent, label string) error {
+func scrape(r *result, timeout time.Duration, userAgent, label, source string) error {
+	dialer := &net.Dialer{}
+	if source != "" {
+		ip := net.ParseIP(source)
+		if ip == nil {
+			return fmt.Errorf("-source %q is not an IP address", source)
+		}
+		dialer.LocalAddr = &net.TCPAddr{IP: ip}
+	}
 	// prometheus/common config/http_config.go's transport, as far as a request shows it.
 	client := &http.Client{Transport: &http.Transport{
+		DialContext:         dialer.DialContext,
 		DisableCompression:  true,
 		MaxIdleConns:        20000,
 		MaxIdleConnsPerHost: 1000,
