@@ -49,19 +49,35 @@ enum huc_scan_verdict {
 	HUC_SCAN_INTERRUPT_IN_CHECK = 2, /* kernel CPU, counted as HUC_EXCLUDE_INTERRUPT */
 };
 
+/*
+ * One frame of that scan, leaf first: the verdict when this frame is a check dispatcher (the
+ * scan ends there), else HUC_SCAN_OUTSIDE to go on; *interrupted is set at interrupt entry code.
+ * The sampler runs it frame by frame under bpf_loop (one verification for every frame: the
+ * unrolled scan of both range sets was past 6.1's verifier limit, E2BIG).
+ */
+static __always_inline enum huc_scan_verdict
+huc_scan_frame(__u64 ip, bool *interrupted, const volatile struct huc_range *checks,
+	       __u32 nr_checks, const volatile struct huc_range *interrupts, __u32 nr_interrupts)
+{
+	if (huc_in_ranges(checks, nr_checks, ip))
+		return *interrupted ? HUC_SCAN_INTERRUPT_IN_CHECK : HUC_SCAN_IN_CHECK;
+	if (!*interrupted && huc_in_ranges(interrupts, nr_interrupts, ip))
+		*interrupted = true;
+	return HUC_SCAN_OUTSIDE;
+}
+
+/* The whole scan, as the sampler's bpf_loop walks it (the unit tests run this). */
 static __always_inline enum huc_scan_verdict
 huc_scan_stack(const __u64 *ips, __u32 frames, const volatile struct huc_range *checks,
 	       __u32 nr_checks, const volatile struct huc_range *interrupts, __u32 nr_interrupts)
 {
 	bool interrupted = false;
 
-	for (__u32 i = 0; i < HUC_SAMPLE_SCAN_DEPTH; i++) {
-		if (i >= frames)
-			break;
-		if (huc_in_ranges(checks, nr_checks, ips[i]))
-			return interrupted ? HUC_SCAN_INTERRUPT_IN_CHECK : HUC_SCAN_IN_CHECK;
-		if (!interrupted && huc_in_ranges(interrupts, nr_interrupts, ips[i]))
-			interrupted = true;
+	for (__u32 i = 0; i < HUC_SAMPLE_SCAN_DEPTH && i < frames; i++) {
+		enum huc_scan_verdict verdict = huc_scan_frame(ips[i], &interrupted, checks, nr_checks,
+							       interrupts, nr_interrupts);
+		if (verdict != HUC_SCAN_OUTSIDE)
+			return verdict;
 	}
 	return HUC_SCAN_OUTSIDE;
 }

@@ -44,11 +44,37 @@ struct {
 	__type(value, struct sample_scratch);
 } sample_scratch SEC(".maps");
 
+/* The scan's state between bpf_loop's calls of scan_frame. */
+struct scan_walk {
+	__u32 frames;
+	bool interrupted;
+	__u8 verdict;
+};
+
+static long scan_frame(__u32 i, void *data)
+{
+	struct scan_walk *walk = data;
+	struct sample_scratch *buf;
+	__u32 zero = 0;
+
+	if (i >= walk->frames)
+		return 1;
+	buf = bpf_map_lookup_elem(&sample_scratch, &zero);
+	if (!buf)
+		return 1;
+	barrier_var(i); /* the bound below must stay on i itself, where the verifier sees it */
+	if (i >= HUC_SAMPLE_SCAN_DEPTH)
+		return 1;
+	walk->verdict = huc_scan_frame(buf->scan[i], &walk->interrupted, check_ranges,
+				       nr_check_ranges, interrupt_ranges, nr_interrupt_ranges);
+	return walk->verdict != HUC_SCAN_OUTSIDE;
+}
+
 SEC("perf_event")
 int huc_sample(struct bpf_perf_event_data *ctx)
 {
 	struct huc_sample_key key = {};
-	enum huc_scan_verdict verdict;
+	struct scan_walk walk = {};
 	struct sample_scratch *buf;
 	__u32 zero = 0;
 	long len;
@@ -69,11 +95,11 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	len = bpf_get_stack(ctx, buf->scan, sizeof(buf->scan), 0);
 	if (len <= 0)
 		return 0;
-	verdict = huc_scan_stack(buf->scan, len / sizeof(__u64), check_ranges, nr_check_ranges,
-				 interrupt_ranges, nr_interrupt_ranges);
-	if (verdict == HUC_SCAN_INTERRUPT_IN_CHECK)
+	walk.frames = len / sizeof(__u64);
+	bpf_loop(HUC_SAMPLE_SCAN_DEPTH, scan_frame, &walk, 0);
+	if (walk.verdict == HUC_SCAN_INTERRUPT_IN_CHECK)
 		huc_count(&sample_excluded, HUC_EXCLUDE_INTERRUPT);
-	if (verdict != HUC_SCAN_IN_CHECK)
+	if (walk.verdict != HUC_SCAN_IN_CHECK)
 		return 0;
 
 	/* Only samples inside a check pay for the full stack. */
