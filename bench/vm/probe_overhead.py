@@ -57,7 +57,7 @@ sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-from whatif import ICOUNT, WORKLOADS  # noqa: E402  (the seeds' workloads, sized for icount)
+from whatif import ICOUNT, WORKLOADS, boot_set  # noqa: E402  (the seeds' workloads, icount-sized)
 
 HUCPROF_FLAGS = {
     "hucprof": [],
@@ -266,10 +266,7 @@ def host_main() -> int:
             results[label] = json.loads((out_root / label / "summary.json").read_text())
     else:
         try:
-            vmlib.preflight()
-            load = vmlib.compile_c(HERE / "workloads" / "whatif_load.c",
-                                   cache / "bin" / "whatif_load")
-            kernels = [vm_tier.boot_files(label, cache) for label in labels]
+            load, kernels = boot_set(labels, cache)
         except vmlib.Skip as e:
             print(f"SKIP: {e}")
             return vmlib.SKIP

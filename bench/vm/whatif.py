@@ -189,6 +189,18 @@ def guest_main() -> int:
 # Host side
 # ---------------------------------------------------------------------------------------------
 
+def boot_set(labels: list[str], cache: Path) -> tuple[Path, list]:
+    """What a host side needs to boot `labels` with the seeds' workloads (this file's and
+    probe_overhead.py's): the workload binary and each kernel's boot files. vmlib.Skip when the
+    host lacks what it takes."""
+    sys.path.insert(0, str(REPO / "tests" / "vm"))
+    import vm_tier
+    import vmlib
+    vmlib.preflight()
+    load = vmlib.compile_c(HERE / "workloads" / "whatif_load.c", cache / "bin" / "whatif_load")
+    return load, [vm_tier.boot_files(label, cache) for label in labels]
+
+
 def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
     import vm_tier
@@ -223,10 +235,7 @@ def host_main() -> int:
         return 1
     labels = a.kernel or [k.label for k in vm_tier.KERNELS]
     try:
-        vmlib.preflight()
-        load = vmlib.compile_c(HERE / "workloads" / "whatif_load.c",
-                               cache / "bin" / "whatif_load")
-        kernels = [vm_tier.boot_files(label, cache) for label in labels]
+        load, kernels = boot_set(labels, cache)
     except vmlib.Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP
