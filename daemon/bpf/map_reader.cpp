@@ -5,6 +5,7 @@
 #include <charconv>
 #include <string>
 
+#include "bpf/program_stats.h"
 #include "core/file_text.h"
 
 namespace hucprof {
@@ -37,6 +38,11 @@ void add_map_memory(const bpf_object* obj, std::vector<MapMemory>& out) {
     const int fd = bpf_map__fd(map);
     if (fd >= 0) out.push_back(map_memory(fd));
   }
+}
+
+void add_object_costs(const bpf_object* obj, RawDrain& out) {
+  add_map_memory(obj, out.map_memory);
+  if (out.program_costs.stats == BpfStats::on) add_program_costs(obj, out.program_costs.programs);
 }
 
 }  // namespace hucprof

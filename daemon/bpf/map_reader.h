@@ -87,5 +87,15 @@ void add_percpu_array(int map_fd, int possible_cpus, std::array<uint64_t, N>& ou
 MapMemory map_memory(int map_fd);
 // map_memory of every map of a loaded object that was created.
 void add_map_memory(const bpf_object* obj, std::vector<MapMemory>& out);
+// What every drain reports about the object itself: its maps' memory and, when the drain asks
+// for them (bpf_stats on), its programs' runs and run time.
+void add_object_costs(const bpf_object* obj, RawDrain& out);
+
+// Starts the next generation of a session's keys: its programs write `generation` into every key
+// from their next run, so the keys of the one before can be drained while they run. They read it
+// once per run; the program barrier that follows orders this write before those runs.
+inline void retire_generation(uint8_t& generation, volatile uint8_t& program_generation) {
+  program_generation = ++generation;
+}
 
 }  // namespace hucprof

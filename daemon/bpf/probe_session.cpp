@@ -14,7 +14,6 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
-#include "bpf/program_stats.h"
 #include "log/log_fields.h"
 #include "probe.skel.h"
 
@@ -295,9 +294,7 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
 }
 
 void ProbeSession::retire_generation() {
-  ++generation_;
-  // The programs read it once per run; the barrier that follows orders the write before them.
-  *static_cast<volatile uint8_t*>(&skel_->bss->generation) = generation_;
+  hucprof::retire_generation(generation_, skel_->bss->generation);
 }
 
 void ProbeSession::drain(RawDrain& out) {
@@ -325,10 +322,7 @@ void ProbeSession::drain(RawDrain& out) {
   delete_retired_stacks(full_fd, generation_);
   add_percpu_array(bpf_map__fd(skel_->maps.drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), possible_cpus_, out.helper_walks);
-  add_map_memory(skel_->obj, out.map_memory);
-  if (out.program_costs.stats == BpfStats::on) {
-    add_program_costs(skel_->obj, out.program_costs.programs);
-  }
+  add_object_costs(skel_->obj, out);
 }
 
 }  // namespace hucprof

@@ -11,7 +11,6 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
-#include "bpf/program_stats.h"
 #include "core/cpu_list.h"
 #include "core/file_text.h"
 #include "hucprof_abi.h"
@@ -122,9 +121,7 @@ SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequen
 }
 
 void SamplingSession::retire_generation() {
-  ++generation_;
-  // The program reads it once per run; the barrier that follows orders the write before it.
-  *static_cast<volatile uint8_t*>(&skel_->bss->generation) = generation_;
+  hucprof::retire_generation(generation_, skel_->bss->generation);
 }
 
 void SamplingSession::drain(RawDrain& out) {
@@ -140,10 +137,7 @@ void SamplingSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.contexts), possible_cpus_, out.contexts);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_excluded), possible_cpus_, out.excluded);
-  add_map_memory(skel_->obj, out.map_memory);
-  if (out.program_costs.stats == BpfStats::on) {
-    add_program_costs(skel_->obj, out.program_costs.programs);
-  }
+  add_object_costs(skel_->obj, out);
 }
 
 }  // namespace hucprof
