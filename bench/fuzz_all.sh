@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long fuzzing run behind the README's fuzzing figures: every target of fuzz/targets.cmake
+# The long fuzzing run (docs/benchmarks.md): every target of fuzz/targets.cmake
 # for SECONDS each (default 600), JOBS at a time (default: the number of CPUs), from the
 # checked-in seed corpus. New inputs stay in OUT/NAME/ (merge them into fuzz/corpus/NAME with
 # `BINARY -merge=1 fuzz/corpus/NAME OUT/NAME` if they are worth keeping); crash reproducers go

@@ -1,6 +1,6 @@
 """perf's kernel stacks, classified by hucprof's sampling rule, as the reference for it.
 
-The rule (README "Sampling mode"): scanning a sampled kernel stack from the leaf, the first check
+The rule (docs/design.md, "Sampling mode"): scanning a sampled kernel stack from the leaf, the first check
 dispatcher frame (__check_object_size, check_heap_object) within 24 frames makes the sample the
 check's cost, unless interrupt entry code came first: then an interrupt, exception or softirq ran
 on top of the check, and the sample is kernel CPU, excluded from the check. Interrupt entry code

@@ -25,6 +25,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 DEPLOY = os.path.join(REPO, "deploy")
+sys.path.insert(0, os.path.join(REPO, "tests", "lib"))
+from markdown_anchors import markdown_anchors  # noqa: E402
+
 UNIT = os.path.join(DEPLOY, "hucprof.service")
 RULES = os.path.join(DEPLOY, "prometheus", "hucprof.rules.yml")
 PROM_CONFIG = os.path.join(DEPLOY, "prometheus", "prometheus.yml")
@@ -101,21 +104,6 @@ def check_prometheus() -> None:
     check(re.search(r"job_name:\s*hucprof\b", text) is not None,
           "prometheus.yml scrape job is named hucprof (HucprofDown and dashboards expect it)")
     check_runbooks()
-
-
-def markdown_anchors(path: str) -> set[str]:
-    """The anchors GitHub (and most renderers) give the headings of a Markdown file."""
-    anchors = set()
-    in_code = False
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("```"):
-                in_code = not in_code
-            m = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
-            if m and not in_code:
-                slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
-                anchors.add(slug)
-    return anchors
 
 
 def check_runbooks() -> None:

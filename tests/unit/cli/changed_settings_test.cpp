@@ -1,5 +1,5 @@
 // What SIGHUP reports and applies: the settings that differ, and which of them can change while
-// running (README, "Signals").
+// running (docs/configuration.md, "Signals and privileges").
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

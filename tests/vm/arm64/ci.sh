@@ -4,8 +4,8 @@
 # kernels under TCG (run-guest.sh): Debian 12's 6.12 and the newest of trixie-backports (through
 # a private apt list), each with version, doctor (its kernel config where the package installs
 # it), fentry and kprobe each exact over 1000 UDP pairs against the kernel's own count, and
-# sampling's top call site. The full set (6.1 too, hardened_usercopy=off) is the README's
-# documented command.
+# sampling's top call site. The full set (6.1 too, hardened_usercopy=off) is in docs/arm64.md,
+# the documented command.
 #
 #   tests/vm/arm64/ci.sh BUILD_DIR        builds into BUILD_DIR/arm64
 set -euo pipefail

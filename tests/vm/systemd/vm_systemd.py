@@ -285,7 +285,7 @@ def evaluate(f: dict, results: Path) -> list[Row]:
     check("unit CapabilityBoundingSet=", " ".join(sorted(EXPECTED_CAPS)), " ".join(sorted(bset)))
     check("unit AmbientCapabilities=", " ".join(sorted(EXPECTED_CAPS)), " ".join(sorted(amb)))
     # Once attached, hucprof keeps only --capabilities.keep (default cap_syslog) and empties the
-    # ambient set; without CAP_SETPCAP the rest stays in the bounding set (README "Privileges").
+    # ambient set; without CAP_SETPCAP the rest stays in the bounding set (docs/configuration.md).
     bounding = mask_of(bset) if bset <= set(CAP_NUM) else "?"
     kept = mask_of(KEPT_CAPS & bset) if bset <= set(CAP_NUM) else "?"
 
