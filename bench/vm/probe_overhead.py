@@ -16,8 +16,7 @@ timed interval) run with nothing attached and with each variant attached to __ch
   hucprof_attach   ... --probe.subchecks attach (a probe on each sub-check function instead)
   hucprof_latency  ... --latency (fexit timing of every check)
   hucprof_kprobe   ... --probe.attach kprobe
-  LABEL            --hucprof LABEL=BINARY: another hucprof build with default flags (an A/B, or
-                   a bench build with parts compiled out: HUCPROF_BPF_BENCH_CUT, below)
+  LABEL            --hucprof LABEL=BINARY: another hucprof build with default flags (an A/B)
 
 Rounds are interleaved: none V1 none V2 ... (--rounds times), each variant's slowdown taken
 against the baseline run right before it, per workload; the table gives the median over rounds.
@@ -31,11 +30,7 @@ per run (instruction-ns: under icount one instruction is 2 ns). The daemon drain
 
 --kernel takes any label of tests/vm/vm_tier.py's KERNELS (default: all of them). BUILD_DIR as
 for the VM tier (daemon/hucprof built; kernel packages cached in BUILD_DIR/vm-cache); bpftrace
-on the host (scripts/install-deps.sh installs it; the guest runs the host's root). Part by part:
-
-  cmake -S . -B build-cut -G Ninja -DHUCPROF_BPF_BENCH_CUT="-DHUC_BENCH_CUT_CLASSIFY" &&
-    ninja -C build-cut daemon/hucprof
-  bench/vm/probe_overhead.py build --variant hucprof --hucprof no_classify=build-cut/daemon/hucprof
+on the host (scripts/install-deps.sh installs it; the guest runs the host's root).
 
 Not part of ctest. In the guest the same file runs the measurements (it is the guest script).
 """
