@@ -11,7 +11,7 @@
 #   /usr/share/hucprof/grafana/provisioning/       Grafana data source + dashboard provisioning
 #   /usr/share/hucprof/kubernetes/                 DaemonSet, ServiceMonitor, Containerfile
 #   /usr/share/hucprof/parca/, alloy/              fleet-wide profile scraping (Parca, Alloy)
-#   /usr/share/doc/hucprof/                        README(s)
+#   /usr/share/doc/hucprof/                        README(s), docs/*.md beside them
 #
 # Depends, the maintainer scripts (dh_installsystemd) and the conffiles (everything under /etc)
 # are debhelper's (debian/).
@@ -65,3 +65,6 @@ install(FILES ${HUC_DEPLOY_DIR}/README.md DESTINATION share/doc/hucprof RENAME d
 if(EXISTS ${PROJECT_SOURCE_DIR}/README.md)
   install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/hucprof)
 endif()
+# The README's links lead into docs/: the same relative paths beside it.
+file(GLOB HUC_DOCS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${HUC_DOCS} ${PROJECT_SOURCE_DIR}/docs/flame-graph.png DESTINATION share/doc/hucprof/docs)
