@@ -7,6 +7,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -50,7 +51,9 @@ CgroupIndex::CgroupIndex(Options options) : options_(std::move(options)) {
 std::optional<std::string> CgroupIndex::path_of(uint64_t cgroup_id) {
   if (auto it = paths_.find(cgroup_id); it != paths_.end()) return it->second;
   const auto now = options_.clock();
-  if (last_walk_ && now - *last_walk_ < options_.min_refresh) {
+  const auto interval = std::max<std::chrono::steady_clock::duration>(
+      options_.min_refresh, last_walk_took_ * options_.walk_time_multiple);
+  if (last_walk_ && now - *last_walk_ < interval) {
     ++stats_.misses;
     ++stats_.throttled;
     return std::nullopt;
@@ -64,6 +67,11 @@ std::optional<std::string> CgroupIndex::path_of(uint64_t cgroup_id) {
 void CgroupIndex::refresh() {
   last_walk_ = options_.clock();
   ++stats_.walks;
+  walk();
+  last_walk_took_ = options_.clock() - *last_walk_;
+}
+
+void CgroupIndex::walk() {
   std::unordered_map<uint64_t, std::string> found;
   struct stat root {};
   const bool stated = ::stat(options_.root.c_str(), &root) == 0;

@@ -27,9 +27,11 @@ UnifiedRoot find_unified_root(const std::string& mount = kCgroupMount);
 // whole index; nothing is asked of BPF.
 //
 // Cached: a miss walks the tree again, at most once per `min_refresh`, so a cgroup made since
-// the last walk is found within a second and an id that exists nowhere costs one walk a second
-// at most. At most `max_entries` cgroups are kept; a walk that finds more stops there and is
-// counted in stats().capped_walks. Not thread-safe: one drain thread asks.
+// the last walk is found within a second, and never sooner than `walk_time_multiple` times the
+// last walk took, so that ids that exist nowhere (a cgroup gone before its samples were read)
+// cost at most 1% of a CPU on a node with a very large tree (a walk costs ~30 us a cgroup). At most
+// `max_entries` cgroups are kept; a walk that finds more stops there and is counted in
+// stats().capped_walks. Not thread-safe: one drain thread asks.
 class CgroupIndex {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
@@ -37,6 +39,7 @@ class CgroupIndex {
     std::string root;  // the unified root (find_unified_root), or any tree in a test
     size_t max_entries = 16384;
     std::chrono::milliseconds min_refresh{1000};
+    unsigned walk_time_multiple = 100;
     Clock clock;  // steady_clock::now when empty
   };
   struct Stats {
@@ -56,9 +59,12 @@ class CgroupIndex {
   const Stats& stats() const { return stats_; }
 
  private:
+  void walk();
+
   Options options_;
   std::unordered_map<uint64_t, std::string> paths_;
   std::optional<std::chrono::steady_clock::time_point> last_walk_;
+  std::chrono::steady_clock::duration last_walk_took_{};
   Stats stats_;
 };
 

@@ -69,6 +69,22 @@ TEST(CgroupIndex, AMissWalksAgainAtMostOncePerInterval) {
   EXPECT_EQ(index.stats().misses, 4u);
 }
 
+TEST(CgroupIndex, ASlowWalkWaitsAHundredTimesItsDurationBeforeTheNext) {
+  TempTree tree;
+  tree.mkdirs("/system.slice");
+  // Every reading of this clock is 40 ms after the last: a walk "takes" 40 ms.
+  std::chrono::steady_clock::time_point now{};
+  CgroupIndex index({.root = tree.root(), .clock = [&] { return now += 40ms; }});
+  index.refresh();
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);  // 40 ms later: no walk
+  now += 3s;
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);  // 3 s < 100 x 40 ms: still none
+  EXPECT_EQ(index.stats().walks, 1u);
+  now += 1s;
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);  // past 4 s: walks
+  EXPECT_EQ(index.stats().walks, 2u);
+}
+
 TEST(CgroupIndex, RemovedCgroupsLeaveTheIndexOnTheNextWalk) {
   TempTree tree;
   const uint64_t gone = tree.mkdirs("/gone.scope");
