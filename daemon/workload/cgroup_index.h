@@ -1,0 +1,71 @@
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace hucprof {
+
+inline constexpr const char* kCgroupMount = "/sys/fs/cgroup";
+
+// Where the cgroup v2 (unified) hierarchy is mounted: `mount` itself on a pure v2 host,
+// `mount`/unified on a hybrid one (systemd's layout with v1 controllers beside it). Told apart
+// by the file system's magic (statfs f_type CGROUP2_SUPER_MAGIC), not by the directory names.
+struct UnifiedRoot {
+  std::string path;   // "" when there is none
+  std::string error;  // why, in words
+};
+UnifiedRoot find_unified_root(const std::string& mount = kCgroupMount);
+
+// cgroup id → the cgroup's path below the unified root ("/system.slice/nginx.service"; the root
+// itself is "/"). The id is bpf_get_current_cgroup_id()'s: the kernfs node id of the task's
+// cgroup on the default hierarchy, which kernfs also makes the directory's inode number on
+// 64-bit ino_t (see docs/design.md, "Which workload"). So a walk of the tree with stat() is the
+// whole index; nothing is asked of BPF.
+//
+// Cached: a miss walks the tree again, at most once per `min_refresh`, so a cgroup made since
+// the last walk is found within a second, and never sooner than `walk_time_multiple` times the
+// last walk took, so that ids that exist nowhere (a cgroup gone before its samples were read)
+// cost at most 1% of a CPU on a node with a very large tree (a walk costs ~30 us a cgroup). At most
+// `max_entries` cgroups are kept; a walk that finds more stops there and is counted in
+// stats().capped_walks. Not thread-safe: one drain thread asks.
+class CgroupIndex {
+ public:
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  struct Options {
+    std::string root;  // the unified root (find_unified_root), or any tree in a test
+    size_t max_entries = 16384;
+    std::chrono::milliseconds min_refresh{1000};
+    unsigned walk_time_multiple = 100;
+    Clock clock;  // steady_clock::now when empty
+  };
+  struct Stats {
+    uint64_t walks = 0;
+    uint64_t capped_walks = 0;  // walks that stopped at max_entries
+    uint64_t misses = 0;        // lookups that found no cgroup, even after a walk
+    uint64_t throttled = 0;     // of those, misses that did not walk (one walked < min_refresh ago)
+    size_t entries = 0;
+    std::string last_error;  // why the last walk could not read the root; "" when it could
+  };
+
+  explicit CgroupIndex(Options options);
+
+  std::optional<std::string> path_of(uint64_t cgroup_id);
+  // Walks now, whatever the time since the last walk.
+  void refresh();
+  const Stats& stats() const { return stats_; }
+
+ private:
+  void walk();
+
+  Options options_;
+  std::unordered_map<uint64_t, std::string> paths_;
+  std::optional<std::chrono::steady_clock::time_point> last_walk_;
+  std::chrono::steady_clock::duration last_walk_took_{};
+  Stats stats_;
+};
+
+}  // namespace hucprof

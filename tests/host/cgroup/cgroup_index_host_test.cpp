@@ -1,0 +1,162 @@
+// The cgroup index on this machine's unified hierarchy (root): a cgroup the test makes, with a
+// process of its own in it, is found under the id the kernel gives it.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "core/workload_rules.h"
+#include "workload/cgroup_index.h"
+
+namespace hucprof {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A cgroup below the unified root with one busy child process in it; both go away with it.
+class CgroupWithProcess {
+ public:
+  explicit CgroupWithProcess(const std::string& root)
+      : relative_("/hucprof-test-" + std::to_string(::getpid())), path_(root + relative_) {
+    if (::mkdir(path_.c_str(), 0755) != 0) {
+      error_ = path_ + ": " + std::strerror(errno);
+      return;
+    }
+    const std::string procs = path_ + "/cgroup.procs";
+    child_ = ::fork();
+    if (child_ == 0) {
+      // Only async-signal-safe calls here: move ourselves in ("0" is the writer), then spin so
+      // that a CPU-clock sample finds us running.
+      const int fd = ::open(procs.c_str(), O_WRONLY);
+      if (fd < 0 || ::write(fd, "0", 1) != 1) ::_exit(1);
+      ::close(fd);
+      for (;;) asm volatile("" ::: "memory");
+    }
+  }
+  ~CgroupWithProcess() {
+    if (child_ > 0) {
+      ::kill(child_, SIGKILL);
+      ::waitpid(child_, nullptr, 0);
+    }
+    // The cgroup is empty once its last task is reaped; the kernel may take a moment to see it.
+    for (int i = 0; i < 100 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+
+  const std::string& error() const { return error_; }
+  pid_t pid() const { return child_; }
+  const std::string& relative() const { return relative_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string relative_, path_, error_;
+  pid_t child_ = -1;
+};
+
+// The child's line "0::<path>" of /proc/PID/cgroup, once it has moved itself in.
+std::string unified_path_of(pid_t pid, const std::string& expected) {
+  std::string path;
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("0::")) path = line.substr(3);
+    }
+    if (path == expected) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  return path;
+}
+
+// The kernel's file handle for a cgroup directory: kernfs_encode_fh writes the node id, 8 bytes
+// of type FILEID_KERNFS (0xfe); 0 when it cannot be had.
+uint64_t handle_id(const std::string& path, int* type) {
+  struct Handle {
+    file_handle header;
+    unsigned char bytes[MAX_HANDLE_SZ];
+  } handle{};
+  handle.header.handle_bytes = MAX_HANDLE_SZ;
+  int mount_id = 0;
+  if (::name_to_handle_at(AT_FDCWD, path.c_str(), &handle.header, &mount_id, 0) != 0) return 0;
+  *type = handle.header.handle_type;
+  if (handle.header.handle_bytes != sizeof(uint64_t)) return 0;
+  uint64_t id = 0;
+  std::memcpy(&id, handle.header.f_handle, sizeof id);
+  return id;
+}
+
+class CgroupIndexHost : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a cgroup";
+    const auto root = find_unified_root();
+    if (root.path.empty()) GTEST_SKIP() << root.error;
+    root_ = root.path;
+  }
+  std::string root_;
+};
+
+TEST_F(CgroupIndexHost, TheKernelsIdForAProcessesCgroupResolvesToItsPath) {
+  // Walked before the cgroup exists: the lookup must find it by refreshing on the miss.
+  CgroupIndex index({.root = root_, .min_refresh = 0ms, .clock = {}});
+  index.refresh();
+  CgroupWithProcess cgroup(root_);
+  ASSERT_EQ(cgroup.error(), "");
+  ASSERT_GT(cgroup.pid(), 0);
+  ASSERT_EQ(unified_path_of(cgroup.pid(), cgroup.relative()), cgroup.relative());
+
+  int type = 0;
+  const uint64_t id = handle_id(cgroup.path(), &type);
+  ASSERT_NE(id, 0u) << "name_to_handle_at(" << cgroup.path() << "): " << std::strerror(errno);
+  EXPECT_EQ(type, 0xfe) << "FILEID_KERNFS";
+  struct stat st {};
+  ASSERT_EQ(::stat(cgroup.path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, id) << "the directory's inode number is the cgroup id";
+
+  EXPECT_EQ(index.path_of(id), cgroup.relative());
+  EXPECT_EQ(index.stats().walks, 2u);
+  EXPECT_EQ(classify_cgroup(*index.path_of(id), WorkloadRules::defaults()).name, cgroup.relative());
+}
+
+// The id BPF sees: bpftrace's `cgroup` builtin is bpf_get_current_cgroup_id(), read here from a
+// CPU-clock sample of the child (perf_event programs attach on this kernel).
+TEST_F(CgroupIndexHost, BpfGetCurrentCgroupIdIsTheIdTheIndexResolves) {
+  const std::string bpftrace = HUC_BPFTRACE;
+  if (bpftrace.empty() || ::access(bpftrace.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "bpftrace not found at configure time (scripts/install-deps.sh installs it)";
+  }
+  CgroupWithProcess cgroup(root_);
+  ASSERT_EQ(cgroup.error(), "");
+  ASSERT_EQ(unified_path_of(cgroup.pid(), cgroup.relative()), cgroup.relative());
+
+  const std::string program = "profile:hz:199 /pid == " + std::to_string(cgroup.pid()) +
+                              "/ { printf(\"cgroup=%llu\\n\", cgroup); exit(); }";
+  const std::string command = "timeout 60 " + bpftrace + " -e '" + program + "' 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> out(::popen(command.c_str(), "r"), ::pclose);
+  ASSERT_TRUE(out);
+  std::string text;
+  std::array<char, 512> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), out.get())) text += buffer.data();
+  const size_t at = text.find("cgroup=");
+  ASSERT_NE(at, std::string::npos) << text;
+  const uint64_t bpf_id = std::stoull(text.substr(at + 7));
+
+  CgroupIndex index({.root = root_, .clock = {}});
+  EXPECT_EQ(index.path_of(bpf_id), cgroup.relative()) << "bpf_get_current_cgroup_id() = " << bpf_id;
+}
+
+}  // namespace
+}  // namespace hucprof

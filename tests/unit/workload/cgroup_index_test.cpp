@@ -1,0 +1,140 @@
+#include "workload/cgroup_index.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "temp_tree.h"
+
+namespace hucprof {
+namespace {
+
+using namespace std::chrono_literals;
+using test::TempTree;
+
+// A clock the test moves by hand.
+struct FakeClock {
+  std::chrono::steady_clock::time_point now{};
+  CgroupIndex::Clock clock() {
+    return [this] { return now; };
+  }
+};
+
+TEST(CgroupIndex, MapsEachDirectorysInodeToItsPathBelowTheRoot) {
+  TempTree tree;
+  ASSERT_FALSE(tree.root().empty());
+  const uint64_t nginx = tree.mkdirs("/system.slice/nginx.service");
+  const uint64_t slice = tree.inode("/system.slice");
+  const uint64_t pod = tree.mkdirs("/kubepods/besteffort/podc4a73744/abc");
+  std::ofstream(tree.root() + "/system.slice/cgroup.procs") << "1\n";  // files are no cgroups
+
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock()});
+  EXPECT_EQ(index.path_of(tree.inode("")), "/");
+  EXPECT_EQ(index.path_of(nginx), "/system.slice/nginx.service");
+  EXPECT_EQ(index.path_of(slice), "/system.slice");
+  EXPECT_EQ(index.path_of(pod), "/kubepods/besteffort/podc4a73744/abc");
+  EXPECT_EQ(index.path_of(tree.inode("/system.slice/cgroup.procs")), std::nullopt);
+  EXPECT_EQ(index.stats().entries,
+            7u);  // root, system.slice, nginx, kubepods, besteffort, pod, abc
+  EXPECT_EQ(index.stats().last_error, "");
+}
+
+TEST(CgroupIndex, AMissWalksAgainAtMostOncePerInterval) {
+  TempTree tree;
+  tree.mkdirs("/system.slice");
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock()});
+  index.refresh();
+  EXPECT_EQ(index.stats().walks, 1u);
+
+  // A cgroup made right after the walk is not found until a second has passed...
+  const uint64_t fresh = tree.mkdirs("/system.slice/fresh.service");
+  time.now += 500ms;
+  EXPECT_EQ(index.path_of(fresh), std::nullopt);
+  EXPECT_EQ(index.path_of(fresh), std::nullopt);
+  EXPECT_EQ(index.stats().walks, 1u);
+  EXPECT_EQ(index.stats().throttled, 2u);
+  // ...and then by the next miss, with one walk.
+  time.now += 500ms;
+  EXPECT_EQ(index.path_of(fresh), "/system.slice/fresh.service");
+  EXPECT_EQ(index.stats().walks, 2u);
+  // Hits never walk; an id that exists nowhere walks once per interval.
+  time.now += 5s;
+  EXPECT_EQ(index.path_of(fresh), "/system.slice/fresh.service");
+  EXPECT_EQ(index.stats().walks, 2u);
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);
+  EXPECT_EQ(index.stats().walks, 3u);
+  EXPECT_EQ(index.stats().misses, 4u);
+}
+
+TEST(CgroupIndex, ASlowWalkWaitsAHundredTimesItsDurationBeforeTheNext) {
+  TempTree tree;
+  tree.mkdirs("/system.slice");
+  // Every reading of this clock is 40 ms after the last: a walk "takes" 40 ms.
+  std::chrono::steady_clock::time_point now{};
+  CgroupIndex index({.root = tree.root(), .clock = [&] { return now += 40ms; }});
+  index.refresh();
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);  // 40 ms later: no walk
+  now += 3s;
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);  // 3 s < 100 x 40 ms: still none
+  EXPECT_EQ(index.stats().walks, 1u);
+  now += 1s;
+  EXPECT_EQ(index.path_of(~uint64_t{0}), std::nullopt);  // past 4 s: walks
+  EXPECT_EQ(index.stats().walks, 2u);
+}
+
+TEST(CgroupIndex, RemovedCgroupsLeaveTheIndexOnTheNextWalk) {
+  TempTree tree;
+  const uint64_t gone = tree.mkdirs("/gone.scope");
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock()});
+  EXPECT_EQ(index.path_of(gone), "/gone.scope");
+  std::filesystem::remove(tree.root() + "/gone.scope");
+  index.refresh();
+  EXPECT_EQ(index.stats().entries, 1u);
+}
+
+TEST(CgroupIndex, StopsAtTheCapAndCountsIt) {
+  TempTree tree;
+  for (int i = 0; i < 20; ++i) tree.mkdirs("/s" + std::to_string(i) + "/leaf");
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .max_entries = 10, .clock = time.clock()});
+  index.refresh();
+  EXPECT_EQ(index.stats().entries, 10u);
+  EXPECT_EQ(index.stats().capped_walks, 1u);
+  // The root is always in, whatever was dropped.
+  EXPECT_EQ(index.path_of(tree.inode("")), "/");
+}
+
+TEST(CgroupIndex, DoesNotFollowSymlinks) {
+  TempTree tree;
+  const uint64_t real = tree.mkdirs("/real.service");
+  std::filesystem::create_directory_symlink(tree.root() + "/real.service",
+                                            tree.root() + "/link.service");
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock()});
+  EXPECT_EQ(index.path_of(real), "/real.service");
+  EXPECT_EQ(index.stats().entries, 2u);
+}
+
+TEST(CgroupIndex, AnUnreadableRootIsAnErrorInWords) {
+  FakeClock time;
+  CgroupIndex index({.root = "/nonexistent/huc-cgroup-root", .clock = time.clock()});
+  EXPECT_EQ(index.path_of(1), std::nullopt);
+  EXPECT_EQ(index.stats().last_error, "/nonexistent/huc-cgroup-root: No such file or directory");
+  EXPECT_EQ(index.stats().entries, 0u);
+}
+
+TEST(UnifiedRoot, APlainDirectoryIsNoCgroup2Hierarchy) {
+  TempTree tree;
+  tree.mkdirs("/unified");
+  const auto root = find_unified_root(tree.root());
+  EXPECT_EQ(root.path, "");
+  EXPECT_NE(root.error.find("no cgroup v2 hierarchy at " + tree.root()), std::string::npos)
+      << root.error;
+}
+
+}  // namespace
+}  // namespace hucprof
