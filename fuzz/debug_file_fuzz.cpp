@@ -5,7 +5,8 @@
 // prints it after the path).
 //   seeds: ELF files the build compiles from tests/unit/debuginfo/inline_chain.c (the
 //          executable standing for vmlinux, the object file standing for a module, the
-//          executable with zlib-compressed DWARF), handed over by ctest in FUZZ_SEED_FILES.
+//          executable with zlib-compressed DWARF), handed over by ctest in FUZZ_SEED_FILES;
+//          fuzz/corpus/debug_file/ holds inputs that once failed.
 #include <sys/mman.h>
 #include <unistd.h>
 
