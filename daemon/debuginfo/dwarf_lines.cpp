@@ -64,6 +64,7 @@ const UnitLines::Unit& UnitLines::unit(Dwarf_Die* die) {
   }
   std::sort(u.ranges.begin(), u.ranges.end(),
             [](const Range& a, const Range& b) { return a.low < b.low; });
+  ++indexed_;
   return units_.emplace(key, std::move(u)).first->second;
 }
 

@@ -73,6 +73,7 @@ class KernelDebuginfo final : public SourceResolver {
   // Doctor: for each module, what the search finds on disk (no download).
   std::vector<ModuleDebuginfo> check_modules(const std::vector<std::string>& modules);
   size_t parsed_units() const { return vmlinux_ ? vmlinux_->parsed_units() : 0; }
+  size_t resident_units() const { return vmlinux_ ? vmlinux_->resident_units() : 0; }
 
  private:
   explicit KernelDebuginfo(DebuginfoSettings settings);

@@ -152,6 +152,20 @@ TEST_F(VmlinuxFileTest, EveryAddressOfTheCallerGivesAddr2linesInlineChain) {
   EXPECT_EQ(file->lines(syms["_stext"] + 0x100000 - syms["_stext"]), nullptr);
 }
 
+TEST_F(VmlinuxFileTest, CountsTheUnitsItParsesAcrossBatches) {
+  auto opened = VmlinuxFile::open(HUC_INLINE_ELF);
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<VmlinuxFile>>(opened));
+  auto& file = std::get<std::unique_ptr<VmlinuxFile>>(opened);
+  EXPECT_EQ(file->parsed_units(), 0u);
+  // Every address of udp_recvmsg is in inline_chain.c's one unit: parsed once.
+  for (uint64_t a : addrs) ASSERT_TRUE(file->lines(a - syms["_stext"]));
+  EXPECT_EQ(file->parsed_units(), 1u);
+  EXPECT_EQ(file->resident_units(), 1u);
+  file->end_batch();  // below the bound: the parse stays, and the count with it
+  EXPECT_EQ(file->parsed_units(), 1u);
+  EXPECT_EQ(file->resident_units(), 1u);
+}
+
 TEST_F(ModuleFileTest, TheObjectFileAnswersBySymbolAsAModuleWould) {
   auto opened = ModuleFile::open(HUC_INLINE_OBJECT);
   ASSERT_TRUE(std::holds_alternative<std::unique_ptr<ModuleFile>>(opened));
