@@ -21,6 +21,9 @@ struct DebuginfoSettings {
   std::string path;         // --debuginfo.path: "" the distributions' places, "none" off
   bool debuginfod = false;  // --debuginfo.debuginfod: ask DEBUGINFOD_URLS by build-id
   std::string release;      // uname -r
+  // The file system the distributions' places are looked for in: "" the host's; a test's fake
+  // root. Not applied to `path`.
+  std::string root;
   // Where the running kernel says who it is; overridable for tests and containers.
   std::string kernel_notes = "/sys/kernel/notes";
   std::string sys_module = "/sys/module";

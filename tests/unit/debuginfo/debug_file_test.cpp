@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "build_id_notes.h"
 #include "debuginfo/kernel_debuginfo.h"
 
 namespace hucprof {
@@ -179,17 +180,6 @@ TEST_F(ModuleFileTest, TheObjectFileAnswersBySymbolAsAModuleWould) {
         << "at udp_recvmsg+0x" << std::hex << addrs[i] - begin;
   }
   EXPECT_EQ(file->lines("no_such_function", 0), nullptr);
-}
-
-// A notes blob with one GNU build-id note.
-std::string notes_with(const std::string& hex) {
-  std::string desc;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    desc += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  auto word = [](uint32_t w) { return std::string(reinterpret_cast<const char*>(&w), 4); };
-  return word(4) + word(static_cast<uint32_t>(desc.size())) + word(3) + std::string("GNU\0", 4) +
-         desc;
 }
 
 struct KernelDebuginfoTest : Fixture {
