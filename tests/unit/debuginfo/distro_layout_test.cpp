@@ -61,13 +61,17 @@ class DistroLayoutTest : public ::testing::Test {
     write(root / "sys/module/inline_mod/notes/.note.gnu.build-id", notes_with(kModuleBuildId));
     copy(HUC_INLINE_ELF, root / l.vmlinux);
     copy(HUC_INLINE_OBJECT, root / l.module);
+    return KernelDebuginfo::find(settings(l.release), true);
+  }
+  // The default search (no --debuginfo.path), everything read from the fake root.
+  DebuginfoSettings settings(const std::string& release) const {
     DebuginfoSettings s;
     s.root = root.string();
-    s.release = l.release;
+    s.release = release;
     s.os_release = (root / "etc/os-release").string();
     s.kernel_notes = (root / "sys/kernel/notes").string();
     s.sys_module = (root / "sys/module").string();
-    return KernelDebuginfo::find(s, true);
+    return s;
   }
 
   // Found where the package put it, by the default search alone, and it answers.
@@ -129,12 +133,7 @@ TEST_F(DistroLayoutTest, Fedora) {
 TEST_F(DistroLayoutTest, TheHostsPlacesAreNotLookedAtUnderAnotherRoot) {
   // Nothing installed in the fake root: every candidate is absent, none outside it was opened.
   write(root / "sys/kernel/notes", notes_with(vmlinux_build_id));
-  DebuginfoSettings s;
-  s.root = root.string();
-  s.release = "6.1.0-57-amd64";
-  s.os_release = (root / "etc/os-release").string();
-  s.kernel_notes = (root / "sys/kernel/notes").string();
-  auto d = KernelDebuginfo::find(s, true);
+  auto d = KernelDebuginfo::find(settings("6.1.0-57-amd64"), true);
   EXPECT_FALSE(d->ready());
   ASSERT_FALSE(d->report().looked.empty());
   for (const CandidateCheck& c : d->report().looked) {
