@@ -181,7 +181,9 @@ struct Result {
   double lines_ms;        // from the first drain's start until every stack went out with its lines
   double lookups_cpu_ms;  // the process's CPU time over the same span, the drains' included
   Rss after_first, steady;
-  size_t addresses, units;
+  size_t addresses;
+  size_t units;     // compilation units parsed over the run, again after the bound dropped them
+  size_t kept;      // parsed units still held at the end (the bound: VmlinuxFile::kMaxUnits)
   uint64_t digest;  // of everything the drains put out: equal outputs, equal digests
 };
 
@@ -298,6 +300,7 @@ Result run(const Kernel& k, const std::string& vmlinux, Config config, size_t st
   }
   r.addresses = sources ? sources->cached_addresses() : 0;
   r.units = debuginfo ? debuginfo->parsed_units() : 0;
+  r.kept = debuginfo ? debuginfo->resident_units() : 0;
   r.digest = digest.value();
   return r;
 }
@@ -328,9 +331,9 @@ int main(int argc, char** argv) {
   close(fd);
   std::printf("%zu function symbols, %zu stacks per drain, %d steady drains, %d rounds\n",
               k.functions.size(), stacks, drains, rounds);
-  std::printf("%-13s %8s %9s %7s %8s %8s %8s %8s %8s %8s %7s %7s %9s %5s %16s\n", "config",
+  std::printf("%-13s %8s %9s %7s %8s %8s %8s %8s %8s %8s %7s %7s %9s %5s %4s %16s\n", "config",
               "start ms", "1st drain", "1st cpu", "lines ms", "lines cpu", "drain ms", "drain cpu",
-              "RSS+ 1st", "RSS+", "anon+", "file+", "addresses", "units", "output digest");
+              "RSS+ 1st", "RSS+", "anon+", "file+", "addresses", "units", "kept", "output digest");
   for (int round = 0; round < rounds; ++round) {
     for (Config config : {Config::Without, Config::InTheDrain, Config::InTheBackground}) {
       int pipe_fd[2];
@@ -352,11 +355,12 @@ int main(int argc, char** argv) {
       const bool without = config == Config::Without;
       std::printf(
           "%-13s %8.1f %9.1f %7.1f %8.0f %8.0f %8.2f %8.2f %7.1fM %6.1fM %6.1fM %6.1fM %9zu %5zu "
-          "%016llx\n",
+          "%4zu %016llx\n",
           name_of(config), r.startup_ms, r.first_drain_ms, r.first_drain_cpu_ms,
           without ? 0.0 : r.lines_ms, without ? 0.0 : r.lookups_cpu_ms, r.steady_drain_ms,
           r.steady_drain_cpu_ms, r.after_first.rss_mib, r.steady.rss_mib, r.steady.anon_mib,
-          r.steady.file_mib, r.addresses, r.units, static_cast<unsigned long long>(r.digest));
+          r.steady.file_mib, r.addresses, r.units, r.kept,
+          static_cast<unsigned long long>(r.digest));
       std::fflush(stdout);
     }
   }

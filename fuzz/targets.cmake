@@ -1,5 +1,6 @@
 # Every libFuzzer target: one line each, huc_fuzz_target(NAME SOURCE LIBS...). NAME is also the
-# seed corpus (fuzz/corpus/NAME/) and, if present, the dictionary (fuzz/dict/NAME.dict).
+# seed corpus (fuzz/corpus/NAME/, and the files fuzz/CMakeLists.txt gives it from the build) and,
+# if present, the dictionary (fuzz/dict/NAME.dict).
 # Included by fuzz/CMakeLists.txt twice over: in the clang fuzz build to build them, in the
 # main build to register their ctest runs (label `fuzz`).
 huc_fuzz_target(config config_fuzz.cpp hucprof_cli)
@@ -13,3 +14,4 @@ huc_fuzz_target(web_config web_config_fuzz.cpp hucprof_cli)
 huc_fuzz_target(http_request http_request_fuzz.cpp hucprof_export)
 huc_fuzz_target(log_line log_line_fuzz.cpp hucprof_log)
 huc_fuzz_target(profile_reader profile_reader_fuzz.cpp hucprof_export)
+huc_fuzz_target(debug_file debug_file_fuzz.cpp hucprof_debuginfo)

@@ -17,11 +17,17 @@ std::string joined(std::string_view dir, std::string_view rest) {
   return out + "/" + std::string(rest);
 }
 
+// An absolute place of the default search, in the file system `root` ("" the host's).
+std::string in_root(std::string_view root, std::string_view place) {
+  return root.empty() ? std::string(place) : joined(root, place.substr(1));
+}
+
 // The debug directories a --debuginfo.path directory stands for: itself (laid out like
 // /usr/lib/debug) and, for an unpacked package, its usr/lib/debug.
-std::vector<std::string> debug_roots(const std::string& path, PathKind kind) {
+std::vector<std::string> debug_roots(const std::string& path, PathKind kind,
+                                     std::string_view root) {
   if (kind == PathKind::Directory) return {path, joined(path, "usr/lib/debug")};
-  if (path.empty()) return {std::string(kDebugDir)};
+  if (path.empty()) return {in_root(root, kDebugDir)};
   return {};
 }
 
@@ -47,42 +53,46 @@ std::vector<std::string> os_ids(std::string_view os_release) {
 }  // namespace
 
 std::vector<std::string> vmlinux_candidates(const std::string& path, PathKind kind,
-                                            std::string_view release, std::string_view build_id) {
+                                            std::string_view release, std::string_view build_id,
+                                            std::string_view root) {
   if (kind == PathKind::File || (kind == PathKind::Missing && !path.empty())) return {path};
   const std::string r(release);
   std::vector<std::string> out;
-  for (const std::string& root : debug_roots(path, kind)) {
-    out.push_back(joined(root, "boot/vmlinux-" + r));         // Debian, Ubuntu
-    out.push_back(joined(root, "lib/modules/" + r + "/vmlinux"));  // Fedora
+  for (const std::string& debug : debug_roots(path, kind, root)) {
+    out.push_back(joined(debug, "boot/vmlinux-" + r));              // Debian, Ubuntu
+    out.push_back(joined(debug, "lib/modules/" + r + "/vmlinux"));  // Fedora
     if (!build_id.empty()) {
-      out.push_back(joined(root, ".build-id/" + build_id_path(build_id) + ".debug"));
+      out.push_back(joined(debug, ".build-id/" + build_id_path(build_id) + ".debug"));
     }
-    out.push_back(joined(root, "boot/vmlinux-" + r + ".debug"));
+    out.push_back(joined(debug, "boot/vmlinux-" + r + ".debug"));
   }
   if (kind == PathKind::Directory) {
     out.push_back(joined(path, "vmlinux-" + r));
     out.push_back(joined(path, "vmlinux"));
   } else {
     // A kernel built and installed by hand: only useful when built with debuginfo.
-    out.push_back("/boot/vmlinux-" + r);
-    out.push_back("/lib/modules/" + r + "/build/vmlinux");
+    out.push_back(in_root(root, "/boot/vmlinux-" + r));
+    out.push_back(in_root(root, "/lib/modules/" + r + "/build/vmlinux"));
   }
   return out;
 }
 
 std::vector<std::string> module_debug_dirs(const std::string& path, PathKind kind,
-                                           std::string_view release) {
+                                           std::string_view release, std::string_view root) {
   std::vector<std::string> out;
-  for (const std::string& root : debug_roots(path, kind)) {
-    out.push_back(joined(root, "lib/modules/" + std::string(release)));
+  for (const std::string& debug : debug_roots(path, kind, root)) {
+    out.push_back(joined(debug, "lib/modules/" + std::string(release)));
   }
   if (kind == PathKind::Directory) out.push_back(path);
   return out;
 }
 
-std::vector<std::string> build_id_dirs(const std::string& path, PathKind kind) {
+std::vector<std::string> build_id_dirs(const std::string& path, PathKind kind,
+                                       std::string_view root) {
   std::vector<std::string> out;
-  for (const std::string& root : debug_roots(path, kind)) out.push_back(joined(root, ".build-id"));
+  for (const std::string& debug : debug_roots(path, kind, root)) {
+    out.push_back(joined(debug, ".build-id"));
+  }
   return out;
 }
 

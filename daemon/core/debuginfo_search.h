@@ -14,20 +14,24 @@ inline constexpr std::string_view kDebuginfoOff = "none";
 
 enum class PathKind { Missing, File, Directory };
 
-// Debian's linux-image-R-dbg and Ubuntu's linux-image-R-dbgsym install vmlinux as
-// /usr/lib/debug/boot/vmlinux-R, Fedora's kernel-debuginfo as /usr/lib/debug/lib/modules/R/vmlinux
-// (and a /usr/lib/debug/.build-id/ link); self-built kernels leave one in /boot or the build
-// tree. `path` (--debuginfo.path) replaces the search: a file is the only candidate, a directory
-// is searched like /usr/lib/debug (itself, or as a root holding usr/lib/debug).
+// Debian's linux-image-R-dbg and Ubuntu's linux-image-unsigned-R-dbgsym (which Ubuntu's
+// linux-image-R-dbgsym pulls in) install vmlinux as /usr/lib/debug/boot/vmlinux-R, Fedora's
+// kernel-debuginfo as /usr/lib/debug/lib/modules/R/vmlinux (and a /usr/lib/debug/.build-id/
+// link); self-built kernels leave one in /boot or the build tree. `path` (--debuginfo.path)
+// replaces the search: a file is the only candidate, a directory is searched like
+// /usr/lib/debug (itself, or as a root holding usr/lib/debug). `root` is the file system the
+// default search looks in ("" the host's; a test's fake root): it does not apply to `path`.
 std::vector<std::string> vmlinux_candidates(const std::string& path, PathKind kind,
-                                            std::string_view release, std::string_view build_id);
+                                            std::string_view release, std::string_view build_id,
+                                            std::string_view root = {});
 
 // Directories holding modules' debuginfo (walked for M.ko, M.ko.debug, ...), most specific
 // first: /usr/lib/debug/lib/modules/R by default.
 std::vector<std::string> module_debug_dirs(const std::string& path, PathKind kind,
-                                           std::string_view release);
+                                           std::string_view release, std::string_view root = {});
 // .build-id directories: a module's debuginfo at <dir>/ab/cdef....debug.
-std::vector<std::string> build_id_dirs(const std::string& path, PathKind kind);
+std::vector<std::string> build_id_dirs(const std::string& path, PathKind kind,
+                                       std::string_view root = {});
 
 // The module a debuginfo file name is for ("af-packet.ko.debug" → "af_packet"; the kernel's
 // module names have '_' where file names may have '-'), "" when it names no module.

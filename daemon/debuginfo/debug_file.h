@@ -37,7 +37,10 @@ class VmlinuxFile {
   // After a drain's lookups: the file's pages leave the RSS (the page cache keeps them, so the
   // next lookup is a minor fault); past kMaxUnits parsed units, the parse goes too.
   void end_batch();
-  size_t parsed_units() const { return units_.units(); }
+  // Compilation units parsed since the file was opened, those parsed again after end_batch()
+  // dropped them included; and how many are parsed now (at most kMaxUnits after end_batch()).
+  size_t parsed_units() const { return units_.indexed(); }
+  size_t resident_units() const { return units_.units(); }
 
   static constexpr size_t kMaxUnits = 96;
 

@@ -12,7 +12,9 @@ namespace {
 
 std::string die_name(Dwarf_Die* die) {
   const char* name = dwarf_diename(die);  // follows DW_AT_abstract_origin of inlined instances
-  return name ? name : "[unnamed]";
+  // A DW_AT_name of "" (a corrupt or hand-made file) would make a frame, and a copy label,
+  // without a name.
+  return name && *name ? name : "[unnamed]";
 }
 
 std::optional<Dwarf_Word> udata(Dwarf_Die* die, unsigned attribute) {
@@ -62,6 +64,7 @@ const UnitLines::Unit& UnitLines::unit(Dwarf_Die* die) {
   }
   std::sort(u.ranges.begin(), u.ranges.end(),
             [](const Range& a, const Range& b) { return a.low < b.low; });
+  ++indexed_;
   return units_.emplace(key, std::move(u)).first->second;
 }
 

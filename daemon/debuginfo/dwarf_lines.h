@@ -21,7 +21,8 @@ class UnitLines {
  public:
   // Indexed once per unit, on first use; holds nothing but DIE offsets and ranges.
   SourceLinesPtr lines(Dwarf_Die* unit, Dwarf_Addr pc);
-  size_t units() const { return units_.size(); }
+  size_t units() const { return units_.size(); }  // indexed now
+  size_t indexed() const { return indexed_; }     // indexed in all, again after a clear()
   void clear() { units_.clear(); }
 
  private:
@@ -36,6 +37,7 @@ class UnitLines {
   std::optional<Dwarf_Off> function_at(const Unit& u, Dwarf_Addr pc) const;
 
   std::map<Dwarf_Off, Unit> units_;
+  size_t indexed_ = 0;
 };
 
 // A source file name as hucprof shows it: the path below the build directory

@@ -100,7 +100,7 @@ std::unique_ptr<KernelDebuginfo> KernelDebuginfo::find(const DebuginfoSettings& 
 void KernelDebuginfo::find_vmlinux(bool wait) {
   DebuginfoReport& r = report_;
   for (const std::string& path :
-       vmlinux_candidates(settings_.path, kind_, settings_.release, r.build_id)) {
+       vmlinux_candidates(settings_.path, kind_, settings_.release, r.build_id, settings_.root)) {
     if (!r.vmlinux.empty()) break;
     r.looked.push_back(check(path, r.build_id, r.build_id.empty() ? nullptr : &vmlinux_));
     if (vmlinux_) r.vmlinux = path;
@@ -226,7 +226,8 @@ const std::map<std::string, std::vector<std::string>>& KernelDebuginfo::module_f
   module_files_read_ = true;
   std::set<std::string> seen;
   size_t walked = 0;
-  for (const std::string& dir : module_debug_dirs(settings_.path, kind_, settings_.release)) {
+  for (const std::string& dir :
+       module_debug_dirs(settings_.path, kind_, settings_.release, settings_.root)) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
     for (auto it = fs::recursive_directory_iterator(
@@ -253,7 +254,7 @@ ModuleDebuginfo KernelDebuginfo::find_module(const std::string& module,
     return info;
   }
   std::vector<std::string> candidates;
-  for (const std::string& dir : build_id_dirs(settings_.path, kind_)) {
+  for (const std::string& dir : build_id_dirs(settings_.path, kind_, settings_.root)) {
     candidates.push_back(dir + "/" + build_id_path(info.build_id) + ".debug");
   }
   if (auto files = module_files().find(module); files != module_files().end()) {

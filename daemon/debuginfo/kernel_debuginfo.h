@@ -21,6 +21,9 @@ struct DebuginfoSettings {
   std::string path;         // --debuginfo.path: "" the distributions' places, "none" off
   bool debuginfod = false;  // --debuginfo.debuginfod: ask DEBUGINFOD_URLS by build-id
   std::string release;      // uname -r
+  // The file system the distributions' places are looked for in: "" the host's; a test's fake
+  // root. Not applied to `path`.
+  std::string root;
   // Where the running kernel says who it is; overridable for tests and containers.
   std::string kernel_notes = "/sys/kernel/notes";
   std::string sys_module = "/sys/module";
@@ -73,6 +76,7 @@ class KernelDebuginfo final : public SourceResolver {
   // Doctor: for each module, what the search finds on disk (no download).
   std::vector<ModuleDebuginfo> check_modules(const std::vector<std::string>& modules);
   size_t parsed_units() const { return vmlinux_ ? vmlinux_->parsed_units() : 0; }
+  size_t resident_units() const { return vmlinux_ ? vmlinux_->resident_units() : 0; }
 
  private:
   explicit KernelDebuginfo(DebuginfoSettings settings);

@@ -71,6 +71,24 @@ TEST(DebuginfoSearch, TheDistributionsPlacesInOrder) {
                   "/boot/vmlinux-6.1.0-57-amd64", "/lib/modules/6.1.0-57-amd64/build/vmlinux"));
 }
 
+TEST(DebuginfoSearch, TheDefaultSearchLooksInTheRootItIsGiven) {
+  EXPECT_THAT(
+      vmlinux_candidates("", PathKind::Missing, "r", "6a2b4a", "/fake/"),
+      ElementsAre("/fake/usr/lib/debug/boot/vmlinux-r", "/fake/usr/lib/debug/lib/modules/r/vmlinux",
+                  "/fake/usr/lib/debug/.build-id/6a/2b4a.debug",
+                  "/fake/usr/lib/debug/boot/vmlinux-r.debug", "/fake/boot/vmlinux-r",
+                  "/fake/lib/modules/r/build/vmlinux"));
+  EXPECT_THAT(module_debug_dirs("", PathKind::Missing, "r", "/fake"),
+              ElementsAre("/fake/usr/lib/debug/lib/modules/r"));
+  EXPECT_THAT(build_id_dirs("", PathKind::Missing, "/fake"),
+              ElementsAre("/fake/usr/lib/debug/.build-id"));
+  // --debuginfo.path names its place itself.
+  EXPECT_THAT(vmlinux_candidates("/x/vmlinux", PathKind::File, "r", "", "/fake"),
+              ElementsAre("/x/vmlinux"));
+  EXPECT_THAT(vmlinux_candidates("/pkg", PathKind::Directory, "r", "", "/fake"),
+              ::testing::Each(::testing::StartsWith("/pkg/")));
+}
+
 TEST(DebuginfoSearch, AFileIsTheOnlyCandidateADirectoryIsSearchedLikeUsrLibDebug) {
   EXPECT_THAT(vmlinux_candidates("/x/vmlinux", PathKind::File, "r", "ab12"),
               ElementsAre("/x/vmlinux"));

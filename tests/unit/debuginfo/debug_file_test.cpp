@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "build_id_notes.h"
 #include "debuginfo/kernel_debuginfo.h"
 
 namespace hucprof {
@@ -152,6 +153,20 @@ TEST_F(VmlinuxFileTest, EveryAddressOfTheCallerGivesAddr2linesInlineChain) {
   EXPECT_EQ(file->lines(syms["_stext"] + 0x100000 - syms["_stext"]), nullptr);
 }
 
+TEST_F(VmlinuxFileTest, CountsTheUnitsItParsesAcrossBatches) {
+  auto opened = VmlinuxFile::open(HUC_INLINE_ELF);
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<VmlinuxFile>>(opened));
+  auto& file = std::get<std::unique_ptr<VmlinuxFile>>(opened);
+  EXPECT_EQ(file->parsed_units(), 0u);
+  // Every address of udp_recvmsg is in inline_chain.c's one unit: parsed once.
+  for (uint64_t a : addrs) ASSERT_TRUE(file->lines(a - syms["_stext"]));
+  EXPECT_EQ(file->parsed_units(), 1u);
+  EXPECT_EQ(file->resident_units(), 1u);
+  file->end_batch();  // below the bound: the parse stays, and the count with it
+  EXPECT_EQ(file->parsed_units(), 1u);
+  EXPECT_EQ(file->resident_units(), 1u);
+}
+
 TEST_F(ModuleFileTest, TheObjectFileAnswersBySymbolAsAModuleWould) {
   auto opened = ModuleFile::open(HUC_INLINE_OBJECT);
   ASSERT_TRUE(std::holds_alternative<std::unique_ptr<ModuleFile>>(opened));
@@ -165,17 +180,6 @@ TEST_F(ModuleFileTest, TheObjectFileAnswersBySymbolAsAModuleWould) {
         << "at udp_recvmsg+0x" << std::hex << addrs[i] - begin;
   }
   EXPECT_EQ(file->lines("no_such_function", 0), nullptr);
-}
-
-// A notes blob with one GNU build-id note.
-std::string notes_with(const std::string& hex) {
-  std::string desc;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    desc += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  auto word = [](uint32_t w) { return std::string(reinterpret_cast<const char*>(&w), 4); };
-  return word(4) + word(static_cast<uint32_t>(desc.size())) + word(3) + std::string("GNU\0", 4) +
-         desc;
 }
 
 struct KernelDebuginfoTest : Fixture {
