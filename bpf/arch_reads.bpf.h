@@ -9,8 +9,8 @@
  * Compiled with -D__TARGET_ARCH_x86 or -D__TARGET_ARCH_arm64 (cmake/BpfObject.cmake picks it
  * from the CMake target). Field reads go through vmlinux.h's types, so they are CO-RE relocated.
  *
- * "slot" is where the walk along learned helper offsets (probe.bpf.c) starts: a stack address
- * at a fixed distance from the caller's frame. On x86 it is the word holding the return
+ * "slot" is where the walk along learned helper offsets (learned_offsets.bpf.h) starts: a stack
+ * address at a fixed distance from the caller's frame. On x86 it is the word holding the return
  * address (the call pushed it); on arm64 the return address is in the link register, so the
  * slot is the caller's stack pointer at the call, which is just as fixed by the return address.
  */
@@ -207,7 +207,8 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
  * The kernel's frame-record unwinder starts at pc and x29, so a stack trace taken here does not
  * list this caller: [probed function, the caller's caller, ...] (seen on Debian 6.1 arm64:
  * __check_object_size+0x0, getname_flags+0x58 with strncpy_from_user missing).
- * HUC_TRACE_SKIPS_CALLER tells probe.bpf.c to take index 0 as the caller's place then. */
+ * HUC_TRACE_SKIPS_CALLER tells learned_offsets.bpf.h to take index 0 as the caller's place
+ * then. */
 static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
 {
 	struct huc_caller c = {.slot = PT_REGS_SP(regs), .ret = PT_REGS_RET(regs)};

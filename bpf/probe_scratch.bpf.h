@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Probe mode's per-CPU scratch: what its programs need that is too big for the 512-byte BPF
+ * stack. The learned-offsets code (learned_offsets.bpf.h) keeps its stack trace, raw stack
+ * window and learning state here, and probe.bpf.c builds the value of each stack it stores
+ * here. One map for both, so that probe mode keeps a single scratch entry per CPU.
+ *
+ * It declares a map: only probe.bpf.c includes it (directly or through learned_offsets.bpf.h),
+ * so there is one instance, in the probe object.
+ */
+#ifndef HUCPROF_PROBE_SCRATCH_BPF_H
+#define HUCPROF_PROBE_SCRATCH_BPF_H
+
+#include "usercopy_common.bpf.h"
+
+/* The per-CPU memo of what the per-check path asks about a return address: facts and check are
+ * explained with HUC_MEMO_* (learned_offsets.bpf.h). */
+#define HUC_MEMO_SLOTS 32
+
+struct huc_memo {
+	__u64 addr;
+	__u64 facts;
+	__u64 check;
+};
+
+#define HUC_TRACE_WORDS 32
+#define HUC_WINDOW_WORDS 128 /* 1 KiB above the caller's slot: deep enough for the helpers */
+
+struct huc_scratch {
+	/* Learning and verifying need a real stack trace and a window of raw stack. */
+	__u64 trace[HUC_TRACE_WORDS];
+	__u64 window[HUC_WINDOW_WORDS];
+	/* Learning state. It lives here, not in registers, on purpose: the verifier does not track
+	 * map memory, so the window scan's states stay equal from one iteration to the next and
+	 * are pruned, instead of multiplying past the 1M-instruction limit. */
+	__u64 wanted[HUC_HOPS_MAX + 1]; /* return addresses above the caller, call site last */
+	__u32 found_at[HUC_HOPS_MAX + 1]; /* window word of each, in order */
+	__u32 wanted_count;
+	__u32 found_count;
+	__u32 trace_words;
+	/* The last walk along learned offsets: return addresses read above the caller, call site
+	 * last. */
+	__u32 walk_len;
+	__u64 walk[HUC_HOPS_MAX];
+	__s32 caller_index;
+	__u32 pad0;
+	__u64 laundered;
+	__u32 verify_countdown;
+	__u32 pad;
+	struct huc_memo memo[HUC_MEMO_SLOTS];
+	struct huc_stack full; /* value of the next full_stacks entry */
+	struct huc_short_stack short_stack; /* value of the next short_stacks entry */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct huc_scratch);
+} scratch SEC(".maps");
+
+#endif /* HUCPROF_PROBE_SCRATCH_BPF_H */
