@@ -10,8 +10,7 @@
 # usercopy_subchecks_total{check="vmalloc"} at netlink call sites against the kernel's own
 # count of find_vmap_area calls from the check. doctor must say the checks are on and `run` will
 # run. Then sample mode over 20x as many pairs: the top call site by CPU samples must be a UDP
-# one, with the two call sites probe mode saw copy the most bytes taking more than half of the
-# samples.
+# one, with probe mode's top call site by bytes within 3 sigma of it (init.sh says why not more).
 #
 #   tests/vm/arm64/run-guest.sh [BUILD_DIR] [--checks-off]
 #       BUILD_DIR      default: build-arm64 (scripts/build.sh --arch arm64)
