@@ -590,11 +590,10 @@ def flood_rows(c: RunContext, probe_tag: str, sample_tag: str) -> list[Row]:
     """Sampling puts the flood's check CPU where probe mode counts the flood's payload copies.
 
     Samples measure CPU time and probe mode counts calls, and a check's cost per call differs by
-    call site and kernel (per call, udp_sendmsg's check took 2.0x udp_recvmsg's on 6.1 and 0.75x
-    on 7.3), so the two need not rank udp_sendmsg and udp_recvmsg alike. What must hold in every
-    kernel is that the two call sites copying the 64-byte payloads (probe mode's top two by
-    bytes) take most of the check's samples, far ahead of the 16-byte address copies beside them
-    (seen: 83-85%, with 165-403 samples, so a half is > 9 sigma away)."""
+    call site and kernel, so the two need not rank udp_sendmsg and udp_recvmsg alike. What must
+    hold on every kernel is that the two call sites copying the 64-byte payloads (probe mode's
+    top two by bytes) take most of the check's samples, far ahead of the 16-byte address copies
+    beside them; a half leaves room for many sigma of sampling noise (tests/vm/README.md)."""
     ptop, pcounts = top_callsite(c, probe_tag, "usercopy_checks_total",
                                  "usercopy_check_bytes_total")
     _, pbytes = top_callsite(c, probe_tag, "usercopy_check_bytes_total")

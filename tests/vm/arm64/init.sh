@@ -181,9 +181,9 @@ for flavour in fentry kprobe; do
 done
 
 # Sampling: over a longer run of pairs, the check's CPU samples must name a UDP call site on top,
-# and the two call sites probe mode saw copy the most bytes (the payloads, udp_sendmsg and
-# udp_recvmsg) must take more than half of them. Not a ranking of those two: samples are CPU
-# time, and a check's cost per call differs by call site and kernel (tests/vm/vm_tier.py).
+# with probe mode's top call site by bytes within sampling noise of it; the share of samples at
+# the two call sites probe mode saw copy the most bytes is printed (see below why it is not
+# asserted here as tests/vm/vm_tier.py asserts it).
 SN=$((N * ${SAMPLE_FACTOR:-20}))
 echo "== sample mode, 999 Hz, $SN UDP pairs"
 if start_run --mode sample --sample-frequency 999; then
