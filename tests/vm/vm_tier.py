@@ -474,7 +474,7 @@ def compare_rows(c: RunContext, tag: str, sites: list[tuple[str, str]]) -> list[
 def helper_walk_rows(c: RunContext, tag: str, n=UDP_N) -> list[Row]:
     """Probe mode's cost claim: each UDP pair has 3 helper-called checks (ip_generic_getfrag,
     move_addr_to_kernel, move_addr_to_user); their call sites must come from learned stack
-    offsets, not from a stack walk per call (bpf/probe.bpf.c)."""
+    offsets, not from a stack walk per call (bpf/learned_offsets.bpf.h)."""
     learned = c.delta(tag, "hucprof_probe_helper_calls_total", method="learned_offsets")
     walked = c.delta(tag, "hucprof_probe_helper_calls_total", method="stack_walk")
     return [c.row(tag, f"hucprof_probe_helper_calls_total{{learned_offsets}} rise >= {3 * n}", 1,
