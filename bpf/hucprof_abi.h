@@ -12,8 +12,13 @@
 #include <linux/types.h>
 #endif
 
-/* Address ranges handed to BPF before load (rodata). Power of two: indices are masked. */
+/* Address ranges handed to BPF before load (rodata). Powers of two: indices are masked. */
 #define HUC_MAX_RANGES 64
+/* Copy helpers need more: a kernel keeps an out-of-line copy of a static inline helper in every
+ * object file that did not inline it (Debian's arm64 7.3 has 60 of _inline_copy_from_user, 30
+ * of copy_{from,to}_sockptr_offset, 81 ranges in all, more with modules). A helper left out
+ * loses its callers' call site ("[truncated]"). probe mode memoizes the search per address. */
+#define HUC_MAX_HELPER_RANGES 1024
 /* Stack depths. SHORT is what a copy-helper caller needs to reach the real call site; FULL is
  * the kernel's own PERF_MAX_STACK_DEPTH. */
 #define HUC_SHORT_STACK_DEPTH 16

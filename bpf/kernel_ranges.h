@@ -14,27 +14,35 @@
 #endif
 
 /*
- * Is addr inside one of the n sorted, non-overlapping [start, end) ranges? A binary search of
- * at most log2(HUC_MAX_RANGES) + 1 steps: this runs on every probed call, so no linear scan.
+ * Is addr inside one of the n sorted, non-overlapping [start, end) ranges of an array of
+ * capacity entries (a power of two, a constant at every call)? A binary search of at most
+ * log2(capacity) + 1 steps: this runs on every probed call, so no linear scan.
  */
-static __always_inline bool huc_in_ranges(const volatile struct huc_range *ranges, __u32 n,
-					  __u64 addr)
+static __always_inline bool huc_in_ranges_of(const volatile struct huc_range *ranges, __u32 n,
+					     __u32 capacity, __u64 addr)
 {
 	__u32 lo = 0, hi = n;
 
-	if (hi > HUC_MAX_RANGES)
-		hi = HUC_MAX_RANGES;
-	for (int i = 0; i < 7 && lo < hi; i++) {
+	if (hi > capacity)
+		hi = capacity;
+	for (int i = 0; i <= __builtin_ctz(capacity) && lo < hi; i++) {
 		__u32 mid = (lo + hi) / 2;
 
-		if (ranges[mid & (HUC_MAX_RANGES - 1)].start <= addr)
+		if (ranges[mid & (capacity - 1)].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
 		return false;
-	return addr < ranges[(lo - 1) & (HUC_MAX_RANGES - 1)].end;
+	return addr < ranges[(lo - 1) & (capacity - 1)].end;
+}
+
+/* The same for an array of HUC_MAX_RANGES entries. */
+static __always_inline bool huc_in_ranges(const volatile struct huc_range *ranges, __u32 n,
+					  __u64 addr)
+{
+	return huc_in_ranges_of(ranges, n, HUC_MAX_RANGES, addr);
 }
 
 /*

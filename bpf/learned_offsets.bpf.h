@@ -29,7 +29,7 @@
 #include "usercopy_common.bpf.h"
 
 /* Copy helpers whose callers are the real call sites (sorted, set before load). */
-const volatile struct huc_range helper_ranges[HUC_MAX_RANGES] = {};
+const volatile struct huc_range helper_ranges[HUC_MAX_HELPER_RANGES] = {};
 const volatile __u32 nr_helper_ranges = 0;
 
 /* How each helper-called check found its call site (hucprof_abi.h, HUC_WALK_*). */
@@ -85,7 +85,7 @@ static __always_inline __u64 huc_read_slot(__u64 slot)
  * paths past its budget on 6.1. The per-check path asks huc_addr_facts(), which memoizes it. */
 __noinline int huc_is_helper(__u64 addr)
 {
-	return huc_in_ranges(helper_ranges, nr_helper_ranges, addr);
+	return huc_in_ranges_of(helper_ranges, nr_helper_ranges, HUC_MAX_HELPER_RANGES, addr);
 }
 
 static __always_inline void huc_set_hop(__u64 addr, const struct huc_hop *hop)

@@ -24,6 +24,8 @@ static_assert(sizeof(huc_stack_key) == 16);
 static_assert(sizeof(huc_stack) == 8 + HUC_FULL_STACK_DEPTH * 8);
 static_assert(sizeof(huc_short_stack) == 8 + HUC_SHORT_STACK_DEPTH * 8);
 static_assert((HUC_MAX_RANGES & (HUC_MAX_RANGES - 1)) == 0, "BPF masks range indices");
+static_assert((HUC_MAX_HELPER_RANGES & (HUC_MAX_HELPER_RANGES - 1)) == 0,
+              "BPF masks range indices");
 
 namespace {
 

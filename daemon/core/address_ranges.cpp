@@ -4,7 +4,7 @@
 
 namespace hucprof {
 
-AddressRanges merge_address_ranges(std::vector<huc_range> all) {
+AddressRanges merge_address_ranges(std::vector<huc_range> all, size_t capacity) {
   AddressRanges out;
   std::erase_if(all, [](const huc_range& r) { return r.end <= r.start; });
   std::sort(all.begin(), all.end(),
@@ -16,15 +16,15 @@ AddressRanges merge_address_ranges(std::vector<huc_range> all) {
       out.ranges.push_back(r);
     }
   }
-  if (out.ranges.size() > HUC_MAX_RANGES) {
-    out.overflow = out.ranges.size() - HUC_MAX_RANGES;
-    out.ranges.resize(HUC_MAX_RANGES);
+  if (out.ranges.size() > capacity) {
+    out.overflow = out.ranges.size() - capacity;
+    out.ranges.resize(capacity);
   }
   return out;
 }
 
 AddressRanges build_address_ranges(const KallsymsIndex& index,
-                                   std::span<const std::string_view> names) {
+                                   std::span<const std::string_view> names, size_t capacity) {
   std::vector<huc_range> all;
   std::vector<std::string> missing;
   for (std::string_view name : names) {
@@ -35,7 +35,7 @@ AddressRanges build_address_ranges(const KallsymsIndex& index,
       all.push_back(huc_range{sym.address, sym.address + sym.size});
     }
   }
-  AddressRanges out = merge_address_ranges(std::move(all));
+  AddressRanges out = merge_address_ranges(std::move(all), capacity);
   out.missing = std::move(missing);
   return out;
 }

@@ -230,7 +230,8 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
 
   plan.dispatcher_ranges = build_address_ranges(kallsyms, dispatcher_symbols());
   if (plan.probes) {
-    plan.helper_ranges = build_address_ranges(kallsyms, views_of(options.helper_symbols));
+    plan.helper_ranges =
+        build_address_ranges(kallsyms, views_of(options.helper_symbols), HUC_MAX_HELPER_RANGES);
   }
 
   if (options.mode == Mode::Probe) {

@@ -45,8 +45,12 @@ TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
     kprobes += is_kprobe;
   }
   EXPECT_EQ(kprobes, 8);  // check, return, 6 sub-checks
-  skel->rodata->nr_helper_ranges = 1;
-  skel->rodata->helper_ranges[0] = {0xffffffff81000000ull, 0xffffffff81001000ull};
+  // A full helper array: the search's bound is the array's capacity, not 1.
+  skel->rodata->nr_helper_ranges = HUC_MAX_HELPER_RANGES;
+  for (uint64_t i = 0; i < HUC_MAX_HELPER_RANGES; ++i) {
+    skel->rodata->helper_ranges[i] = {0xffffffff81000000ull + i * 0x1000,
+                                      0xffffffff81000800ull + i * 0x1000};
+  }
   skel->rodata->latency_enabled = true;
   EXPECT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
   probe_bpf__destroy(skel);

@@ -26,7 +26,7 @@ TEST(Abi, SamplerObjectMapsMatchHeader) {
 TEST(Abi, RodataRangesHoldMaxRanges) {
   probe_bpf* skel = probe_bpf__open();
   ASSERT_NE(skel, nullptr);
-  EXPECT_EQ(sizeof(skel->rodata->helper_ranges), HUC_MAX_RANGES * sizeof(huc_range));
+  EXPECT_EQ(sizeof(skel->rodata->helper_ranges), HUC_MAX_HELPER_RANGES * sizeof(huc_range));
   EXPECT_EQ(sizeof(skel->rodata->dispatcher_ranges), HUC_MAX_RANGES * sizeof(huc_range));
   probe_bpf__destroy(skel);
   sampler_bpf* sampler = sampler_bpf__open();

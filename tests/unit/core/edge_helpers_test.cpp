@@ -8,6 +8,7 @@
 #include "core/cpu_list.h"
 #include "core/module_list.h"
 #include "core/symbolizer.h"
+#include "kernel_ranges.h"
 
 namespace hucprof {
 namespace {
@@ -71,6 +72,42 @@ TEST(AddressRanges, OverflowBeyondBpfCapacityIsReported) {
   auto r = build_address_ranges(index_of(text), views);
   EXPECT_EQ(r.ranges.size(), static_cast<size_t>(HUC_MAX_RANGES));
   EXPECT_EQ(r.overflow, 3u);
+}
+
+// Out-of-line copies of static inline helpers, as Debian's arm64 7.3 has them (60 of
+// _inline_copy_from_user, one per object file that did not inline it): more than
+// HUC_MAX_RANGES, all of them in the helpers' array, and BPF's search finds each one.
+TEST(AddressRanges, HelperRangesHoldEveryOutOfLineCopy) {
+  std::string text;
+  char line[128];
+  const int copies = 3 * HUC_MAX_RANGES;
+  for (int i = 0; i < copies; ++i) {
+    std::snprintf(line, sizeof line, "%016llx t _inline_copy_from_user\n%016llx t user%d\n",
+                  0xffff800080000000ull + i * 0x1000ull, 0xffff8000800000a8ull + i * 0x1000ull, i);
+    text += line;
+  }
+  text += "ffff800090000000 T end\n";
+  const std::vector<std::string_view> names{"_inline_copy_from_user"};
+  const auto r = build_address_ranges(index_of(text), names, HUC_MAX_HELPER_RANGES);
+  ASSERT_EQ(r.ranges.size(), static_cast<size_t>(copies));
+  EXPECT_EQ(r.overflow, 0u);
+  std::vector<huc_range> bpf_array(HUC_MAX_HELPER_RANGES);
+  std::copy(r.ranges.begin(), r.ranges.end(), bpf_array.begin());
+  const auto n = static_cast<__u32>(r.ranges.size());
+  for (int i = 0; i < copies; ++i) {
+    const uint64_t start = 0xffff800080000000ull + i * 0x1000ull;
+    EXPECT_TRUE(huc_in_ranges_of(bpf_array.data(), n, HUC_MAX_HELPER_RANGES, start)) << i;
+    EXPECT_TRUE(huc_in_ranges_of(bpf_array.data(), n, HUC_MAX_HELPER_RANGES, start + 0xa7)) << i;
+    EXPECT_FALSE(huc_in_ranges_of(bpf_array.data(), n, HUC_MAX_HELPER_RANGES, start + 0xa8)) << i;
+  }
+  // A full array: the search's last step still reaches the last entry.
+  std::vector<huc_range> full(HUC_MAX_HELPER_RANGES);
+  for (uint64_t i = 0; i < full.size(); ++i) full[i] = {0x1000 + i * 0x10, 0x1008 + i * 0x10};
+  const auto last = static_cast<__u32>(full.size());
+  EXPECT_TRUE(huc_in_ranges_of(full.data(), last, HUC_MAX_HELPER_RANGES, full.back().start));
+  EXPECT_TRUE(huc_in_ranges_of(full.data(), last, HUC_MAX_HELPER_RANGES, full.front().start));
+  EXPECT_FALSE(huc_in_ranges_of(full.data(), last, HUC_MAX_HELPER_RANGES, full.back().end));
+  EXPECT_FALSE(huc_in_ranges_of(full.data(), last, HUC_MAX_HELPER_RANGES, 0xfff));
 }
 
 // /proc/modules lines as the kernel prints them: name size refcount users state address.
