@@ -32,8 +32,12 @@ for kernel in "linux-image-6.12-arm64 " "linux-image-arm64 trixie-backports"; do
   echo "vm_arm64: $meta${suite:+ from $suite}"
   set +e
   HUC_ARM64_KERNEL=$meta HUC_ARM64_SUITE=$suite "$here/tests/vm/arm64/run-guest.sh" "$build"
-  rcs+=($?)
+  rc=$?
   set -e
+  rcs+=("$rc")
+  # The guest's own FAIL lines name the failed check; this one names the guest, also when it
+  # failed before any check ran (no boot, a timeout).
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || echo "FAIL: vm_arm64: the $meta${suite:+ ($suite)} guest exited $rc"
 done
 echo "vm_arm64: guest exit codes ${rcs[*]} (6.12, trixie-backports)"
 for rc in "${rcs[@]}"; do [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit 1; done

@@ -9,7 +9,11 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 . /hucvm.env
 echo "HUCARM64-BEGIN kernel $(uname -r) $(uname -m)"
-fail() { echo "HUCARM64-RESULT fail $*"; echo HUCARM64-END; poweroff -f; }
+fail() { echo "FAIL: arm64 guest $(uname -r): $*"; echo "HUCARM64-RESULT fail $*"; echo HUCARM64-END; poweroff -f; }
+# A failed check: the verdict fails and a "FAIL:" line says which (CI's digest of a red run
+# collects those lines, not the whole console).
+verdict=pass
+failed() { verdict="fail"; echo "FAIL: arm64 guest $(uname -r): $*"; }
 for m in $(cat /modules/order); do insmod "/modules/$m" || fail "insmod $m"; done
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /mnt/host \
     || fail "mount 9p hostroot"
@@ -37,7 +41,7 @@ cat /tmp/doctor-auto.txt
 # The kernel config where the package installs it (run-guest.sh put it there): doctor reads it.
 [ "$(awk -v want="$KCONFIG" '$1 == "kernel" && $2 == "config" { print ($3 == "yes" && $4 == want) }' \
       /tmp/doctor-auto.txt)" = 1 ] ||
-    verdict_config="fail(doctor did not read the kernel config at $KCONFIG)"
+    failed "doctor did not read the kernel config at $KCONFIG"
 echo "ROW config $(grep '^  kernel config' /tmp/doctor-auto.txt) (expected yes $KCONFIG)"
 # 6.15 moved the checks-off test into check_object_size() (include/linux/ucopysize.h).
 case $(uname -r) in
@@ -46,7 +50,6 @@ case $(uname -r) in
 esac
 
 T=/sys/kernel/tracing
-verdict=${verdict_config:-pass}
 # Starts `hucprof run ARGS...` in the background ($pid) and waits until it serves /metrics.
 start_run() {
     (hucprof run "$@" --interval 1s --web.listen-address 127.0.0.1:9478 >/tmp/run.log 2>&1) &
@@ -61,7 +64,7 @@ start_run() {
 stop_run() {
     kill -TERM $pid; wait $pid; rc=$?
     echo "run exit $rc"
-    [ "$rc" -eq 0 ] || verdict="fail(run exit $rc)"
+    [ "$rc" -eq 0 ] || failed "run exit $rc"
 }
 # The rise of every call site's value of metric $1 between scrapes $2 and $3, "site value" per
 # line, largest first; only series matching the regex $4 when given.
@@ -80,21 +83,22 @@ if grep -qw hardened_usercopy=off /proc/cmdline; then
     # returns at its static key, since 6.15 it is not entered at all).
     echo "== hardened_usercopy=off: hucprof doctor --mode probe"
     (hucprof doctor --mode probe) >/tmp/doctor.txt 2>&1; cat /tmp/doctor.txt
-    grep -q "checks are off" /tmp/doctor.txt || verdict="fail(doctor does not say the checks are off)"
+    grep -q "checks are off" /tmp/doctor.txt || failed "doctor does not say the checks are off"
     grep -q "$entered __check_object_size" /tmp/doctor.txt ||
-        verdict="fail(doctor does not say the kernel $entered __check_object_size)"
+        failed "doctor does not say the kernel $entered __check_object_size"
     if start_run --mode probe; then
-        udp_pairs "$N" "$PAYLOAD" || verdict="fail(udp_pairs)"
+        udp_pairs "$N" "$PAYLOAD" || failed "udp_pairs"
         sleep 3; scrape /tmp/m2
         enabled=$(awk '/^usercopy_hardened_enabled / { print $NF }' /tmp/m2)
         attached=$(awk '/^hucprof_probe_attached\{/ && /target="__check_object_size"/ { s += $NF }
                         END { print s + 0 }' /tmp/m2)
         checks=$(awk '/^usercopy_checks_total\{/ { s += $NF } END { print s + 0 }' /tmp/m2)
         echo "ROW off usercopy_hardened_enabled=$enabled (0) probe_attached=$attached (0) usercopy_checks_total=$checks (0)"
-        [ "$enabled" = 0 ] && [ "$attached" = 0 ] && [ "$checks" = 0 ] || verdict=fail
+        [ "$enabled" = 0 ] && [ "$attached" = 0 ] && [ "$checks" = 0 ] ||
+            failed "checks off: enabled=$enabled attached=$attached checks=$checks, all must be 0"
         stop_run
     else
-        echo "ROW off not served; hucprof said:"; cat /tmp/run.log; verdict=fail
+        echo "ROW off not served; hucprof said:"; cat /tmp/run.log; failed "checks off: /metrics not served"
     fi
     echo "HUCARM64-RESULT $verdict"
     echo HUCARM64-END
@@ -103,9 +107,9 @@ fi
 
 # doctor on arm64: the checks are on, and `run` will run with probes (fentry where the kernel has
 # BPF trampolines for kernel functions, else kprobe) and sampling.
-grep -Eq '^ *hardened usercopy +yes' /tmp/doctor-auto.txt || verdict="fail(doctor: hardened usercopy not yes)"
+grep -Eq '^ *hardened usercopy +yes' /tmp/doctor-auto.txt || failed "doctor: hardened usercopy not yes"
 grep -Eq '^verdict: .* will run: sampling on, probes on \((fentry|kprobe)\), sub-checks probed$' /tmp/doctor-auto.txt ||
-    verdict="fail(doctor verdict)"
+    failed "doctor verdict"
 echo "ROW doctor $(grep '^verdict:' /tmp/doctor-auto.txt)"
 
 for flavour in fentry kprobe; do
@@ -130,7 +134,7 @@ for flavour in fentry kprobe; do
     TRIG="hist:keys=to_user:vals=n if to_user == 1 && n == $PAYLOAD && comm == \"udp_pairs\""
     sleep 2; scrape /tmp/m1
     echo "$TRIG" >$E/trigger || echo "-- hist trigger refused"
-    udp_pairs "$N" "$PAYLOAD" || verdict="fail(udp_pairs)"
+    udp_pairs "$N" "$PAYLOAD" || failed "udp_pairs"
     sleep 3; scrape /tmp/m2
     ref=$(awk '/hitcount:/ { for (i = 1; i < NF; i++) if ($i == "hitcount:") s += $(i + 1) }
                END { print s + 0 }' $E/hist)
@@ -142,7 +146,8 @@ for flavour in fentry kprobe; do
     before=$(row /tmp/m1); after=$(row /tmp/m2)
     rise=$((after - before))
     echo "ROW $flavour usercopy_checks_total{udp_recvmsg,recvfrom,to_user} rise=$rise expected=$N kernel_kprobe_hist=$ref"
-    [ "$rise" -eq "$N" ] && [ "$ref" -eq "$N" ] || verdict=fail
+    [ "$rise" -eq "$N" ] && [ "$ref" -eq "$N" ] ||
+        failed "$flavour: udp_recvmsg rise $rise, kernel hist $ref, both must be $N"
     grep -E '^usercopy_checks_total\{.*(udp_|recvfrom|sendto)' /tmp/m2
     grep -E '^hucprof_(probe|drops|helper)' /tmp/m2 | head -12
     # The netlink vmalloc path (seed 001): 64 KiB unicast messages get a vmalloc'ed skb head on
@@ -157,8 +162,8 @@ for flavour in fentry kprobe; do
     VTRIG='hist:keys=stacktrace if comm == "netlink_self"'
     scrape /tmp/n1
     echo "$VTRIG" >$V/trigger || echo "-- hist trigger refused"
-    netlink_self 100 65536 || verdict="fail(netlink_self)"
-    case $(uname -r) in 6.1.*) ;; *) netlink_self 3 6291456 || verdict="fail(netlink_self)" ;; esac
+    netlink_self 100 65536 || failed "netlink_self"
+    case $(uname -r) in 6.1.*) ;; *) netlink_self 3 6291456 || failed "netlink_self" ;; esac
     sleep 3; scrape /tmp/n2
     vref=$(awk '/stacktrace:/ { from_check = 0; next_is_caller = 0 }
                 next_is_caller { from_check = $1 ~ /^(netlink_sendmsg|simple_copy_to_iter)\+/
@@ -173,22 +178,29 @@ for flavour in fentry kprobe; do
     echo "!$VTRIG" >>$V/trigger
     echo '-:hucvmap' >>$T/kprobe_events
     echo "ROW $flavour usercopy_subchecks_total{netlink_*,vmalloc} rise=$vrise kernel_find_vmap_area_from_check=$vref"
-    [ "$vrise" -eq "$vref" ] && [ "$vref" -gt 0 ] || verdict="fail(netlink vmalloc)"
+    [ "$vrise" -eq "$vref" ] && [ "$vref" -gt 0 ] ||
+        failed "$flavour: netlink vmalloc sub-checks rise $vrise, kernel find_vmap_area $vref (> 0)"
     # The workload's call sites (its syscalls; hucprof's own drains, __sys_bpf, are in the
     # window too) by bytes checked, for the sampling check below.
     rises usercopy_check_bytes_total /tmp/m1 /tmp/m2 'syscall="(sendto|recvfrom)"' >/tmp/probe-bytes
+    # Every copy of the workload's syscalls is named: "[truncated]" means probe mode lost the
+    # call site (a copy helper's range not handed to BPF, a walk that ended inside the helpers).
+    lost=$(awk '$1 == "[truncated]" { print $2 }' /tmp/probe-bytes)
+    echo "ROW $flavour sendto/recvfrom bytes at [truncated]=${lost:-0} (0)"
+    [ -z "$lost" ] || failed "$flavour: $lost bytes of sendto/recvfrom copies at callsite [truncated]"
     stop_run
 done
 
 # Sampling: over a longer run of pairs, the check's CPU samples must name a UDP call site on top,
-# with probe mode's top call site by bytes within sampling noise of it; the share of samples at
-# the two call sites probe mode saw copy the most bytes is printed (see below why it is not
-# asserted here as tests/vm/vm_tier.py asserts it).
+# and the two call sites probe mode saw copy the most bytes (the payload copies, udp_sendmsg's
+# and udp_recvmsg's) must hold more than half of them, as tests/vm/vm_tier.py asserts on x86.
+# Not "the same top call site": a check's cost per call differs between the two (by kernel and
+# by run), and their bytes tie.
 SN=$((N * ${SAMPLE_FACTOR:-20}))
 echo "== sample mode, 999 Hz, $SN UDP pairs"
 if start_run --mode sample --sample-frequency 999; then
     sleep 2; scrape /tmp/s1
-    udp_pairs "$SN" "$PAYLOAD" || verdict="fail(udp_pairs)"
+    udp_pairs "$SN" "$PAYLOAD" || failed "udp_pairs"
     sleep 3; scrape /tmp/s2
     rises usercopy_cpu_samples_total /tmp/s1 /tmp/s2 >/tmp/sample-top
     echo "-- samples per call site:"; head -5 /tmp/sample-top
@@ -200,20 +212,13 @@ if start_run --mode sample --sample-frequency 999; then
     in_payload=$(awk -v sites=" $payload " 'index(sites, " " $1 " ") { s += $2 } END { print s + 0 }' \
         /tmp/sample-top)
     echo "ROW sample top=$top samples_in_checks=$total (>= 20) probe_payload_sites=($payload)" \
-        "their_samples=$in_payload (reported)"
-    case $top in udp_sendmsg|udp_recvmsg) ;; *) verdict="fail(sample top $top)" ;; esac
-    # Reported, not yet asserted: on 7.3 probe mode names udp_sendmsg's payload copy
-    # "[truncated]" (the stack it walks ends inside the usercopy machinery), so the share is
-    # only udp_recvmsg's there. Until that is fixed the assertion is the older one: probe
-    # mode's top call site by bytes within 3 sigma of sampling's top ((top - mine)^2 <= 9 top;
-    # busybox awk has no sqrt).
-    ptop=$(awk 'NR == 1 { print $1 }' /tmp/probe-bytes)
-    near=$(awk -v p="$ptop" 'NR == 1 { top = $2 } $1 == p { mine = $2 }
-                END { d = top - mine; print (mine > 0 && d * d <= 9 * top) ? 1 : 0 }' /tmp/sample-top)
-    echo "ROW sample probe_top=$ptop within_3_sigma=$near"
-    [ "$total" -ge 20 ] && [ "$near" = 1 ] || verdict=fail
+        "their_samples=$in_payload (> half)"
+    case $top in udp_sendmsg|udp_recvmsg) ;; *) failed "sample top $top" ;; esac
+    [ "$total" -ge 20 ] || failed "sample: $total samples in the checks (>= 20)"
+    [ $((2 * in_payload)) -gt "$total" ] ||
+        failed "sample: probe mode's payload call sites ($payload) hold $in_payload of $total samples (> half)"
 else
-    echo "ROW sample not served; hucprof said:"; cat /tmp/run.log; verdict=fail
+    echo "ROW sample not served; hucprof said:"; cat /tmp/run.log; failed "sample: /metrics not served"
 fi
 echo "HUCARM64-RESULT $verdict"
 echo HUCARM64-END
