@@ -15,12 +15,12 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "export/accept_encoding.h"
-#include "export/basic_auth.h"
-#include "export/http_framing.h"
-#include "export/http_target.h"
 #include "export/pprof_handler.h"
 #include "fuzz_check.h"
+#include "web/accept_encoding.h"
+#include "web/basic_auth.h"
+#include "web/http_framing.h"
+#include "web/http_target.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli/web_config.h"
 #include "fuzz_check.h"
+#include "web/web_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

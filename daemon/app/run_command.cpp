@@ -16,9 +16,9 @@
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
 #include "app/systemd_sockets.h"
-#include "export/metrics_server.h"
 #include "export/pprof_handler.h"
 #include "export/web_view.h"
+#include "web/metrics_server.h"
 
 namespace hucprof {
 

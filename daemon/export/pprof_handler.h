@@ -8,8 +8,8 @@
 #include <string>
 #include <variant>
 
+#include "core/http_types.h"
 #include "core/stack_profile.h"
-#include "export/http_types.h"
 
 namespace hucprof {
 

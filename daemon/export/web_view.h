@@ -3,8 +3,8 @@
 #include <functional>
 #include <string>
 
+#include "core/http_types.h"
 #include "core/stack_profile.h"
-#include "export/http_types.h"
 #include "hucprof.pb.h"
 
 namespace hucprof {
@@ -18,7 +18,7 @@ struct WebViewInput {
   std::string mode;  // --mode as given ("auto", "probe", "sample")
   std::chrono::milliseconds interval{10000};
   std::chrono::milliseconds prediction_window{300000};
-  bool reload = true;  // false: ?refresh=off, the page stays as it is
+  bool reload = true;                       // false: ?refresh=off, the page stays as it is
   std::string telemetry_path = "/metrics";  // --web.telemetry-path, which the page links to
 };
 

@@ -14,7 +14,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "export/metrics_server.h"
+#include "web/metrics_server.h"
 
 namespace {
 

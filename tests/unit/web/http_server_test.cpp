@@ -5,9 +5,9 @@
 #include <future>
 #include <thread>
 
-#include "export/http_server.h"
-#include "export/web_security.h"
 #include "raw_http.h"
+#include "web/http_server.h"
+#include "web/web_security.h"
 
 namespace hucprof {
 namespace {

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "export/metrics_server.h"
 #include "raw_http.h"
+#include "web/metrics_server.h"
 
 namespace hucprof {
 namespace {

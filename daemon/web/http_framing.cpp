@@ -1,4 +1,4 @@
-#include "export/http_framing.h"
+#include "web/http_framing.h"
 
 #include <algorithm>
 #include <cctype>

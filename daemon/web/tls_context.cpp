@@ -1,4 +1,4 @@
-#include "export/tls_context.h"
+#include "web/tls_context.h"
 
 #include <arpa/inet.h>
 #include <openssl/err.h>

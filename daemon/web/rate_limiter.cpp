@@ -1,4 +1,4 @@
-#include "export/rate_limiter.h"
+#include "web/rate_limiter.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "cli/web_config.h"
-#include "parse_helpers.h"
+#include "config_file_fixture.h"
+#include "web/web_config.h"
 
 namespace hucprof {
 namespace {

@@ -1,9 +1,9 @@
-#include "export/http_target.h"
+#include "web/http_target.h"
 
 #include <algorithm>
 
 #include "core/quoted_value.h"
-#include "export/http_text.h"
+#include "web/http_text.h"
 
 namespace hucprof {
 namespace {

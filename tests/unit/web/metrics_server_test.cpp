@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "export/metrics_server.h"
 #include "raw_http.h"
+#include "web/metrics_server.h"
 
 namespace hucprof {
 namespace {

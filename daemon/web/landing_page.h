@@ -1,7 +1,7 @@
 #pragma once
 #include <string>
 
-#include "export/http_types.h"
+#include "core/http_types.h"
 
 namespace hucprof {
 

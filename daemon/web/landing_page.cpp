@@ -1,4 +1,4 @@
-#include "export/landing_page.h"
+#include "web/landing_page.h"
 
 #include "export/markup_escape.h"
 

@@ -1,4 +1,4 @@
-#include "export/http_server.h"
+#include "web/http_server.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,11 +28,11 @@
 #include <boost/beast/ssl.hpp>
 
 #include "cli/message_text.h"
-#include "export/basic_auth.h"
-#include "export/http_framing.h"
-#include "export/http_target.h"
-#include "export/tls_context.h"
-#include "export/web_security.h"
+#include "web/basic_auth.h"
+#include "web/http_framing.h"
+#include "web/http_target.h"
+#include "web/tls_context.h"
+#include "web/web_security.h"
 
 namespace hucprof {
 namespace {

@@ -1,8 +1,8 @@
-#include "export/accept_encoding.h"
+#include "web/accept_encoding.h"
 
 #include <algorithm>
 
-#include "export/http_text.h"
+#include "web/http_text.h"
 
 namespace hucprof {
 namespace {

@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include "export/metrics_server.h"
 #include "export/pprof_handler.h"
 #include "export/web_view.h"
 #include "raw_http.h"
+#include "web/metrics_server.h"
 
 namespace hucprof {
 namespace {

@@ -8,9 +8,9 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-#include "cli/web_config.h"
-#include "export/basic_auth.h"
-#include "export/rate_limiter.h"
+#include "web/basic_auth.h"
+#include "web/rate_limiter.h"
+#include "web/web_config.h"
 
 namespace hucprof {
 

@@ -1,4 +1,4 @@
-#include "cli/web_config.h"
+#include "web/web_config.h"
 
 #include <algorithm>
 #include <array>

@@ -1,10 +1,10 @@
-#include "export/web_security.h"
+#include "web/web_security.h"
 
 #include <sys/stat.h>
 
 #include <spdlog/spdlog.h>
 
-#include "export/tls_context.h"
+#include "web/tls_context.h"
 
 namespace hucprof {
 namespace {

@@ -1,13 +1,13 @@
-#include "export/metrics_server.h"
+#include "web/metrics_server.h"
 
 #include <utility>
 
 #include "core/listen_address.h"
-#include "export/accept_encoding.h"
 #include "export/gzip_codec.h"
-#include "export/http_server.h"
-#include "export/landing_page.h"
-#include "export/web_security.h"
+#include "web/accept_encoding.h"
+#include "web/http_server.h"
+#include "web/landing_page.h"
+#include "web/web_security.h"
 
 namespace hucprof {
 namespace {

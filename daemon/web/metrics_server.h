@@ -5,7 +5,7 @@
 #include <variant>
 #include <vector>
 
-#include "export/http_types.h"
+#include "core/http_types.h"
 #include "export/prometheus_exporter.h"
 
 namespace hucprof {

@@ -1,10 +1,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "export/accept_encoding.h"
-#include "export/basic_auth.h"
-#include "export/http_target.h"
-#include "export/rate_limiter.h"
+#include "web/accept_encoding.h"
+#include "web/basic_auth.h"
+#include "web/http_target.h"
+#include "web/rate_limiter.h"
 
 namespace hucprof {
 namespace {

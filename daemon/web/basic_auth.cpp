@@ -1,4 +1,4 @@
-#include "export/basic_auth.h"
+#include "web/basic_auth.h"
 
 #include <crypt.h>
 #include <openssl/crypto.h>
@@ -8,7 +8,7 @@
 #include <array>
 #include <memory>
 
-#include "export/http_text.h"
+#include "web/http_text.h"
 
 namespace hucprof {
 namespace {

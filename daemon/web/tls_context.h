@@ -6,7 +6,7 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-#include "cli/web_config.h"
+#include "web/web_config.h"
 
 namespace hucprof {
 

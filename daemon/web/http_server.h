@@ -5,8 +5,8 @@
 #include <string>
 #include <variant>
 
+#include "core/http_types.h"
 #include "core/listen_address.h"
-#include "export/http_types.h"
 
 namespace hucprof {
 
