@@ -18,6 +18,7 @@ packages=(
   libdw-dev libdebuginfod1 binutils debuginfod
   # tests: host tier, VM tier, e2e tier
   curl python3 python3-yaml iproute2 procps strace dpkg-dev util-linux
+  python3-prometheus-client  # the Python tests' /metrics parser (tests/lib/hucprof_testlib.py)
   # the Debian package: debhelper builds it, lintian judges it, help2man writes its man pages
   # from --help; debootstrap makes the clean Debian root vm_systemd installs it on
   debhelper lintian help2man man-db debootstrap

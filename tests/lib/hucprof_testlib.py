@@ -1,20 +1,23 @@
-"""Shared helpers for hucprof's script-driven test tiers (host, e2e, vm): start the daemon on a
-free port, scrape and parse /metrics. Python stdlib only."""
+"""Shared helpers for hucprof's script-driven test tiers (host, e2e, vm) and benches: start the
+daemon on a free port, fetch pages, parse /metrics. Python stdlib, plus the Prometheus project's
+own client library (Debian's python3-prometheus-client) as the reader of /metrics, imported only
+by parse_metrics so stdlib-only guests can use the rest."""
 
 import contextlib
 import os
-import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 
 SKIP = 77  # ctest SKIP_RETURN_CODE
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+# Debian installs python3-prometheus-client for /usr/bin/python3; a python3 from elsewhere first
+# on PATH (pyenv, a venv) reads the same pure-Python package from here.
+_DEBIAN_DIST_PACKAGES = "/usr/lib/python3/dist-packages"
 
 
 def free_port():
@@ -23,18 +26,31 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _text_parser():
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        if _DEBIAN_DIST_PACKAGES in sys.path:
+            raise
+        # Last, so Debian's copies never shadow what this interpreter has of its own.
+        sys.path.append(_DEBIAN_DIST_PACKAGES)
+        try:
+            from prometheus_client.parser import text_string_to_metric_families
+        except ImportError:
+            raise ImportError("the /metrics parser needs python3-prometheus-client "
+                              "(scripts/install-deps.sh)") from None
+    return text_string_to_metric_families
+
+
 def parse_metrics(text):
-    """Prometheus text format → list of (name, labels dict, float value)."""
-    out = []
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = _SAMPLE.match(line)
-        if not m:
-            raise ValueError("unparsable metrics line: %r" % line)
-        labels = dict(_LABEL.findall(m.group(3) or ""))
-        out.append((m.group(1), labels, float(m.group(4))))
-    return out
+    """Prometheus text format → list of (sample name, labels dict, float value), in exposition
+    order. Read by prometheus_client's parser, a reference written by no one here; ValueError
+    when the text is not the format."""
+    parse = _text_parser()
+    try:
+        return [(s.name, s.labels, s.value) for family in parse(text) for s in family.samples]
+    except ValueError as e:
+        raise ValueError("not Prometheus text format: %s" % e) from None
 
 
 def select(samples, name, **labels):
