@@ -1,6 +1,7 @@
-"""Building blocks of hucprof's end-to-end tests (stdlib only), reusable by other tiers:
+"""Building blocks of hucprof's end-to-end tests (stdlib and tests/lib), reusable by other tiers:
 
-  free_port()             a free TCP port on 127.0.0.1
+  free_port() http_get()  tests/lib/hucprof_testlib's, re-exported with its /metrics parser
+  parse_metrics() select() total()
   Managed                 a child process with a log file, stopped by SIGTERM (then SIGKILL)
   HucprofInstance         `hucprof run` on a loopback port, /metrics fetch, clean-stop check
   Flood                   the bounded loopback UDP flood (huc_udp_flood)
@@ -17,26 +18,15 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8", "replace")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+# The tiers' shared port, fetch and /metrics parser, re-exported for the e2e scripts.
+from hucprof_testlib import free_port, http_get, parse_metrics, select, total  # noqa: E402,F401
 
 
 class Managed:

@@ -46,11 +46,7 @@ def scrape(port: int, pki: dict, user: str | None = None, client_cert: bool = Fa
     if user:
         token = base64.b64encode(f"{user}:{PASSWORD}".encode()).decode()
         request.add_header("Authorization", "Basic " + token)
-    try:
-        with urllib.request.urlopen(request, context=context, timeout=3) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, ""
+    return lib.http_get(request, timeout=3, context=context)
 
 
 def wait_serving(daemon: lib.Managed, probe, deadline: float) -> bool:

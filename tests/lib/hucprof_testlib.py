@@ -62,13 +62,15 @@ def total(samples, name, **labels):
     return sum(v for _, v in select(samples, name, **labels))
 
 
-def http_get(url, timeout=5):
-    """(status, body) — HTTP errors are returned, not raised."""
+def http_get(url, timeout=5, context=None):
+    """(status, body) of a GET of url (a string or a urllib Request, e.g. with headers; context: an
+    ssl.SSLContext for https). HTTP errors are returned, not raised; connection errors raise
+    OSError. A served page must be UTF-8 (UnicodeDecodeError otherwise); an error page need not."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode()
+        with urllib.request.urlopen(url, timeout=timeout, context=context) as r:
+            return r.status, r.read().decode("utf-8")
     except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
+        return e.code, e.read().decode("utf-8", "replace")
 
 
 class Daemon:

@@ -18,9 +18,14 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import time
-import urllib.error
-import urllib.request
+
+# The guest runs the clean root's python3 on this file under /host: tests/lib is beside it there,
+# and hucprof_testlib imports only the standard library until something parses /metrics.
+# (abspath, not resolve: a symlink on the host would lead out of /host.)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "lib"))
+import hucprof_testlib as tl  # noqa: E402
 
 UNIT = "hucprof.service"
 PROPS = ["MainPID", "ActiveState", "SubState", "Result", "NRestarts", "ExecMainCode",
@@ -118,11 +123,9 @@ def processes(name: str) -> list[str]:
 
 
 def scrape(port: int, timeout: float = 5, path: str = "/metrics") -> tuple[int | None, str]:
+    """(status, body), or (None, why) when nothing answered: a fact to record, not an error."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
+        return tl.http_get(f"http://127.0.0.1:{port}{path}", timeout=timeout)
     except OSError as e:
         return None, f"{type(e).__name__}: {e}"
 
