@@ -292,18 +292,19 @@ def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records
                   f"{rule.kind} {rule.name} evaluates without error", got.get("lastError", ""))
 
     # ---- contract checks on the exposition itself
-    addr_re = re.compile(r'="[^"]*\b(0x)?ffff[0-9a-f]{12}\b')
-    for d in daemons:
-        text = d.metrics() or ""
-        callsites = set(re.findall(r'^usercopy_cpu_samples_total\{[^}]*callsite="([^"]*)"', text, re.M))
-        rep.check(len(callsites) <= TOP_K + 1, f"{d.name}: call sites bounded by top-k {TOP_K} + other",
-                  f"{len(callsites)} call sites")
-        leak = addr_re.search(text)
-        rep.check(leak is None, f"{d.name}: no raw kernel address in any label",
-                  leak.group(0) if leak else "")
+    addr_re = re.compile(r'\b(0x)?ffff[0-9a-f]{12}\b')
     exposed = set()
     for d in daemons:
-        exposed |= set(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*?)(?:_bucket|_sum|_count)?(?:\{| )", d.metrics() or "", re.M))
+        samples = lib.parse_metrics(d.metrics() or "")
+        callsites = {labels["callsite"] for labels, _ in lib.select(samples, "usercopy_cpu_samples_total")
+                     if "callsite" in labels}
+        rep.check(len(callsites) <= TOP_K + 1, f"{d.name}: call sites bounded by top-k {TOP_K} + other",
+                  f"{len(callsites)} call sites")
+        leaks = [f'{name}{{{key}="{value}"}}' for name, labels, _ in samples
+                 for key, value in labels.items() if addr_re.search(value)]
+        rep.check(not leaks, f"{d.name}: no raw kernel address in any label", " ".join(leaks[:3]))
+        # A histogram's or summary's series count as its family's name.
+        exposed |= {re.sub(r"_(bucket|sum|count)$", "", name) for name, _, _ in samples}
     for name, m in sorted(contract.items()):
         if m.source in ("daemon", "process", "sampling"):
             rep.check(name in exposed, f"contract metric {name} is exported ({m.source})")

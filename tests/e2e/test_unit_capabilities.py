@@ -50,6 +50,13 @@ def setpriv_cmd(caps: list[str]) -> list[str]:
             f"--inh-caps={cs}", f"--ambient-caps={cs}", f"--bounding-set={cs}"]
 
 
+def named_site_sampled(samples: list) -> bool:
+    """A CPU sample inside a check at a symbolized call site (not [unknown], not the top-k's
+    other)."""
+    return any(labels.get("callsite") not in (None, "[unknown]", "other")
+               for labels, _ in lib.select(samples, "usercopy_cpu_samples_total"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hucprof", required=True)
@@ -90,21 +97,24 @@ def main() -> int:
             # Wait for a sample inside a check with a named call site, not just any sample: at
             # 99 Hz the flood puts ~2 samples/s inside checks, so the first drains can have none
             # (a wait for "any kernel sample" made this flaky).
-            named_site = re.compile(r'^usercopy_cpu_samples_total\{callsite="(?!\[unknown\]|other")', re.M)
             deadline = time.monotonic() + 30
-            text = None
+            samples = None
             while time.monotonic() < deadline and d.alive():
                 try:
-                    _, text = lib.http_get(f"http://127.0.0.1:{port}/metrics", 2)
-                    if named_site.search(text):
-                        break
+                    status, text = lib.http_get(f"http://127.0.0.1:{port}/metrics", 2)
+                    if status == 200:
+                        samples = lib.parse_metrics(text)
+                        if named_site_sampled(samples):
+                            break
                 except OSError:
                     pass
                 time.sleep(0.5)
-            check(text is not None and 'hucprof_probe_attached{target="cpu-clock",mode="perf_event"} 1' in (text or ""),
+            attached = lib.select(samples or [], "hucprof_probe_attached", target="cpu-clock",
+                                  mode="perf_event")
+            check(samples is not None and [v for _, v in attached] == [1],
                   f"as uid {NOBODY} with only {' '.join(caps)}: sampler attached, /metrics served",
                   d.log_tail())
-            check(bool(named_site.search(text or "")),
+            check(named_site_sampled(samples or []),
                   "call sites are symbolized (kallsyms addresses visible) within 30 s of flood",
                   d.log_tail())
             rc, clean = d.stop(10)
