@@ -19,9 +19,13 @@ import resource
 import socket
 import statistics
 import subprocess
+import sys
 import threading
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "lib"))
+import hucprof_testlib as t  # noqa: E402
 
 
 class Server:
@@ -54,17 +58,8 @@ class Server:
 
 
 def scrape(port, timeout=15):
-    started = time.monotonic()
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
-            data = b""
-            while chunk := s.recv(65536):
-                data += chunk
-        ok = data.startswith(b"HTTP/1.1 200")
-    except OSError:
-        ok = False
-    return ok, time.monotonic() - started
+    status, _, took = t.timed_get(port, "/metrics", timeout)
+    return status == 200, took
 
 
 def settle(server, seconds=5):

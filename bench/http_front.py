@@ -72,22 +72,8 @@ class Slowloris(threading.Thread):
 
 
 def scrape_once(port, timeout=5.0):
-    started = time.monotonic()
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.settimeout(max(0.01, timeout - (time.monotonic() - started)))
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-                s.settimeout(max(0.01, timeout - (time.monotonic() - started)))
-        ok = data.startswith(b"HTTP/1.1 200") and b"usercopy_" in data
-    except OSError:
-        ok = False
-    return ok, time.monotonic() - started
+    status, body, took = t.timed_get(port, "/metrics", timeout)
+    return status == 200 and b"usercopy_" in body, took
 
 
 def percentile(values, p):

@@ -73,6 +73,33 @@ def http_get(url, timeout=5, context=None):
         return e.code, e.read().decode("utf-8", "replace")
 
 
+def timed_get(port, path="/metrics", timeout=5.0):
+    """(status line's code or None, body bytes, seconds) of one GET on a fresh connection to
+    127.0.0.1:port, the whole exchange bounded by timeout: the benches' client. Raw HTTP/1.1, so
+    the seconds are the server's and not urllib's, and one deadline, so a server that trickles
+    its answer cannot stretch a round past it. Status None: no connection, or a timeout."""
+    started = time.monotonic()
+
+    def left():
+        return max(0.01, timeout - (time.monotonic() - started))
+
+    request = b"GET %s HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n" % path.encode()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.settimeout(left())
+            s.sendall(request)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+                s.settimeout(left())
+    except OSError:
+        return None, b"", time.monotonic() - started
+    head, _, body = data.partition(b"\r\n\r\n")
+    words = head.split(b" ", 2)
+    status = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
+    return status, body, time.monotonic() - started
+
+
 class Daemon:
     """A running `hucprof run`; stops it with SIGTERM and records the exit status."""
 
