@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -315,7 +314,7 @@ def fetch_and_extract(pkgs: str | list[str], dest: Path, apt: list[str] | None =
 
 
 # --------------------------------------------------------------------------------------------
-# Modules: find, decompress, read depends= from .modinfo, order
+# Modules: find, read their depends (modinfo), decompress, order
 # --------------------------------------------------------------------------------------------
 
 def _decompress(path: Path) -> bytes:
@@ -333,35 +332,18 @@ def _decompress(path: Path) -> bytes:
     return data
 
 
-def elf_section(data: bytes, name: str) -> bytes | None:
-    """Return the contents of a section of a 64-bit little-endian ELF file."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError("not an ELF64 LE object")
-    e_shoff, = struct.unpack_from("<Q", data, 0x28)
-    e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-
-    def sh(i):
-        off = e_shoff + i * e_shentsize
-        sh_name, _type, _flags, _addr, sh_offset, sh_size = struct.unpack_from("<IIQQQQ", data, off)
-        return sh_name, sh_offset, sh_size
-
-    _, stroff, _ = sh(e_shstrndx)
-    for i in range(e_shnum):
-        n, off, size = sh(i)
-        end = data.index(b"\0", stroff + n)
-        if data[stroff + n:end].decode() == name:
-            return data[off:off + size]
-    return None
-
-
-def modinfo(data: bytes) -> dict[str, list[str]]:
-    sec = elf_section(data, ".modinfo") or b""
-    info: dict[str, list[str]] = {}
-    for entry in sec.split(b"\0"):
-        if b"=" in entry:
-            k, v = entry.decode(errors="replace").split("=", 1)
-            info.setdefault(k, []).append(v)
-    return info
+def module_depends(path: Path) -> list[str]:
+    """The modules `path` depends on, as kmod's modinfo reads them (it opens .ko.xz and .ko.zst
+    itself)."""
+    modinfo = shutil.which("modinfo") or "/sbin/modinfo"
+    try:
+        out = subprocess.run([modinfo, "-F", "depends", str(path)], check=True,
+                             capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        raise VmFailure("modinfo not found (scripts/install-deps.sh installs kmod)")
+    except subprocess.CalledProcessError as e:
+        raise VmFailure(f"modinfo -F depends {path} failed: {e.stderr.strip()}")
+    return [d for line in out.splitlines() for d in line.strip().split(",") if d]
 
 
 def _modname(path: Path) -> str:
@@ -402,13 +384,10 @@ def resolve_modules(k: Kernel, wanted: list[str]) -> list[tuple[str, bytes]]:
         if name not in index:
             raise VmFailure(f"{k.package}: module {name} (needed by {' -> '.join(chain) or 'harness'})"
                             " is neither built in nor shipped")
-        data = _decompress(index[name])
-        info = modinfo(data)
-        for dep in ",".join(info.get("depends", [""])).split(","):
-            if dep:
-                visit(dep, chain + (name,))
+        for dep in module_depends(index[name]):
+            visit(dep, chain + (name,))
         seen.add(name)
-        order.append((name, data))
+        order.append((name, _decompress(index[name])))
 
     for w in wanted:
         visit(w, ())
