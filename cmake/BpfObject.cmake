@@ -17,11 +17,6 @@ else()
 endif()
 set(HUC_VMLINUX_DIR ${PROJECT_SOURCE_DIR}/bpf/vmlinux/${HUC_BPF_ARCH})
 set(HUC_BPF_ARCHES x86 arm64)
-# Bench builds only (bench/vm/probe_overhead.py): -D flags that compile parts of the per-check
-# path out of the BPF objects (HUC_BENCH_CUT_* in bpf/probe.bpf.c), to measure what each costs.
-# Counts are not exact in such a build; it never ships.
-set(HUCPROF_BPF_BENCH_CUT "" CACHE STRING "bench only: -DHUC_BENCH_CUT_* flags for the BPF objects")
-separate_arguments(HUC_BPF_BENCH_CUT_FLAGS UNIX_COMMAND "${HUCPROF_BPF_BENCH_CUT}")
 
 function(bpf_object name source)
   set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o)
@@ -31,7 +26,7 @@ function(bpf_object name source)
   add_custom_command(
     OUTPUT ${obj}
     COMMAND ${BPF_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${HUC_BPF_ARCH}
-            ${HUC_BPF_BENCH_CUT_FLAGS} -I${HUC_VMLINUX_DIR} -I${PROJECT_SOURCE_DIR}/bpf
+            -I${HUC_VMLINUX_DIR} -I${PROJECT_SOURCE_DIR}/bpf
             -MD -MF ${dep} -c ${src} -o ${obj}
     DEPENDS ${src}
     DEPFILE ${dep}
