@@ -9,8 +9,9 @@
 # Per flavour also the netlink vmalloc path (100 64 KiB messages; on 6.12 also 3 of 6 MiB):
 # usercopy_subchecks_total{check="vmalloc"} at netlink call sites against the kernel's own
 # count of find_vmap_area calls from the check. doctor must say the checks are on and `run` will
-# run. Then sample mode over 20x as many pairs: the top call site by CPU samples must be a UDP
-# one, with probe mode's top call site by bytes within 3 sigma of it (init.sh says why not more).
+# run; no copy of the workload's syscalls may fold as [truncated]. Then sample mode over 20x as
+# many pairs: the top call site by CPU samples must be a UDP one, and probe mode's two call sites
+# with the most bytes (the payload copies) must hold more than half of the check's samples.
 #
 #   tests/vm/arm64/run-guest.sh [BUILD_DIR] [--checks-off]
 #       BUILD_DIR      default: build-arm64 (scripts/build.sh --arch arm64)
