@@ -114,7 +114,7 @@ AttachedSessions attach_sessions(LoadedSessions loaded, const RunOptions& option
     spdlog::warn(
         "{} copy-helper ranges did not fit into BPF's {}; their callers fold as "
         "[truncated]",
-        plan.helper_ranges.overflow, HUC_MAX_HELPER_RANGES);
+        plan.helper_ranges.overflow, plan.helper_ranges.capacity);
   }
   attach_probes(std::move(loaded.probes), out);
   attach_sampler(std::move(loaded.sampler), plan, options, out);

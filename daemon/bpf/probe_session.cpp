@@ -14,6 +14,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
+#include "bpf/rodata_ranges.h"
 #include "log/log_fields.h"
 #include "probe.skel.h"
 
@@ -60,11 +61,6 @@ bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target) {
 }
 
 std::string errno_text(int err) { return strerror(err < 0 ? -err : err); }
-
-void set_ranges(huc_range* dst, __u32* count, const AddressRanges& ranges) {
-  for (size_t i = 0; i < ranges.ranges.size(); ++i) dst[i] = ranges.ranges[i];
-  *count = static_cast<__u32>(ranges.ranges.size());
-}
 
 // Fills the layout sub-check classification reads (usercopy_classify.bpf.h) before any check
 // runs: one run of the huc_read_layout syscall program.
@@ -121,8 +117,9 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
     }
   }
   auto* rodata = skel.rodata;
-  set_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
-  set_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges, plan.dispatcher_ranges);
+  set_rodata_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
+  set_rodata_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges,
+                    plan.dispatcher_ranges);
   rodata->latency_enabled = plan.maps.latency;
   rodata->classify_subchecks = plan.classifies();
   rodata->compound_info_mask = plan.compound_info_mask;

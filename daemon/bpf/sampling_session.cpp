@@ -11,6 +11,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
+#include "bpf/rodata_ranges.h"
 #include "core/cpu_list.h"
 #include "core/file_text.h"
 #include "hucprof_abi.h"
@@ -43,7 +44,6 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
     out.error = plan.sampling_reason;
     return out;
   }
-  const AddressRanges& check_ranges = plan.dispatcher_ranges;
   std::unique_ptr<SamplingSession> self(new SamplingSession());
   self->skel_ = sampler_bpf__open();
   if (!self->skel_) {
@@ -55,15 +55,9 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
     return out;
   }
   auto* rodata = self->skel_->rodata;
-  for (size_t i = 0; i < check_ranges.ranges.size(); ++i) {
-    rodata->check_ranges[i] = check_ranges.ranges[i];
-  }
-  rodata->nr_check_ranges = static_cast<__u32>(check_ranges.ranges.size());
-  const AddressRanges& interrupt_ranges = plan.interrupt_ranges.ranges;
-  for (size_t i = 0; i < interrupt_ranges.ranges.size(); ++i) {
-    rodata->interrupt_ranges[i] = interrupt_ranges.ranges[i];
-  }
-  rodata->nr_interrupt_ranges = static_cast<__u32>(interrupt_ranges.ranges.size());
+  set_rodata_ranges(rodata->check_ranges, &rodata->nr_check_ranges, plan.dispatcher_ranges);
+  set_rodata_ranges(rodata->interrupt_ranges, &rodata->nr_interrupt_ranges,
+                    plan.interrupt_ranges.ranges);
   const MapSizing sizing[] = {
       {self->skel_->maps.samples, plan.maps.max_keys, MapSizing::Preallocated},
       {self->skel_->maps.sample_stacks, plan.maps.max_stacks,

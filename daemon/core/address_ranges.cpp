@@ -6,6 +6,7 @@ namespace hucprof {
 
 AddressRanges merge_address_ranges(std::vector<huc_range> all, size_t capacity) {
   AddressRanges out;
+  out.capacity = capacity;
   std::erase_if(all, [](const huc_range& r) { return r.end <= r.start; });
   std::sort(all.begin(), all.end(),
             [](const huc_range& a, const huc_range& b) { return a.start < b.start; });

@@ -13,6 +13,7 @@ struct AddressRanges {
   std::vector<huc_range> ranges;     // sorted, merged, at most the capacity asked for
   std::vector<std::string> missing;  // names with no symbol on this kernel (inlined, absent)
   size_t overflow = 0;               // ranges that did not fit into that capacity
+  size_t capacity = HUC_MAX_RANGES;  // the capacity asked for: the BPF array they are for
 };
 
 // The kernel text ranges of every symbol whose normalized name is in `names` (all suffixed
