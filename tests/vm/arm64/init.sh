@@ -9,11 +9,11 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 . /hucvm.env
 echo "HUCARM64-BEGIN kernel $(uname -r) $(uname -m)"
-fail() { echo "FAIL: arm64 guest $(uname -r): $*"; echo "HUCARM64-RESULT fail $*"; echo HUCARM64-END; poweroff -f; }
 # A failed check: the verdict fails and a "FAIL:" line says which (CI's digest of a red run
-# collects those lines, not the whole console).
+# collects those lines, not the whole console). fail: one the guest cannot go on after.
 verdict=pass
 failed() { verdict="fail"; echo "FAIL: arm64 guest $(uname -r): $*"; }
+fail() { failed "$*"; echo "HUCARM64-RESULT fail $*"; echo HUCARM64-END; poweroff -f; }
 for m in $(cat /modules/order); do insmod "/modules/$m" || fail "insmod $m"; done
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /mnt/host \
     || fail "mount 9p hostroot"
