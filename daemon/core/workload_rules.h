@@ -15,11 +15,12 @@ struct Workload {
     Unit,       // a systemd service or scope: "nginx.service", "user@1000.service/x.scope"
     Container,  // a container outside Kubernetes: "docker:0123456789ab"
     Pod,        // a Kubernetes pod (and, when the path goes that deep, one of its containers)
-    Cgroup,     // nothing matched: the path itself, bounded
+    Cgroup,     // nothing matched: the path itself, bounded, other bytes than printable
+                // UTF-8 written "\xNN"
   };
   Kind kind = Kind::Cgroup;
-  std::string name;
-  std::string pod_uid;       // Pod: dashes restored ("8dbf5c3c-...-60c2")
+  std::string name;     // never empty; valid UTF-8 without control characters: a label value as is
+  std::string pod_uid;  // Pod: dashes restored ("8dbf5c3c-...-60c2")
   std::string container_id;  // Container, and Pod when the path names one (full 64 hex digits)
   std::string runtime;       // Container, Pod with a container: "docker", "containerd", ...
   bool operator==(const Workload&) const = default;

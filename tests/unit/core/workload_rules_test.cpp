@@ -199,6 +199,28 @@ TEST(WorkloadRules, LongPathsKeepTheirTailWithinTheBound) {
   EXPECT_EQ(static_cast<unsigned char>(cut[3]), 0xc3);
 }
 
+// mkdir in a delegated subtree takes any bytes but '/' and NUL; the name is a label value as it
+// is (Prometheus refuses a scrape with invalid UTF-8, a terminal obeys escape sequences), so
+// what is not printable UTF-8 is written as systemd-escape(1) writes it: \xNN.
+TEST(WorkloadRules, NamesAreLabelValuesWhateverBytesTheCgroupHas) {
+  EXPECT_EQ(classify("/tenant/caf\xc3\xa9\xff\x1b[31m\x7f\xc2\x9b\t"),
+            cgroup("/tenant/caf\xc3\xa9\\xff\\x1b[31m\\x7f\\xc2\\x9b\\x09"));
+  // A truncated sequence and a surrogate (ED A0 80) are no UTF-8 either.
+  EXPECT_EQ(classify("/a\xe2\x82/\xed\xa0\x80"), cgroup("/a\\xe2\\x82/\\xed\\xa0\\x80"));
+
+  // What the fuzzer found: a long component of invalid bytes came out as its raw tail.
+  const auto rules = WorkloadRules::defaults();
+  const auto long_name =
+      classify_cgroup("/system.slice/systemd-ns" + std::string(104, '\xee') + "pawn@we", rules);
+  EXPECT_EQ(long_name.kind, Workload::Kind::Cgroup);
+  EXPECT_LE(long_name.name.size(), rules.max_cgroup_name_bytes);
+  EXPECT_TRUE(long_name.name.starts_with("...") && long_name.name.ends_with("\\xeepawn@we"))
+      << long_name.name;
+  EXPECT_EQ(long_name.name.find_first_not_of("./\\xe0123456789abcdefghijklmnopqrstuvwxyz@-"),
+            std::string::npos)
+      << long_name.name;
+}
+
 TEST(WorkloadRules, KindNamesAreTheLabelValues) {
   EXPECT_EQ(kind_name(Workload::Kind::Unit), "unit");
   EXPECT_EQ(kind_name(Workload::Kind::Container), "container");
