@@ -161,6 +161,7 @@ def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
     os.environ.setdefault("HUCVM_ACCEL", "tcg")  # thread=single is a TCG property
     import vm_tier
+    import qemu_run
     import vmlib
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -186,7 +187,7 @@ def host_main() -> int:
             return 2
         variants.append((v, narrow, parts[0], parts[1]))
     try:
-        vmlib.preflight()
+        qemu_run.preflight()
         k, initrd = vm_tier.boot_files(a.kernel, cache)
         cycler = vmlib.compile_c(HERE / "fentry_cycle.c", cache / "bin" / "fentry_cycle",
                                  libs=("-lbpf",))
@@ -216,7 +217,7 @@ def host_main() -> int:
             per_cycle = 90 if tcg == "single" else 60
             t0 = time.monotonic()
             try:
-                vmlib._run_vm_once(k, initrd, Path(__file__), run_dir,
+                qemu_run._run_vm_once(k, initrd, Path(__file__), run_dir,
                                    env={"HUCVM_RACE_PLAN": json.dumps(plan)},
                                    extra_cmdline="oops=panic", tcg_props=TCGS[tcg],
                                    timeout_s=180 + left * per_cycle, echo_console=a.verbose)

@@ -212,6 +212,7 @@ def guest_main() -> int:
 def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
     import vm_tier
+    import qemu_run
     import vmlib
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -269,12 +270,12 @@ def host_main() -> int:
                 "variants": variants, "hucprof": {v: binaries[v] for v in variants
                                                   if v in binaries}}
         for k, initrd in kernels:
-            res = vmlib.run_vm(k, initrd, Path(__file__), out_root / k.label,
+            res = qemu_run.run_vm(k, initrd, Path(__file__), out_root / k.label,
                                env={"HUCVM_BENCH_PLAN": json.dumps(plan)}, cpus=1,
                                qemu_args=ICOUNT, timeout_s=6 * 3600, echo_console=a.verbose)
             mfile = res.file("measurements.json")
             if res.guest_rc != 0 or not mfile.exists():
-                print(vmlib.format_console(res, 80), file=sys.stderr)
+                print(qemu_run.format_console(res, 80), file=sys.stderr)
                 print(f"FAIL: {k.label}: guest exit {res.guest_rc}")
                 return 1
             results[k.label] = {"release": k.release, "plan": plan,

@@ -195,8 +195,9 @@ def boot_set(labels: list[str], cache: Path) -> tuple[Path, list]:
     host lacks what it takes."""
     sys.path.insert(0, str(REPO / "tests" / "vm"))
     import vm_tier
+    import qemu_run
     import vmlib
-    vmlib.preflight()
+    qemu_run.preflight()
     load = vmlib.compile_c(HERE / "workloads" / "whatif_load.c", cache / "bin" / "whatif_load")
     return load, [vm_tier.boot_files(label, cache) for label in labels]
 
@@ -204,6 +205,7 @@ def boot_set(labels: list[str], cache: Path) -> tuple[Path, list]:
 def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
     import vm_tier
+    import qemu_run
     import vmlib
     import whatif_stats as ws
 
@@ -274,14 +276,14 @@ def host_main() -> int:
                     boots[k.label].append(ws.Boot(k.label, pair, role,
                                                   json.loads(done.read_text())))
                     continue
-                res = vmlib.run_vm(
+                res = qemu_run.run_vm(
                     k, initrd, Path(__file__), out_dir / name,
                     extra_cmdline="hardened_usercopy=off" if role == "off" else "",
                     env={"HUCVM_WHATIF_PLAN": json.dumps(plan)}, cpus=1, qemu_args=ICOUNT,
                     timeout_s=3600, echo_console=a.verbose)
                 mfile = res.file("measurements.json")
                 if res.guest_rc != 0 or not mfile.exists():
-                    print(vmlib.format_console(res, 60), file=sys.stderr)
+                    print(qemu_run.format_console(res, 60), file=sys.stderr)
                     print(f"FAIL: {name}: guest exit {res.guest_rc}")
                     return 1
                 boots[k.label].append(ws.Boot(k.label, pair, role, json.loads(mfile.read_text())))

@@ -22,7 +22,7 @@ With a BPF program, a BPF trampoline, the BPF machinery that runs them, or one o
 targets on any of the printed stacks, neither is ever a flake: that may be hucprof's doing.
 
 A lockup with neither BPF nor cross-CPU patching frames is not retried either. Guests boot with
-lockup thresholds far above anything host load causes (vmlib.LOCKUP_CMDLINE: 60 s RCU stall,
+lockup thresholds far above anything host load causes (qemu_run.LOCKUP_CMDLINE: 60 s RCU stall,
 120 s soft lockup), so a starved host does not produce these reports; one that appears anyway is
 a real stall until someone shows otherwise, and its stacks are printed.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Downloads and unpacks a Debian kernel for a guest the way the VM tier does (vmlib.resolve_kernel:
+"""Downloads and unpacks a Debian kernel for a guest the way the VM tier does (kernel_packages.resolve_kernel:
 the machine's own apt sources, or a private apt list for trixie, trixie-backports or sid; the
 split 7.x packages too), and prints where its files are as shell assignments, for the shell
 harnesses (tests/vm/arm64/run-guest.sh):
@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kernel_packages  # noqa: E402
 import vmlib  # noqa: E402
 
 
@@ -29,7 +30,7 @@ def main() -> int:
     suite = sys.argv[3] if len(sys.argv) == 4 and sys.argv[3] else None
     cache.mkdir(parents=True, exist_ok=True)
     try:
-        k = vmlib.resolve_kernel(meta, meta, cache, {}, suite=suite)
+        k = kernel_packages.resolve_kernel(meta, meta, cache, {}, suite=suite)
     except vmlib.Skip as e:
         print(f"SKIP: {e}", file=sys.stderr)
         return vmlib.SKIP

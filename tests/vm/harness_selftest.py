@@ -12,6 +12,9 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import initramfs  # noqa: E402
+import kernel_packages  # noqa: E402
+import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
 from vm_tier import KERNELS  # noqa: E402
 from vmlib import Skip, VmFailure  # noqa: E402
@@ -30,18 +33,18 @@ def main() -> int:
             failures.append(what)
 
     try:
-        vmlib.preflight()
+        qemu_run.preflight()
         spec = KERNELS[0]
-        k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {})
+        k = kernel_packages.resolve_kernel(spec.label, spec.meta_package, cache, {})
         initrd = cache / f"initramfs-{k.release}.cpio"
-        vmlib.build_initramfs(k, initrd)
+        initramfs.build_initramfs(k, initrd)
     except Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP
 
     # 1. A module that neither exists nor is built in is an error, not silently skipped.
     try:
-        vmlib.resolve_modules(k, ["hucvm_no_such_module"])
+        initramfs.resolve_modules(k, ["hucvm_no_such_module"])
         check(False, "missing module raises VmFailure")
     except VmFailure as e:
         check("hucvm_no_such_module" in str(e), "missing module raises VmFailure")
@@ -61,7 +64,7 @@ def main() -> int:
                       "rcu_cpu_stall_timeout)\" >> lockup-params.txt\n"
                       "echo l > /proc/sysrq-trigger\nsleep 1\nexit 7\n")
     script.chmod(0o755)
-    r = vmlib.run_vm(k, initrd, script, work / "rc7", extra_cmdline="hucvm.selftest=1",
+    r = qemu_run.run_vm(k, initrd, script, work / "rc7", extra_cmdline="hucvm.selftest=1",
                      env={"HUCVM_GREETING": "it's here"}, timeout_s=240, cpus=1,
                      qemu_args=["-smbios", "type=1,serial=hucvm-selftest"])
     check(r.guest_rc == 7, f"guest exit status 7 comes back (got {r.guest_rc})")
@@ -83,7 +86,7 @@ def main() -> int:
     # 3. Failure inside init before the script (here: results dir not reachable) -> VmFailure
     #    carrying the console log.
     try:
-        vmlib.run_vm(k, initrd, script, work / "badinit",
+        qemu_run.run_vm(k, initrd, script, work / "badinit",
                      extra_cmdline="hucvm.results=/nonexistent-hucvm-dir", timeout_s=240)
         check(False, "init failure raises VmFailure")
     except VmFailure as e:
@@ -97,7 +100,7 @@ def main() -> int:
     hang.chmod(0o755)
     t0 = time.monotonic()
     try:
-        vmlib.run_vm(k, initrd, hang, work / "hang", timeout_s=45)
+        qemu_run.run_vm(k, initrd, hang, work / "hang", timeout_s=45)
         check(False, "hang raises VmFailure")
     except VmFailure as e:
         check("hung" in str(e) and time.monotonic() - t0 < 90,

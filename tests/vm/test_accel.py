@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The accelerator choice (accel.py, vmlib.choose_accel) without a real guest: qemu is replaced by
+"""The accelerator choice (accel.py, qemu_run.choose_accel) without a real guest: qemu is replaced by
 testdata/fake-qemu-nested-kvm (KVM boots print "Booting from ROM..." and hang, as nested KVM did
 on the machine of issue 8) and by two more fakes (qemu refuses KVM; a KVM guest boots), /dev/kvm
 by plain files. Asserted: TCG with the reason whenever a probe guest does not boot, within the
@@ -18,6 +18,9 @@ sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import accel  # noqa: E402
+import initramfs  # noqa: E402
+import kernel_packages  # noqa: E402
+import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
 
 HANGS = HERE / "testdata" / "fake-qemu-nested-kvm"
@@ -57,7 +60,7 @@ def alive(pid: int) -> bool:
 
 def main() -> int:
     try:
-        vmlib.find_busybox()
+        initramfs.find_busybox()
     except vmlib.Skip as e:
         print(f"SKIP: {e}")
         return vmlib.SKIP
@@ -76,7 +79,7 @@ def run(tmp: Path) -> int:
     os.environ["HUCVM_FAKE_QEMU_LOG"] = str(log)
     os.environ.pop(accel.ENV, None)
     accel.PROBE_TIMEOUT_S = 3.0  # the bound under test, shorter than the real 20 s
-    k = vmlib.Kernel(label="fake", meta_package="-", package="-",
+    k = kernel_packages.Kernel(label="fake", meta_package="-", package="-",
                      root=tmp / "cache" / "linux-image-fake", release="0")
     kvm = tmp / "kvm"
     kvm.write_text("")
@@ -89,15 +92,15 @@ def run(tmp: Path) -> int:
     check(v.returncode == 0 and "QEMU emulator version" in v.stdout,
           f"fake qemu runs the real one for non-KVM use: {v.stdout.splitlines()[:1]}")
 
-    c = vmlib.choose_accel(k, tmp / "no-such-kvm")
+    c = qemu_run.choose_accel(k, tmp / "no-such-kvm")
     check(c.accel == "tcg" and "no " in c.line and not probes(log),
           f"no /dev/kvm: tcg, no probe: {c.line}")
-    c = vmlib.choose_accel(k, tmp)  # a directory: open(O_RDWR) fails
+    c = qemu_run.choose_accel(k, tmp)  # a directory: open(O_RDWR) fails
     check(c.accel == "tcg" and "cannot open" in c.line and not probes(log),
           f"/dev/kvm that does not open: tcg, no probe: {c.line}")
 
     t0 = time.monotonic()
-    c = vmlib.choose_accel(k, kvm)
+    c = qemu_run.choose_accel(k, kvm)
     took = time.monotonic() - t0
     runs = probes(log)
     check(c.accel == "tcg", f"KVM guest stuck at the BIOS: tcg: {c.line}")
@@ -111,12 +114,12 @@ def run(tmp: Path) -> int:
     check((k.cache_dir / accel.CACHE_NAME).is_file(), "the verdict is kept in the cache dir")
 
     t0 = time.monotonic()
-    c = vmlib.choose_accel(k, kvm)
+    c = qemu_run.choose_accel(k, kvm)
     check(c.accel == "tcg" and "cached" in c.line and len(probes(log)) == 1
           and time.monotonic() - t0 < 2, f"second choice (another process) is cached: {c.line}")
 
     os.utime(hangs, (time.time() + 5, time.time() + 5))  # an upgraded qemu binary: a new key
-    c = vmlib.choose_accel(k, kvm)
+    c = qemu_run.choose_accel(k, kvm)
     check(c.accel == "tcg" and "probed now" in c.line and len(probes(log)) == 2,
           "a changed qemu binary is probed again")
 
@@ -125,7 +128,7 @@ def run(tmp: Path) -> int:
                      "initialize kvm: Permission denied' >&2\nexit 1\n")
     fake(bindir, refuses)
     t0 = time.monotonic()
-    c = vmlib.choose_accel(k, kvm)
+    c = qemu_run.choose_accel(k, kvm)
     check(c.accel == "tcg" and "did not boot under KVM (qemu exited 1: " in c.line
           and "Permission denied" in c.line
           and time.monotonic() - t0 < 3, f"qemu refusing KVM: tcg at once, its error: {c.line}")
@@ -133,7 +136,7 @@ def run(tmp: Path) -> int:
     boots = script(tmp / "qemu-boots", f"echo 'Booting from ROM...'\necho '{accel.PROBE_MARKER}'"
                    "\nsleep 100000\n")
     fake(bindir, boots)
-    c = vmlib.choose_accel(k, kvm)
+    c = qemu_run.choose_accel(k, kvm)
     check(c.accel == "kvm" and "booted under KVM" in c.line, f"a KVM guest that boots: {c.line}")
 
     fake(bindir, hangs)
@@ -141,19 +144,19 @@ def run(tmp: Path) -> int:
     n = len(probes(log))
     for value, want in (("tcg", "tcg"), ("kvm", "kvm")):
         os.environ[accel.ENV] = value
-        c = vmlib.choose_accel(k, kvm)
+        c = qemu_run.choose_accel(k, kvm)
         check(c.accel == want and f"{accel.ENV}={value}" in c.line and len(probes(log)) == n,
               f"{accel.ENV}={value} wins, no probe: {c.line}")
     os.environ[accel.ENV] = "kvm"
     try:
-        vmlib.choose_accel(k, tmp / "no-such-kvm")
+        qemu_run.choose_accel(k, tmp / "no-such-kvm")
         check(False, f"{accel.ENV}=kvm without a usable device fails")
     except vmlib.VmFailure as e:
         check(accel.ENV in str(e) and "no-such-kvm" in str(e),
               f"{accel.ENV}=kvm without a usable device fails, naming both: {e}")
     os.environ[accel.ENV] = "yes"
     try:
-        vmlib.preflight()
+        qemu_run.preflight()
         check(False, f"{accel.ENV}=yes is refused")
     except vmlib.VmFailure as e:
         check(f"{accel.ENV}='yes'" in str(e) and "tcg or kvm" in str(e),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""console_triage on real consoles: which guest deaths vmlib boots again (TCG text-patching
+"""console_triage on real consoles: which guest deaths qemu_run boots again (TCG text-patching
 artefacts) and which fail with their stacks.
 
 Real consoles (testdata/): the 6.12 guest that died of "Oops: int3" in ttwu_do_activate under
@@ -73,7 +73,7 @@ irq_on = null.replace("EFLAGS: 00000046", "EFLAGS: 00000246")
 check(ct.triage(irq_on) is None,
       "a NULL function pointer called with interrupts on is an ordinary bug, no verdict")
 
-# --- lockups (real, 6.1 and 6.12, captured with vmlib.LOCKUP_CMDLINE) ------------------------
+# --- lockups (real, 6.1 and 6.12, captured with qemu_run.LOCKUP_CMDLINE) ------------------------
 for k in ("6.1", "6.12"):
     ipi = (LOCKUPS / f"console-{k}-lockup-ipi.txt").read_text()
     v = expect(f"{k} CPU waiting in text_poke_bp for a CPU with interrupts off", ipi, retry=True,

@@ -53,6 +53,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "lib"))
 import hucprof_testlib as tl  # noqa: E402
 import histref  # noqa: E402
+import initramfs  # noqa: E402
+import kernel_packages  # noqa: E402
+import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
 from console_triage import PROBE_TARGETS  # noqa: E402
 from vmlib import Skip, VmFailure, log  # noqa: E402
@@ -81,7 +84,7 @@ class KernelSpec:
     netlink_64k_vmalloc: bool
     # Possible-CPU counts the memory runs boot with (none: no memory runs on this kernel).
     memory_cpus: tuple[int, ...] = ()
-    # The Debian suite it comes from through a private apt list (vmlib.PRIVATE_SUITES); None:
+    # The Debian suite it comes from through a private apt list (kernel_packages.PRIVATE_SUITES); None:
     # the machine's own apt sources (Debian 12).
     suite: str | None = None
     # Booted by ctest's vm_tier (CI); the others by the full documented command (--all).
@@ -104,15 +107,15 @@ KERNELS = [
 ]
 
 
-def boot_files(label: str, cache: Path) -> tuple[vmlib.Kernel, Path]:
+def boot_files(label: str, cache: Path) -> tuple[kernel_packages.Kernel, Path]:
     """One kernel of KERNELS ready to boot, for scripts that boot a single kernel (bench/vm/):
     its package (downloaded into `cache` the first time) and its initramfs. KeyError for a label
     not in KERNELS (argparse's choices=[k.label for k in KERNELS] keeps it out); vmlib.Skip when
     the host lacks what it takes."""
     spec = {k.label: k for k in KERNELS}[label]
-    k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {}, suite=spec.suite)
+    k = kernel_packages.resolve_kernel(spec.label, spec.meta_package, cache, {}, suite=spec.suite)
     initrd = cache / f"initramfs-{k.release}.cpio"
-    vmlib.build_initramfs(k, initrd)
+    initramfs.build_initramfs(k, initrd)
     return k, initrd
 
 
@@ -200,7 +203,7 @@ class Tools:
 class RunContext:
     spec: KernelSpec
     run: RunSpec
-    res: vmlib.RunResult
+    res: qemu_run.RunResult
     tools: Tools
     # Parsed result files by name: every row asks again, each file is read and parsed once.
     _parsed: dict = dataclasses.field(default_factory=dict, repr=False)
@@ -932,7 +935,7 @@ def main() -> int:
     timings = []
     failures = []
     try:
-        vmlib.preflight()
+        qemu_run.preflight()
         tools = find_tools(build)
         apt_state: dict = {}
         specs = [k for k in KERNELS
@@ -941,19 +944,19 @@ def main() -> int:
         if left_out and not args.kernel:
             log(f"not booted in this run (CI's set; --all boots them): {', '.join(left_out)}")
         for spec in specs:
-            k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, apt_state,
+            k = kernel_packages.resolve_kernel(spec.label, spec.meta_package, cache, apt_state,
                                      suite=spec.suite)
             for opt in ("CONFIG_HARDENED_USERCOPY", "CONFIG_KPROBE_EVENTS", "CONFIG_HIST_TRIGGERS"):
                 if k.config_value(opt) != "y":
                     raise VmFailure(f"{k.package}: {opt} is not y; this tier needs it")
             initrd = cache / f"initramfs-{k.release}.cpio"
-            modules = vmlib.build_initramfs(k, initrd)
+            modules = initramfs.build_initramfs(k, initrd)
             log(f"{spec.label}: initramfs modules in load order: {' '.join(modules) or '(none)'}")
             runs = [r for r in runs_for(spec, tools) if not args.run or r.name in args.run]
             for run in runs:
                 res_dir = runs_dir / f"{spec.label}-{run.name.replace('=', '-')}"
                 try:
-                    res = vmlib.run_vm(k, initrd, HERE / "guest" / "hucprof_guest.py", res_dir,
+                    res = qemu_run.run_vm(k, initrd, HERE / "guest" / "hucprof_guest.py", res_dir,
                                        extra_cmdline=run.extra_cmdline,
                                        env={"HUCVM_PLAN": plan_json(run, tools)},
                                        timeout_s=args.timeout, echo_console=args.verbose,
@@ -968,14 +971,14 @@ def main() -> int:
                 console_shown = res.guest_rc != 0
                 if console_shown:
                     failures.append(f"{spec.label}/{run.name}: guest script exit {res.guest_rc}")
-                    print(vmlib.format_console(res), file=sys.stderr)
+                    print(qemu_run.format_console(res), file=sys.stderr)
                 ctx = RunContext(spec, run, res, tools)
                 try:
                     rows = run.check(ctx)
                 except (histref.HistParseError, OSError, ValueError) as e:
                     failures.append(f"{spec.label}/{run.name}: cannot evaluate results: {e}")
                     if not console_shown:
-                        print(vmlib.format_console(res), file=sys.stderr)
+                        print(qemu_run.format_console(res), file=sys.stderr)
                     continue
                 print(f"\n== kernel {spec.label} ({k.release}), run {run.name}, "
                       f"results in {res.results_dir}")
@@ -988,7 +991,7 @@ def main() -> int:
                       + (f"; not probed by the reference (absent): "
                          f"{', '.join(x for x in missing if x)}" if any(missing) else ""))
                 if any(not r.ok for r in rows) and not console_shown:
-                    print(vmlib.format_console(res, 60), file=sys.stderr)
+                    print(qemu_run.format_console(res, 60), file=sys.stderr)
                 all_rows += rows
             growth = memory_growth_rows(spec.label, runs)
             if growth:

@@ -59,6 +59,9 @@ VM = HERE.parent
 sys.path.insert(0, str(VM))
 sys.path.insert(0, str(VM.parent / "lib"))
 import hucprof_testlib as tl  # noqa: E402
+import initramfs  # noqa: E402
+import kernel_packages  # noqa: E402
+import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
 from vmlib import Skip, VmFailure, log  # noqa: E402
 
@@ -95,7 +98,7 @@ class Row:
 # The debuginfo packages
 # ---------------------------------------------------------------------------------------------
 
-def fetch_debuginfo(k: vmlib.Kernel, cache: Path) -> Path:
+def fetch_debuginfo(k: kernel_packages.Kernel, cache: Path) -> Path:
     """BUILD/vm-cache/debuginfo/RELEASE, laid out like the package (usr/lib/debug/boot/vmlinux-R,
     usr/lib/debug/lib/modules/R/kernel/crypto/*.ko), unpacked once per build directory."""
     dest = cache / "debuginfo" / k.release
@@ -404,7 +407,7 @@ def plan(tools: Tools, dbg: Path, other_vmlinux: Path) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 class Judge:
-    def __init__(self, label: str, k: vmlib.Kernel, dbg: Path, res: vmlib.RunResult,
+    def __init__(self, label: str, k: kernel_packages.Kernel, dbg: Path, res: qemu_run.RunResult,
                  tools: Tools):
         self.label, self.k, self.dbg, self.res, self.tools = label, k, dbg, res, tools
         self.rows: list[Row] = []
@@ -754,10 +757,10 @@ def main() -> int:
     rows: list[Row] = []
     timings: list[str] = []
     try:
-        vmlib.preflight()
+        qemu_run.preflight()
         tools = find_tools(build)
         apt: dict = {}
-        kernels = {label: vmlib.resolve_kernel(label, meta, cache, apt) for label, meta in KERNELS}
+        kernels = {label: kernel_packages.resolve_kernel(label, meta, cache, apt) for label, meta in KERNELS}
         dbgs = {}
         for label, k in kernels.items():
             t0 = time.monotonic()
@@ -773,15 +776,15 @@ def main() -> int:
                 continue
             other = vmlinux_of(*[(dbgs[o], kernels[o].release) for o in kernels if o != label][0])
             initrd = cache / f"initramfs-debuginfo-{k.release}.cpio"
-            mods = vmlib.resolve_modules(
-                k, vmlib.optional_modules(k, vmlib.GUEST_MODULES) + list(MODULES))
-            vmlib.write_initramfs(initrd, vmlib.GUEST_INIT, mods, [Path(__file__)])
+            mods = initramfs.resolve_modules(
+                k, initramfs.optional_modules(k, initramfs.GUEST_MODULES) + list(MODULES))
+            initramfs.write_initramfs(initrd, initramfs.GUEST_INIT, mods, [Path(__file__)])
             res_dir = runs / f"debuginfo-{label}"
             t0 = time.monotonic()
             if args.rejudge:
-                res = vmlib.RunResult(k, res_dir, "", 0, "none", 0, None, None, False)
+                res = qemu_run.RunResult(k, res_dir, "", 0, "none", 0, None, None, False)
             else:
-                res = vmlib.run_vm(k, initrd, VM / "guest" / "hucprof_guest.py", res_dir,
+                res = qemu_run.run_vm(k, initrd, VM / "guest" / "hucprof_guest.py", res_dir,
                                    env={"HUCVM_PLAN": json.dumps(plan(tools, dbgs[label],
                                                                       other))},
                                    timeout_s=args.timeout, echo_console=args.verbose)
@@ -790,7 +793,7 @@ def main() -> int:
             j = Judge(label, k, dbgs[label], res, tools)
             if res.guest_rc != 0:
                 j.row("guest script exit status", 0, res.guest_rc)
-                print(vmlib.format_console(res), file=sys.stderr)
+                print(qemu_run.format_console(res), file=sys.stderr)
             for s in ("probe", "sample", "none"):
                 err = res.file(f"{s}-error.txt")
                 j.row(f"{s} session: no harness error", "", err.read_text()[:300]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# /init of the accelerator probe's initramfs (tests/vm/accel.py, vmlib.probe_kvm_boot): getting
+# /init of the accelerator probe's initramfs (tests/vm/accel.py, qemu_run.probe_kvm_boot): getting
 # here and printing the marker proves a guest boots under the accelerator being probed.
 
 # busybox applets, PATH, fail(), /proc /sys /dev (tests/vm/guest/preamble.sh)

@@ -1,5 +1,5 @@
 # Sourced first by both VM initramfs /init scripts (tests/vm/guest/init.sh and
-# tests/vm/systemd/guest/init.sh); vmlib.write_initramfs puts it at /lib/hucvm-preamble.sh.
+# tests/vm/systemd/guest/init.sh); initramfs.write_initramfs puts it at /lib/hucvm-preamble.sh.
 # busybox applets, fail(), and the kernel filesystems every guest needs before anything else.
 
 /bin/busybox --install -s /bin

@@ -39,6 +39,9 @@ sys.path.insert(0, str(VM))
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 import debian_package  # noqa: E402
 import hucprof_testlib as tl  # noqa: E402
+import initramfs  # noqa: E402
+import kernel_packages  # noqa: E402
+import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
 from vmlib import Skip, VmFailure, log  # noqa: E402
 
@@ -76,13 +79,13 @@ SD_MESSAGE_UNIT_FAILURE_RESULT = "d9b373ed55a64feb8242e02dbe79a49c"
 # Host preparation: initramfs (vmlib's modules + overlay, our init) and the .deb
 # --------------------------------------------------------------------------------------------
 
-def build_initramfs(k: vmlib.Kernel, out: Path) -> list[str]:
+def build_initramfs(k: kernel_packages.Kernel, out: Path) -> list[str]:
     """vmlib's initramfs with overlayfs added and guest/init.sh (overlay + switch_root)."""
-    mods = vmlib.resolve_modules(k, vmlib.optional_modules(k, vmlib.GUEST_MODULES) + ["overlay"])
+    mods = initramfs.resolve_modules(k, initramfs.optional_modules(k, initramfs.GUEST_MODULES) + ["overlay"])
     for old in out.parent.glob("initramfs-systemd-*.cpio"):
         if old != out:
             old.unlink(missing_ok=True)
-    return vmlib.write_initramfs(out, GUEST_INIT, mods, [Path(__file__)])
+    return initramfs.write_initramfs(out, GUEST_INIT, mods, [Path(__file__)])
 
 
 def deb_depends(deb: Path) -> list[str]:
@@ -426,8 +429,8 @@ def main() -> int:
     res_dir = build / "vm-runs" / f"systemd-{args.kernel}"
     res_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
-        vmlib.preflight()
-        k = vmlib.resolve_kernel(args.kernel, KERNELS[args.kernel], cache, {})
+        qemu_run.preflight()
+        k = kernel_packages.resolve_kernel(args.kernel, KERNELS[args.kernel], cache, {})
         initrd = cache / f"initramfs-systemd-{k.release}.cpio"
         build_initramfs(k, initrd)
         try:
@@ -439,7 +442,7 @@ def main() -> int:
         root_s = time.monotonic() - t_root
         seed = dpkg_seed(cache, root)
         t_vm = time.monotonic()
-        res = vmlib.run_vm(k, initrd, GUEST / "checks.py", res_dir,
+        res = qemu_run.run_vm(k, initrd, GUEST / "checks.py", res_dir,
                            extra_cmdline=f"hucsd.guest={GUEST} hucsd.root={root} hucsd.seed={seed} "
                                          f"systemd.unit=hucvm.target systemd.show_status=error "
                                          f"{args.cmdline}",
@@ -499,7 +502,7 @@ def main() -> int:
         show_file(res.file("hucprof-journal.txt"), "journalctl -u hucprof", 60)
         show_file(res.file("security.txt"), "systemd-analyze security", 200) \
             if any("exposure" in r.what for r in bad) else None
-        print(vmlib.format_console(res, 120))
+        print(qemu_run.format_console(res, 120))
         return 1
     print(f"PASS: {len(rows)} rows ({sum(r.expected is not None for r in rows)} asserted); "
           f"exposure {facts.get('exposure')}")

@@ -1,10 +1,10 @@
 #!/bin/sh
 # ExecStart of hucvm-test.service: run the checks ($HUCVM_SCRIPT) in the results share with the
-# harness environment (.hucvm-env, written by vmlib.run_vm), save the boot journal, and leave
+# harness environment (.hucvm-env, written by qemu_run.run_vm), save the boot journal, and leave
 # the exit status in .hucvm-rc the way tests/vm/guest/init.sh does. Always exits 0: the unit's
 # SuccessAction=/FailureAction= power the VM off either way.
 cd "$HUCVM_RESULTS" || { echo "HUCVM-FAIL: no results dir $HUCVM_RESULTS"; exit 1; }
-# shellcheck disable=SC1091  # written by vmlib.run_vm at run time
+# shellcheck disable=SC1091  # written by qemu_run.run_vm at run time
 . ./.hucvm-env
 export HUCVM_RESULTS HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 cut -d' ' -f1 /proc/uptime > .hucvm-start-uptime

@@ -30,6 +30,9 @@ HERE = Path(__file__).resolve().parent
 VM = HERE.parents[1]
 sys.path.insert(0, str(VM))
 import console_triage  # noqa: E402
+import initramfs  # noqa: E402
+import kernel_packages  # noqa: E402
+import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
 from vm_tier import KERNELS  # noqa: E402
 
@@ -66,7 +69,7 @@ exit 3
 """
 
 
-def build_module(k: vmlib.Kernel, out: Path) -> Path:
+def build_module(k: kernel_packages.Kernel, out: Path) -> Path:
     headers = Path("/usr/src") / f"linux-headers-{k.release}"
     if not headers.is_dir():
         sys.exit(f"capture: {headers} missing: apt-get install linux-headers-{k.release}")
@@ -88,9 +91,9 @@ def main() -> int:
     build = a.build_dir.resolve()
     cache = build / "vm-cache"
     spec = next(k for k in KERNELS if k.label == a.kernel)
-    k = vmlib.resolve_kernel(spec.label, spec.meta_package, cache, {}, suite=spec.suite)
+    k = kernel_packages.resolve_kernel(spec.label, spec.meta_package, cache, {}, suite=spec.suite)
     initrd = cache / f"initramfs-{k.release}.cpio"
-    vmlib.build_initramfs(k, initrd)
+    initramfs.build_initramfs(k, initrd)
     module = build_module(k, cache / f"lockup-module-{k.release}")
     work = build / "vm-runs" / "lockup-capture"
     work.mkdir(parents=True, exist_ok=True)
@@ -100,7 +103,7 @@ def main() -> int:
     run = work / f"{a.kernel}-{a.scenario}"
     try:
         # One boot, never retried: the console is what is wanted.
-        res = vmlib._run_vm_once(k, initrd, guest, run, timeout_s=420, echo_console=a.verbose,
+        res = qemu_run._run_vm_once(k, initrd, guest, run, timeout_s=420, echo_console=a.verbose,
                                  env={"HUCVM_MODULE": str(module), "HUCVM_SCENARIO": a.scenario,
                                       "HUCVM_HUCPROF": str(build / "daemon" / "hucprof")})
         print(f"capture: the guest finished (rc={res.guest_rc}): no lockup captured")
