@@ -160,13 +160,13 @@ def deaths(console: str) -> list[str]:
 def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
     os.environ.setdefault("HUCVM_ACCEL", "tcg")  # thread=single is a TCG property
-    import vm_tier
+    import tier_kernels
     import qemu_run
     import vmlib
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", default="6.12", choices=[k.label for k in vm_tier.KERNELS])
+    ap.add_argument("--kernel", default="6.12", choices=[k.label for k in tier_kernels.KERNELS])
     ap.add_argument("--cycles", type=int, default=20)
     ap.add_argument("--variants", default=DEFAULT_VARIANTS)
     ap.add_argument("--max-boots", type=int, default=4, help="per variant")
@@ -188,7 +188,7 @@ def host_main() -> int:
         variants.append((v, narrow, parts[0], parts[1]))
     try:
         qemu_run.preflight()
-        k, initrd = vm_tier.boot_files(a.kernel, cache)
+        k, initrd = tier_kernels.boot_files(a.kernel, cache)
         cycler = vmlib.compile_c(HERE / "fentry_cycle.c", cache / "bin" / "fentry_cycle",
                                  libs=("-lbpf",))
     except vmlib.Skip as e:

@@ -28,7 +28,7 @@ per run (instruction-ns: under icount one instruction is 2 ns). The daemon drain
                              [--scale 0.5] [--variant NAME]... [--hucprof LABEL=BINARY]...
                              [--markdown FILE] [-v]
 
---kernel takes any label of tests/vm/vm_tier.py's KERNELS (default: all of them). BUILD_DIR as
+--kernel takes any label of tests/vm/tier_kernels.py's KERNELS (default: all of them). BUILD_DIR as
 for the VM tier (daemon/hucprof built; kernel packages cached in BUILD_DIR/vm-cache); bpftrace
 on the host (scripts/install-deps.sh installs it; the guest runs the host's root).
 
@@ -211,14 +211,14 @@ def guest_main() -> int:
 
 def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
-    import vm_tier
+    import tier_kernels
     import qemu_run
     import vmlib
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", action="append", choices=[k.label for k in vm_tier.KERNELS],
-                    help="a label of tests/vm/vm_tier.py's KERNELS (default: every one)")
+    ap.add_argument("--kernel", action="append", choices=[k.label for k in tier_kernels.KERNELS],
+                    help="a label of tests/vm/tier_kernels.py's KERNELS (default: every one)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scale", type=float, default=0.5,
                     help="multiplies whatif.py's operation counts (1.0: ~1 s of guest time each)")
@@ -252,7 +252,7 @@ def host_main() -> int:
     if any(v in BPFTRACE for v in variants) and not shutil.which("bpftrace"):
         print("bpftrace is not installed (scripts/install-deps.sh installs it)", file=sys.stderr)
         return 1
-    labels = a.kernel or [k.label for k in vm_tier.KERNELS]
+    labels = a.kernel or [k.label for k in tier_kernels.KERNELS]
     out_root = build / "vm-runs" / a.out
     workloads = [(n, s, max(int(ops * a.scale), 1)) for n, s, ops in WORKLOADS]
     t0 = time.monotonic()

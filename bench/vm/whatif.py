@@ -194,24 +194,24 @@ def boot_set(labels: list[str], cache: Path) -> tuple[Path, list]:
     probe_overhead.py's): the workload binary and each kernel's boot files. vmlib.Skip when the
     host lacks what it takes."""
     sys.path.insert(0, str(REPO / "tests" / "vm"))
-    import vm_tier
+    import tier_kernels
     import qemu_run
     import vmlib
     qemu_run.preflight()
     load = vmlib.compile_c(HERE / "workloads" / "whatif_load.c", cache / "bin" / "whatif_load")
-    return load, [vm_tier.boot_files(label, cache) for label in labels]
+    return load, [tier_kernels.boot_files(label, cache) for label in labels]
 
 
 def host_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm"))
-    import vm_tier
+    import tier_kernels
     import qemu_run
     import vmlib
     import whatif_stats as ws
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir", type=Path)
-    ap.add_argument("--kernel", action="append", choices=[k.label for k in vm_tier.KERNELS],
+    ap.add_argument("--kernel", action="append", choices=[k.label for k in tier_kernels.KERNELS],
                     help="6.1 and/or 6.12 (default: both)")
     ap.add_argument("--pairs", type=int, default=5, help="A/B boot pairs per kernel (>= 2)")
     ap.add_argument("--reps", type=int, default=3, help="timed runs per workload per boot")
@@ -235,7 +235,7 @@ def host_main() -> int:
     if not hucprof.exists():
         print(f"{hucprof} not built", file=sys.stderr)
         return 1
-    labels = a.kernel or [k.label for k in vm_tier.KERNELS]
+    labels = a.kernel or [k.label for k in tier_kernels.KERNELS]
     try:
         load, kernels = boot_set(labels, cache)
     except vmlib.Skip as e:

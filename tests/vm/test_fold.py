@@ -13,7 +13,7 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import histref  # noqa: E402
-import vm_tier  # noqa: E402
+import vm_tier_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "testdata"
 FOLD = None
@@ -21,7 +21,7 @@ FOLD = None
 
 def fold(name: str, probed: str, subcheck: bool) -> dict:
     h = histref.parse_file(DATA / name)
-    return vm_tier.parse_folded(vm_tier.fold_reference(FOLD, h, probed, subcheck))
+    return vm_tier_model.parse_folded(vm_tier_model.fold_reference(FOLD, h, probed, subcheck))
 
 
 class FoldRealStacks(unittest.TestCase):

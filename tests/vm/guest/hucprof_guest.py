@@ -51,7 +51,7 @@ def main() -> int:
     (results / "uname.txt").write_text(os.uname().release + "\n")
     (results / "possible-cpus.txt").write_text(
         Path("/sys/devices/system/cpu/possible").read_text())
-    # The plan's symbols (vm_tier.KALLSYMS_RECORDED), with any compiler suffix.
+    # The plan's symbols (vm_tier_model.KALLSYMS_RECORDED), with any compiler suffix.
     wanted = re.compile(r" [tT] (" + "|".join(map(re.escape, plan["kallsyms"]))
                         + r")(\.[a-z0-9.]+)?$")
     with open("/proc/kallsyms") as f:

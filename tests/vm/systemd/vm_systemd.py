@@ -43,11 +43,12 @@ import initramfs  # noqa: E402
 import kernel_packages  # noqa: E402
 import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
+import tier_kernels  # noqa: E402
 from vmlib import Skip, VmFailure, log  # noqa: E402
 
-# Kernel label -> Debian meta package (the same packages as vm_tier.KERNELS; not imported from
-# there so this test does not depend on the phase-specific code of the tier).
-KERNELS = {"6.1": "linux-image-amd64", "6.12": "linux-image-6.12-amd64"}
+# Kernel label -> Debian meta package: Debian 12's own kernels of the tier (6.1, 6.12), the
+# release the package is built for.
+KERNELS = {k.label: k.meta_package for k in tier_kernels.KERNELS if k.suite is None}
 # The clean root: Debian 12 from the registry, what the package is for.
 ROOT_SUITE = "bookworm"
 ROOT_MIRROR = "http://deb.debian.org/debian"

@@ -1,0 +1,433 @@
+"""What each boot of the VM tier must show, as rows (expected against got): doctor and run
+agree, the probes attached, every count, byte and sub-check equal to the kernel's own reference,
+the flood's top call sites, the profile against /metrics, and the BPF maps' memory."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import hucprof_testlib as tl
+from vm_tier_model import (
+    log_error_lines, MEMLOCK_PER_CPU_LIMIT, MIN_FLOOD_SAMPLES, NETLINK_SITES, NL_BIG_M,
+    NL_BIG_SIZE, NL_M, NL_SIZE, PROBES, Row, RunContext, RunSpec, Session, SUBCHECK_PROBES,
+    TARGETS, UDP_N, UDP_PAYLOAD, UDP_SITES
+)
+
+
+DOCTOR_VERDICT = re.compile(r"^verdict: `hucprof run --mode \S+` (will run|cannot start): (.*)$",
+                            re.M)
+RUN_VERDICT = re.compile(r" running: (.*)$", re.M)
+
+
+def doctor_rows(c: RunContext, s: Session) -> list[Row]:
+    """doctor, given the session's flags, said what `run` then did: its verdict comes from
+    loading the very programs run loads, so the two cannot disagree (sub-check method
+    included). Also where it read the kernel config: where the package installs it."""
+    text = c.text(f"{s.name}-doctor.txt") or ""
+    doctor = DOCTOR_VERDICT.search(text)
+    ran = RUN_VERDICT.search(c.text(f"{s.name}-daemon.log") or "")
+    rows = [c.row(s.name, "doctor's verdict (same flags) = what run did",
+                  f"will run: {doctor.group(2)}" if doctor and doctor.group(1) == "will run"
+                  else (doctor.group(0) if doctor else "a verdict line"),
+                  f"will run: {ran.group(1)}" if ran else None,
+                  f"doctor rc {c.int_file(f'{s.name}-doctor.rc')}")]
+    installed = (c.text(".hucvm-kernel-config") or "").strip()
+    config = re.search(r"^  kernel config +(yes|no) +(.*)$", text, re.M)
+    if installed.startswith("installed"):
+        rows.append(c.row(s.name, "doctor read the kernel config where the package installs it",
+                          f"yes {c.res.kernel.config_install_path}",
+                          " ".join(config.groups()) if config else None))
+    else:
+        rows.append(c.row(s.name, "kernel config in the guest", None, installed or None,
+                          "doctor's row: " + (" ".join(config.groups()) if config else "n/a")))
+    return rows
+
+
+def session_rows(c: RunContext, s: Session, expect_start=True) -> list[Row]:
+    """The daemon started, ran every workload, exited 0 at SIGTERM with no error line; every
+    workload exited 0; every reference hist is complete and missed no kprobe hit; doctor said
+    what run did."""
+    rows = doctor_rows(c, s) if s.doctor is not None else []
+    err = c.text(f"{s.name}-error.txt")
+    rows.append(c.row(s.name, "hucprof served, attached and drained through every workload",
+                      1, int(err is None) if c.text(f"{s.name}-ready.txt") else 0,
+                      (err or "").strip().splitlines()[0][:160] if err else ""))
+    rows.append(c.row(s.name, "hucprof exit status at SIGTERM", 0,
+                      c.int_file(f"{s.name}-daemon.rc")))
+    logtext = c.text(f"{s.name}-daemon.log")
+    errors = log_error_lines(logtext) if logtext is not None else None
+    rows.append(c.row(s.name, "error lines in the hucprof log", 0,
+                      None if errors is None else len(errors),
+                      errors[0][:160] if errors else ""))
+    for w in s.workloads:
+        tag = f"{s.name}-{w.tag}"
+        rows.append(c.row(tag, "workload exit status", 0, c.int_file(f"{tag}-workload.rc")))
+        if not w.reference:
+            continue
+        dropped = 0
+        for probe in PROBES:
+            h = c.hist(probe, tag)
+            if h is not None:
+                dropped += h.totals.get("Dropped", 0)
+        rows.append(c.row(tag, "kernel ref: hist entries dropped (all probes)", 0, dropped))
+        prof = c.text(f"kprobe_profile-{tag}.txt")
+        missed = None
+        if prof is not None:
+            missed = sum(int(p[2]) for p in (ln.split() for ln in prof.splitlines())
+                         if len(p) == 3 and p[0] in PROBES)
+        rows.append(c.row(tag, "kernel ref: kprobe misses (all probes)", 0, missed))
+    return rows
+
+
+def present_symbols(c: RunContext) -> set[str]:
+    """Targets that exist as real (attachable) symbols: exact or a suffixed clone, not .cold."""
+    names = set()
+    for line in (c.text("kallsyms-usercopy.txt") or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and ".cold" not in parts[1]:
+            names.add(re.sub(r"\..*$", "", parts[1]))
+    return names
+
+
+# Sub-check functions that --probe.subchecks classify counts inside __check_object_size's program.
+CLASSIFIED_TARGETS = {"__check_heap_object", "find_vmap_area", "__virt_addr_valid",
+                      "check_stack_object"}
+
+
+def classified(ready, target: str) -> bool:
+    return any("--probe.subchecks classify" in labels.get("reason", "")
+               for labels, _ in tl.select(ready, "hucprof_probe_unavailable_info", target=target))
+
+
+def attach_rows(c: RunContext, s: Session, mode: str, extra_targets=()) -> list[Row]:
+    ready = c.metrics(f"{s.name}-ready.txt")
+    present = present_symbols(c)
+    rows = []
+    for target in TARGETS + list(extra_targets):
+        exists = target.split(":")[0] in present
+        if ready is None:
+            rows.append(c.row(s.name, f"probe {target}", "scrape", None, "no metrics"))
+        elif exists and target in CLASSIFIED_TARGETS and classified(ready, target):
+            # --probe.subchecks classify: counted inside the check's program, not probed; the
+            # exactness rows compare those counts with the kernel's own.
+            rows.append(c.row(s.name, f"{target}: not probed, classified in the check", 0,
+                              round(tl.total(ready, "hucprof_probe_attached", target=target))))
+        elif exists:
+            rows.append(c.row(s.name, f"hucprof_probe_attached{{{target},mode={mode}}}", 1,
+                              round(tl.total(ready, "hucprof_probe_attached", target=target,
+                                             mode=mode))))
+        else:
+            why = tl.select(ready, "hucprof_probe_unavailable_info", target=target)
+            rows.append(c.row(s.name, f"{target} (no symbol): hucprof_probe_unavailable_info",
+                              1, len(why), why[0][0].get("reason", "") if why else ""))
+    if ready is not None:
+        rows.append(c.row(s.name, "usercopy_hardened_enabled", 1,
+                          round(tl.total(ready, "usercopy_hardened_enabled"))))
+    return rows
+
+
+def subcheck_method_row(c: RunContext, s: Session, method: str) -> Row:
+    """How the session counts sub-checks, as it exports it (hucprof_probe_subchecks_info): where
+    it is not the one asked for, the reason says why (a fallback is used and said)."""
+    ready = c.metrics(f"{s.name}-ready.txt")
+    info = tl.select(ready, "hucprof_probe_subchecks_info") if ready is not None else []
+    return c.row(s.name, "hucprof_probe_subchecks_info{method}", method,
+                 info[0][0].get("method") if info else None,
+                 info[0][0].get("reason", "")[:200] if info else "")
+
+
+def caller_rows(c: RunContext, tag: str) -> list[Row]:
+    """The immediate caller was always read, and nothing was lumped into callsite="other"."""
+    after = c.metrics(f"{tag}-after.txt")
+    others = ""
+    if after is not None:
+        nz = [(l.get("reason"), v) for l, v in tl.select(after, "hucprof_dropped_total") if v]
+        others = ", ".join(f"{r}={v:g}" for r, v in nz)
+    return [c.row(tag, "hucprof_dropped_total{caller_unreadable} (since start)", 0,
+                  None if after is None else round(tl.total(after, "hucprof_dropped_total",
+                                                            reason="caller_unreadable")),
+                  f"non-zero drops: {others}" if others else ""),
+            c.row(tag, 'usercopy_checks_total{callsite="other"} rise', 0,
+                  c.delta(tag, "usercopy_checks_total", callsite="other")),
+            c.row(tag, 'usercopy_subchecks_total{callsite="other"} rise', 0,
+                  c.delta(tag, "usercopy_subchecks_total", callsite="other")),
+            # A caller read that gave data instead of a return address (fixed in
+            # huc_fentry_caller), or a site whose short stack was not in the drain (fixed in
+            # ProbeSession::drain).
+            c.row(tag, 'usercopy_checks_total{callsite="[unknown]"} rise', 0,
+                  c.delta(tag, "usercopy_checks_total", callsite="[unknown]")),
+            c.row(tag, 'usercopy_subchecks_total{callsite="[unknown]"} rise', 0,
+                  c.delta(tag, "usercopy_subchecks_total", callsite="[unknown]"))]
+
+
+def compare_rows(c: RunContext, tag: str, sites: list[tuple[str, str]]) -> list[Row]:
+    """hucprof's per-call-site counts == the kernel reference folded by CallsiteFolder."""
+    rows = []
+    ref = c.ref_sites("ucheck", tag)
+    for callsite, direction in sites:
+        # A missing reference hist is a failure (expected "ref"), never a silent skip.
+        r = ref.get((callsite, direction), [0, 0]) if ref is not None else ["ref", "ref"]
+        rows.append(c.row(tag, f"usercopy_checks_total{{{callsite},{direction}}} += ref", r[0],
+                          c.delta(tag, "usercopy_checks_total", callsite=callsite,
+                                  direction=direction),
+                          "" if ref is not None else "no reference hist"))
+        rows.append(c.row(tag, f"usercopy_check_bytes_total{{{callsite},{direction}}} += ref",
+                          r[1],
+                          c.delta(tag, "usercopy_check_bytes_total", callsite=callsite,
+                                  direction=direction)))
+    callsites = sorted({cs for cs, _ in sites})
+    for probe, kind in SUBCHECK_PROBES.items():
+        ref_sub = c.ref_sites(probe, tag)
+        for callsite in callsites:
+            want = "ref" if ref_sub is None else ref_sub.get((callsite, "-"), [0, 0])[0]
+            got = c.delta(tag, "usercopy_subchecks_total", callsite=callsite, check=kind)
+            if want == 0 and got == 0:
+                continue  # asserted, not printed: the table lists what ran
+            rows.append(c.row(tag, f"usercopy_subchecks_total{{{callsite},{kind}}} += ref",
+                              want, got, "" if ref_sub is not None else
+                              f"no {PROBES[probe]} reference"))
+    return rows
+
+
+def helper_walk_rows(c: RunContext, tag: str, n=UDP_N) -> list[Row]:
+    """Probe mode's cost claim: each UDP pair has 3 helper-called checks (ip_generic_getfrag,
+    move_addr_to_kernel, move_addr_to_user); their call sites must come from learned stack
+    offsets, not from a stack walk per call (bpf/learned_offsets.bpf.h)."""
+    learned = c.delta(tag, "hucprof_probe_helper_calls_total", method="learned_offsets")
+    walked = c.delta(tag, "hucprof_probe_helper_calls_total", method="stack_walk")
+    return [c.row(tag, f"hucprof_probe_helper_calls_total{{learned_offsets}} rise >= {3 * n}", 1,
+                  None if learned is None else int(learned >= 3 * n), f"rise {learned}"),
+            c.row(tag, "hucprof_probe_helper_calls_total{stack_walk} rise", 0, walked),
+            c.row(tag, "hucprof_probe_offset_mismatches_total rise", 0,
+                  c.delta(tag, "hucprof_probe_offset_mismatches_total"))]
+
+
+def rise_row(c: RunContext, tag: str, name: str, expected, note: str = "", **labels) -> Row:
+    """The rise of name{labels} over workload `tag` is `expected`; shown as name{label values}."""
+    return c.row(tag, f"{name}{{{','.join(labels.values())}}}", expected,
+                 c.delta(tag, name, **labels), note)
+
+
+def udp_rows(c: RunContext, tag: str, n=UDP_N, p=UDP_PAYLOAD) -> list[Row]:
+    """hucprof's own counts for exactly n UDP pairs."""
+    rows = []
+    for callsite, direction in (("udp_recvmsg", "to_user"), ("udp_sendmsg", "from_user")):
+        rows += [rise_row(c, tag, "usercopy_checks_total", n, callsite=callsite,
+                          direction=direction),
+                 rise_row(c, tag, "usercopy_check_bytes_total", n * p, callsite=callsite,
+                          direction=direction)]
+    rows.append(rise_row(c, tag, "usercopy_checks_total", n, "syscall label",
+                         callsite="udp_recvmsg", syscall="recvfrom", direction="to_user"))
+    for callsite in ("udp_recvmsg", "udp_sendmsg"):
+        rows.append(rise_row(c, tag, "usercopy_subchecks_total", n, callsite=callsite,
+                             check="slab"))
+    return rows + caller_rows(c, tag) + helper_walk_rows(c, tag, n)
+
+
+def checks_off_entered(c: RunContext) -> bool:
+    """With hardened_usercopy=off, is __check_object_size still entered? Before 6.15 it is (it
+    returns at its bypass_usercopy_checks key); since 6.15 check_object_size() tests the
+    validate_usercopy_range key first and never calls it (include/linux/ucopysize.h)."""
+    return c.res.kernel.version() < (6, 15)
+
+
+def udp_ref_rows(c: RunContext, tag: str, hardened: bool) -> list[Row]:
+    """The kernel reference itself counted exactly N (phase 1): otherwise equality means little.
+    With the checks off the check is entered N times or never, by kernel version."""
+    n, p = UDP_N, UDP_PAYLOAD
+    sub = n if hardened else 0
+    entered = n if hardened or checks_off_entered(c) else 0
+    note = "" if hardened else ("entered, returns at once (before 6.15)" if entered
+                                else "not entered (6.15+)")
+    return [
+        c.count("ucheck", tag, "udp_recvmsg to_user calls", entered, note=note,
+                contains=["udp_recvmsg"], to_user=1),
+        c.count("ucheck", tag, "udp_recvmsg to_user bytes", entered * p, "n",
+                contains=["udp_recvmsg"], to_user=1),
+        c.count("ucheck", tag, "udp_sendmsg from_user calls", entered, contains=["udp_sendmsg"],
+                to_user=0),
+        c.count("ucheck", tag, "  of which caller ip_generic_getfrag<-__ip_append_data", entered,
+                caller="ip_generic_getfrag", contains=["__ip_append_data", "ip_make_skb",
+                                                       "udp_sendmsg"], to_user=0),
+        c.count("uheap", tag, "slab check from udp_recvmsg", sub, contains=["udp_recvmsg"],
+                to_user=1),
+        c.count("uheap", tag, "slab check from udp_sendmsg", sub, contains=["udp_sendmsg"],
+                to_user=0),
+        c.count("ustack", tag, "stack check from move_addr_to_user (recvfrom)", sub,
+                contains=["move_addr_to_user", "__sys_recvfrom"]),
+        c.count("uvmap", tag, "vmalloc check from udp", 0,
+                contains=["__check_object_size", "udp_recvmsg"]),
+    ]
+
+
+def netlink_rows(c: RunContext, tag: str, m: int, size: int, vmalloc: bool) -> list[Row]:
+    exp_v = m if vmalloc else 0
+    note = "vmalloc'ed skb head" if vmalloc else "kvmalloc: head from the page allocator"
+    return [
+        c.count("ucheck", tag, "netlink_sendmsg from_user calls", m, contains=["netlink_sendmsg"],
+                to_user=0),
+        c.count("uvmap", tag, "vmalloc check from netlink_sendmsg", exp_v, note=note,
+                contains=["__check_object_size", "netlink_sendmsg"]),
+        c.count("uvmap", tag, "vmalloc check from netlink_recvmsg", exp_v, note=note,
+                contains=["__check_object_size", "netlink_recvmsg"]),
+        rise_row(c, tag, "usercopy_checks_total", m, callsite="netlink_sendmsg",
+                 direction="from_user"),
+        rise_row(c, tag, "usercopy_check_bytes_total", m * size, callsite="netlink_sendmsg",
+                 direction="from_user"),
+        rise_row(c, tag, "usercopy_checks_total", m, callsite="netlink_recvmsg",
+                 direction="to_user"),
+        rise_row(c, tag, "usercopy_subchecks_total", exp_v, note, callsite="netlink_sendmsg",
+                 check="vmalloc"),
+        rise_row(c, tag, "usercopy_subchecks_total", exp_v, note, callsite="netlink_recvmsg",
+                 check="vmalloc"),
+    ] + caller_rows(c, tag)
+
+
+def per_callsite(samples_before, samples_after, name) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for labels, v in tl.select(samples_after, name):
+        out[labels.get("callsite", "")] = out.get(labels.get("callsite", ""), 0) + v
+    for labels, v in tl.select(samples_before, name):
+        out[labels.get("callsite", "")] = out.get(labels.get("callsite", ""), 0) - v
+    return out
+
+
+def top_callsite(c: RunContext, tag: str, name: str, tiebreak: str | None = None):
+    before, after = c.metrics(f"{tag}-before.txt"), c.metrics(f"{tag}-after.txt")
+    if before is None or after is None:
+        return None, {}
+    primary = per_callsite(before, after, name)
+    second = per_callsite(before, after, tiebreak) if tiebreak else {}
+    if not primary or max(primary.values()) <= 0:
+        return None, primary
+    top = max(primary, key=lambda cs: (primary[cs], second.get(cs, 0)))
+    return top, primary
+
+
+def flood_rows(c: RunContext, probe_tag: str, sample_tag: str) -> list[Row]:
+    """Sampling puts the flood's check CPU where probe mode counts the flood's payload copies.
+
+    Samples measure CPU time and probe mode counts calls, and a check's cost per call differs by
+    call site and kernel, so the two need not rank udp_sendmsg and udp_recvmsg alike. What must
+    hold on every kernel is that the two call sites copying the 64-byte payloads (probe mode's
+    top two by bytes) take most of the check's samples, far ahead of the 16-byte address copies
+    beside them; a half leaves room for many sigma of sampling noise (tests/vm/README.md)."""
+    ptop, pcounts = top_callsite(c, probe_tag, "usercopy_checks_total",
+                                 "usercopy_check_bytes_total")
+    _, pbytes = top_callsite(c, probe_tag, "usercopy_check_bytes_total")
+    stop, scounts = top_callsite(c, sample_tag, "usercopy_cpu_samples_total")
+    fmt = lambda d: ", ".join(f"{k}={v:g}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])[:4])  # noqa: E731,E501
+    in_checks = round(sum(v for v in scounts.values())) if scounts else None
+    payload_sites = sorted(pbytes, key=lambda cs: -pbytes[cs])[:2]
+    in_payload = sum(scounts.get(cs, 0) for cs in payload_sites)
+    return [
+        c.row(probe_tag, "probe mode: top call site by usercopy_checks_total", None, ptop,
+              fmt(pcounts)),
+        c.row(probe_tag, "probe mode: the two call sites copying the most bytes", None,
+              " ".join(sorted(payload_sites)) or None, fmt(pbytes)),
+        c.row(sample_tag, "sample mode: usercopy_cpu_samples_total in checks >= "
+              f"{MIN_FLOOD_SAMPLES}", 1, None if in_checks is None
+              else int(in_checks >= MIN_FLOOD_SAMPLES), f"{in_checks} samples"),
+        c.row(sample_tag, "sample mode: probe mode's two payload call sites take > 1/2 of "
+              "the samples", 1,
+              int(len(payload_sites) == 2 and bool(in_checks) and 2 * in_payload > in_checks),
+              f"{in_payload:g} of {in_checks}; {fmt(scounts)}"),
+        c.row(sample_tag, "top call site is a UDP call site", 1,
+              int(stop in ("udp_sendmsg", "udp_recvmsg"))),
+    ]
+
+
+def pprof_raw_calls(pprof: Path, profile: Path) -> dict[str, int]:
+    """Calls per callsite label of a profile, as Google's pprof reads it (`pprof -raw`)."""
+    r = subprocess.run([str(pprof), "-raw", str(profile)], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        raise ValueError(f"pprof -raw {profile.name}: {r.stderr.strip()}")
+    lines = r.stdout.split("Samples:\n", 1)[1].split("\nLocations", 1)[0].splitlines()
+    types = [t.replace("[dflt]", "").split("/")[0] for t in lines[0].split()]
+    calls: dict[str, int] = {}
+    values = None
+    for line in lines[1:]:
+        m = re.match(r"^\s*(\d+(?:\s+\d+)*):", line)
+        if m:
+            values = [int(v) for v in m.group(1).split()]
+            continue
+        label = re.search(r"callsite:\[([^\]]*)\]", line)
+        if label and values is not None:
+            n = values[types.index("calls")]
+            calls[label.group(1)] = calls.get(label.group(1), 0) + n
+            values = None
+    return calls
+
+
+def profile_rows(c: RunContext, s: Session) -> list[Row]:
+    """The session's cumulative profile (/debug/pprof/usercopy, read by Google's pprof) holds
+    exactly the calls of usercopy_checks_total, per call site, scraped from the same drain."""
+    tag = f"{s.name}-profile"
+    path, metrics = c.res.file(f"{tag}.pb.gz"), c.metrics(f"{tag}-metrics.txt")
+    if not path.exists() or metrics is None:
+        return [c.row(tag, "profile saved with a scrape of the same drain", 1, 0)]
+    if not c.tools.pprof.exists():
+        return [c.row(tag, "Google's pprof built (tests/tools)", 1, 0, str(c.tools.pprof))]
+    from_profile = pprof_raw_calls(c.tools.pprof, path)
+    from_metrics: dict[str, int] = {}
+    for labels, v in tl.select(metrics, "usercopy_checks_total"):
+        from_metrics[labels["callsite"]] = from_metrics.get(labels["callsite"], 0) + round(v)
+    rows = [c.row(tag, "calls in the profile, all call sites (= usercopy_checks_total)",
+                  sum(from_metrics.values()), sum(from_profile.values()))]
+    for callsite in sorted(set(from_metrics) | set(from_profile)):
+        rows.append(c.row(tag, f"profile calls{{callsite={callsite}}} = /metrics",
+                          from_metrics.get(callsite, 0), from_profile.get(callsite, 0)))
+    return rows
+
+
+def exactness_rows(c: RunContext, s: Session) -> list[Row]:
+    rows = []
+    for w in s.workloads:
+        tag = f"{s.name}-{w.tag}"
+        if w.tag == "udp":
+            rows += udp_ref_rows(c, tag, hardened=True) + udp_rows(c, tag)
+            rows += compare_rows(c, tag, UDP_SITES)
+        elif w.tag == "netlink64k":
+            rows += netlink_rows(c, tag, NL_M, NL_SIZE, c.spec.netlink_64k_vmalloc)
+            rows += compare_rows(c, tag, NETLINK_SITES)
+        elif w.tag == "netlinkbig":
+            rows += netlink_rows(c, tag, NL_BIG_M, NL_BIG_SIZE, True)
+            rows += compare_rows(c, tag, NETLINK_SITES)
+    return rows
+
+
+def daemon_maps(c: RunContext, session: str) -> tuple[dict[str, int], dict[str, int]] | None:
+    """(bpftool: map name -> memlock, hucprof_bpf_map_memory_bytes: map -> bytes) for the maps
+    the daemon held; None when the guest recorded nothing."""
+    listing, ids, scrape = (c.text(f"{session}-maps.json"), c.text(f"{session}-map-ids.txt"),
+                            c.metrics(f"{session}-maps-metrics.txt"))
+    if not listing or ids is None or scrape is None:
+        return None
+    held = {int(x) for x in ids.split()}
+    bpftool: dict[str, int] = {}
+    for m in json.loads(listing):
+        if m["id"] in held:
+            bpftool[m["name"]] = bpftool.get(m["name"], 0) + int(m["bytes_memlock"])
+    ours = {labels["map"]: round(v) for labels, v in
+            tl.select(scrape, "hucprof_bpf_map_memory_bytes")}
+    return bpftool, ours
+
+
+def memory_growth_rows(kernel: str, runs: list[RunSpec]) -> list[Row]:
+    """Memlock growth per extra possible CPU between consecutive memory runs."""
+    measured = sorted((int(r.name.split("-")[1].removesuffix("cpus")), r.measured["memlock"])
+                      for r in runs if r.name.startswith("memory-") and "memlock" in r.measured)
+    rows = []
+    for (a, ta), (b, tb) in zip(measured, measured[1:]):
+        per_cpu = (tb - ta) / (b - a)
+        rows.append(Row(kernel, "memory", f"{a}->{b} cpus",
+                        f"memlock growth per possible CPU <= {MEMLOCK_PER_CPU_LIMIT >> 10} KiB",
+                        1, int(per_cpu <= MEMLOCK_PER_CPU_LIMIT),
+                        f"{per_cpu / 1024:.1f} KiB/CPU ({ta / 2**20:.2f} -> {tb / 2**20:.2f} MiB)"))
+    return rows
+
+
