@@ -67,7 +67,9 @@ fi
 metric() { awk -v name="$1" '$1 == name { v = $NF } END { print v + 0 }' "$2"; }
 # After a workload: once the daemon drained twice more and no stack waits for its lines (the
 # copy series have caught up with the checks), /debug/pprof/usercopy as $1-profile.pb.gz and a
-# scrape of the same drain as $1-after.txt (both taken again while a drain came between them).
+# scrape as $1-after.txt. Not insisting on one drain for both: the host compares the profile
+# with addr2line and the scrape with the workload, and under TCG on a loaded machine a drain
+# often comes between two requests.
 save_profile() {
     scrape /tmp/d0; target=$(($(metric hucprof_drains_total /tmp/d0) + 2))
     for _ in $(seq 1 120); do
@@ -76,17 +78,12 @@ save_profile() {
             [ "$(metric hucprof_debuginfo_held_stacks /tmp/d0)" = 0 ] && break
         sleep 1
     done
-    for _ in $(seq 1 20); do
-        scrape /tmp/d0
-        wget -q -O "/mnt/results/$1-profile.pb.gz" http://127.0.0.1:9478/debug/pprof/usercopy
-        scrape /tmp/d1
-        if [ "$(metric hucprof_drains_total /tmp/d0)" = "$(metric hucprof_drains_total /tmp/d1)" ]; then
-            cp /tmp/d1 "/mnt/results/$1-after.txt"
-            echo "-- $1: profile saved, held stacks $(metric hucprof_debuginfo_held_stacks /tmp/d1)"
-            return 0
-        fi
-    done
-    failed "$1: a drain came between the profile and the scrape 20 times in a row"
+    held=$(metric hucprof_debuginfo_held_stacks /tmp/d0)
+    [ "$held" = 0 ] || failed "$1: $held stacks still wait for their debuginfo lines after 120 s"
+    wget -q -O "/mnt/results/$1-profile.pb.gz" http://127.0.0.1:9478/debug/pprof/usercopy ||
+        failed "$1: GET /debug/pprof/usercopy"
+    cp /tmp/d0 "/mnt/results/$1-after.txt"
+    echo "-- $1: profile saved"
 }
 # Starts `hucprof run ARGS...` in the background ($pid) and waits until it serves /metrics.
 start_run() {
