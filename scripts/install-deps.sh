@@ -25,8 +25,9 @@ packages=(
   golang-go golang-github-go-logfmt-logfmt-dev  # go-logfmt reads our logfmt (tests/tools)
   qemu-system-x86 busybox-static xz-utils zstd cpio kmod
   # arm64 (vm_arm64): the cross compiler and the arm64 guest's emulator; the sysroot, kernels and
-  # busybox are arm64 packages, downloaded and unpacked, never installed (dpkg multiarch below)
-  g++-aarch64-linux-gnu qemu-system-arm
+  # busybox are arm64 packages, downloaded and unpacked, never installed (dpkg multiarch below);
+  # aarch64-linux-gnu-addr2line is the arm64 debuginfo check's reference
+  g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-system-arm
   prometheus
   # web tests: certificates (openssl) and bcrypt hashes (htpasswd) made by tools, not by us
   openssl apache2-utils

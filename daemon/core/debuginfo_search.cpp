@@ -60,14 +60,14 @@ std::vector<std::string> vmlinux_candidates(const std::string& path, PathKind ki
   std::vector<std::string> out;
   for (const std::string& debug : debug_roots(path, kind, root)) {
     out.push_back(joined(debug, "boot/vmlinux-" + r));              // Debian, Ubuntu
-    out.push_back(joined(debug, "lib/modules/" + r + "/vmlinux"));  // Fedora
+    out.push_back(joined(debug, "lib/modules/" + r + "/vmlinux"));  // Fedora, Debian 7.x
+    out.push_back(joined(debug, "vmlinux-" + r));                   // Debian 7.x
     if (!build_id.empty()) {
       out.push_back(joined(debug, ".build-id/" + build_id_path(build_id) + ".debug"));
     }
     out.push_back(joined(debug, "boot/vmlinux-" + r + ".debug"));
   }
   if (kind == PathKind::Directory) {
-    out.push_back(joined(path, "vmlinux-" + r));
     out.push_back(joined(path, "vmlinux"));
   } else {
     // A kernel built and installed by hand: only useful when built with debuginfo.

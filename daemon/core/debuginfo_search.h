@@ -17,7 +17,8 @@ enum class PathKind { Missing, File, Directory };
 // Debian's linux-image-R-dbg and Ubuntu's linux-image-unsigned-R-dbgsym (which Ubuntu's
 // linux-image-R-dbgsym pulls in) install vmlinux as /usr/lib/debug/boot/vmlinux-R, Fedora's
 // kernel-debuginfo as /usr/lib/debug/lib/modules/R/vmlinux (and a /usr/lib/debug/.build-id/
-// link); self-built kernels leave one in /boot or the build tree. `path` (--debuginfo.path)
+// link), Debian's 7.x linux-image-R-dbg in both and as /usr/lib/debug/vmlinux-R; self-built
+// kernels leave one in /boot or the build tree. `path` (--debuginfo.path)
 // replaces the search: a file is the only candidate, a directory is searched like
 // /usr/lib/debug (itself, or as a root holding usr/lib/debug). `root` is the file system the
 // default search looks in ("" the host's; a test's fake root): it does not apply to `path`.

@@ -66,6 +66,7 @@ TEST(DebuginfoSearch, TheDistributionsPlacesInOrder) {
       vmlinux_candidates("", PathKind::Missing, "6.1.0-57-amd64", "6a2b4a"),
       ElementsAre("/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64",
                   "/usr/lib/debug/lib/modules/6.1.0-57-amd64/vmlinux",
+                  "/usr/lib/debug/vmlinux-6.1.0-57-amd64",
                   "/usr/lib/debug/.build-id/6a/2b4a.debug",
                   "/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64.debug",
                   "/boot/vmlinux-6.1.0-57-amd64", "/lib/modules/6.1.0-57-amd64/build/vmlinux"));
@@ -75,7 +76,7 @@ TEST(DebuginfoSearch, TheDefaultSearchLooksInTheRootItIsGiven) {
   EXPECT_THAT(
       vmlinux_candidates("", PathKind::Missing, "r", "6a2b4a", "/fake/"),
       ElementsAre("/fake/usr/lib/debug/boot/vmlinux-r", "/fake/usr/lib/debug/lib/modules/r/vmlinux",
-                  "/fake/usr/lib/debug/.build-id/6a/2b4a.debug",
+                  "/fake/usr/lib/debug/vmlinux-r", "/fake/usr/lib/debug/.build-id/6a/2b4a.debug",
                   "/fake/usr/lib/debug/boot/vmlinux-r.debug", "/fake/boot/vmlinux-r",
                   "/fake/lib/modules/r/build/vmlinux"));
   EXPECT_THAT(module_debug_dirs("", PathKind::Missing, "r", "/fake"),
@@ -98,6 +99,7 @@ TEST(DebuginfoSearch, AFileIsTheOnlyCandidateADirectoryIsSearchedLikeUsrLibDebug
   EXPECT_THAT(in_dir, ::testing::Contains("/pkg/usr/lib/debug/boot/vmlinux-r"));  // a package
   EXPECT_THAT(in_dir, ::testing::Contains("/pkg/usr/lib/debug/lib/modules/r/vmlinux"));
   EXPECT_THAT(in_dir, ::testing::Contains("/pkg/vmlinux"));
+  EXPECT_THAT(in_dir, ::testing::Contains("/pkg/vmlinux-r"));
   EXPECT_THAT(in_dir, ::testing::Not(::testing::Contains("/boot/vmlinux-r")));
   EXPECT_THAT(module_debug_dirs("", PathKind::Missing, "r"),
               ElementsAre("/usr/lib/debug/lib/modules/r"));

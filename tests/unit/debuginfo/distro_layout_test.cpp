@@ -10,8 +10,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "build_id_notes.h"
 #include "debuginfo/kernel_debuginfo.h"
@@ -128,6 +131,58 @@ TEST_F(DistroLayoutTest, Fedora) {
   auto d = search(fedora);
   expect_found(*d, fedora);
   EXPECT_EQ(d->report().install, "dnf debuginfo-install kernel-6.8.5-301.fc40.x86_64");
+}
+
+// Debian's 7.x kernels are split into linux-binary-R, linux-modules-R and linux-base-R, but their
+// debuginfo stays one package, linux-image-R-dbg, and installs vmlinux three times over. The
+// file lists are Debian's own (its archive's Contents index, tests/data): each vmlinux path the
+// package installs is found by the default search alone, a module's debuginfo in its directory,
+// and doctor's install command names the package that holds them.
+struct PackageFiles {
+  std::vector<std::string> vmlinux;  // every vmlinux it installs, below /
+  std::string module_dir;            // where algif_hash.ko is, below /
+};
+
+std::map<std::string, PackageFiles> debian_7x_dbg_packages() {
+  std::map<std::string, PackageFiles> out;
+  std::ifstream in(HUC_TEST_DATA_DIR "/debian_7x_dbg_contents.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string path, section_package;
+    words >> path >> section_package;
+    PackageFiles& p = out[section_package.substr(section_package.find('/') + 1)];
+    if (fs::path(path).filename() == "algif_hash.ko") {
+      p.module_dir = fs::path(path).parent_path().string();
+    } else {
+      p.vmlinux.push_back(path);
+    }
+  }
+  return out;
+}
+
+TEST_F(DistroLayoutTest, Debian7xSplitKernelsDebugPackage) {
+  const auto packages = debian_7x_dbg_packages();
+  ASSERT_EQ(packages.size(), 4u) << "trixie-backports and sid, amd64 and arm64";
+  for (const auto& [package, files] : packages) {
+    const std::string release =
+        package.substr(std::string("linux-image-").size(),
+                       package.size() - std::string("linux-image--dbg").size());
+    ASSERT_EQ(files.vmlinux.size(), 3u) << package;
+    ASSERT_FALSE(files.module_dir.empty()) << package;
+    for (const std::string& vmlinux : files.vmlinux) {
+      SCOPED_TRACE(package + ": " + vmlinux);
+      fs::remove_all(root);
+      const Layout debian{
+          "PRETTY_NAME=\"Debian GNU/Linux 13 (trixie)\"\nNAME=\"Debian GNU/Linux\"\n"
+          "VERSION_ID=\"13\"\nVERSION_CODENAME=trixie\nID=debian\n",
+          release, vmlinux, files.module_dir + "/inline-mod.ko"};
+      auto d = search(debian);
+      expect_found(*d, debian);
+      EXPECT_EQ(d->report().install, "apt-get install " + package);
+    }
+  }
 }
 
 TEST_F(DistroLayoutTest, TheHostsPlacesAreNotLookedAtUnderAnotherRoot) {

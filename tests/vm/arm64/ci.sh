@@ -27,11 +27,16 @@ echo "vm_arm64: sysroot and cross build of the daemon took $(($(date +%s) - star
 # Both guests run, whatever the first one gave. Any failure fails the test; otherwise a guest
 # that could not run (77, its reason printed) makes the test a skip, never a pass.
 rcs=()
-for kernel in "linux-image-6.12-arm64 " "linux-image-arm64 trixie-backports"; do
-  read -r meta suite <<<"$kernel"
-  echo "vm_arm64: $meta${suite:+ from $suite}"
+# The 6.12 guest also proves the kernel's debuginfo on arm64 (its -dbg package, ~1 GB, fetched
+# once per build directory; its vmlinux is kept).
+for kernel in "linux-image-6.12-arm64 --debuginfo" "linux-image-arm64 trixie-backports"; do
+  read -r meta rest <<<"$kernel"
+  suite= opts=()
+  case $rest in --*) opts=("$rest") ;; *) suite=$rest ;; esac
+  echo "vm_arm64: $meta${suite:+ from $suite}${opts[*]:+ ${opts[*]}}"
   set +e
-  HUC_ARM64_KERNEL=$meta HUC_ARM64_SUITE=$suite "$here/tests/vm/arm64/run-guest.sh" "$build"
+  HUC_ARM64_KERNEL=$meta HUC_ARM64_SUITE=$suite HUC_PPROF=${1}/tests/tools/pprof \
+    "$here/tests/vm/arm64/run-guest.sh" "$build" "${opts[@]}"
   rc=$?
   set -e
   rcs+=("$rc")

@@ -50,6 +50,41 @@ case $(uname -r) in
 esac
 
 T=/sys/kernel/tracing
+# With the kernel's debuginfo (run-guest.sh --debuginfo: the unpacked -dbg package on the host,
+# a writable share for the results): the first probe run and the sample run resolve their stacks
+# with it and save their profiles there for the host to compare with addr2line.
+dbg= dbgargs=
+if [ -n "${DBG:-}" ]; then
+    mkdir -p /mnt/results
+    mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results /mnt/results ||
+        fail "mount 9p results"
+    dbgargs="--debuginfo.path /mnt/host$DBG"
+    dbg=$dbgargs  # until a probe run was served with it
+    echo "== hucprof doctor --mode probe $dbg"
+    (hucprof doctor --mode probe $dbg) >/mnt/results/doctor.txt 2>&1
+    grep -E '^ *(vmlinux|modules) ' /mnt/results/doctor.txt
+fi
+metric() { awk -v name="$1" '$1 == name { v = $NF } END { print v + 0 }' "$2"; }
+# After a workload: once the daemon drained twice more and no stack waits for its lines (the
+# copy series have caught up with the checks), /debug/pprof/usercopy as $1-profile.pb.gz and a
+# scrape as $1-after.txt. Not insisting on one drain for both: the host compares the profile
+# with addr2line and the scrape with the workload, and under TCG on a loaded machine a drain
+# often comes between two requests.
+save_profile() {
+    scrape /tmp/d0; target=$(($(metric hucprof_drains_total /tmp/d0) + 2))
+    for _ in $(seq 1 120); do
+        scrape /tmp/d0
+        [ "$(metric hucprof_drains_total /tmp/d0)" -ge "$target" ] &&
+            [ "$(metric hucprof_debuginfo_held_stacks /tmp/d0)" = 0 ] && break
+        sleep 1
+    done
+    held=$(metric hucprof_debuginfo_held_stacks /tmp/d0)
+    [ "$held" = 0 ] || failed "$1: $held stacks still wait for their debuginfo lines after 120 s"
+    wget -q -O "/mnt/results/$1-profile.pb.gz" http://127.0.0.1:9478/debug/pprof/usercopy ||
+        failed "$1: GET /debug/pprof/usercopy"
+    cp /tmp/d0 "/mnt/results/$1-after.txt"
+    echo "-- $1: profile saved"
+}
 # Starts `hucprof run ARGS...` in the background ($pid) and waits until it serves /metrics.
 start_run() {
     (hucprof run "$@" --interval 1s --web.listen-address 127.0.0.1:9478 >/tmp/run.log 2>&1) &
@@ -113,8 +148,8 @@ grep -Eq '^verdict: .* will run: sampling on, probes on \((fentry|kprobe)\), sub
 echo "ROW doctor $(grep '^verdict:' /tmp/doctor-auto.txt)"
 
 for flavour in fentry kprobe; do
-    echo "== probe mode, --probe.attach $flavour, $N UDP pairs of $PAYLOAD bytes"
-    if ! start_run --mode probe --probe.attach "$flavour"; then
+    echo "== probe mode, --probe.attach $flavour, $N UDP pairs of $PAYLOAD bytes${dbg:+, $dbg}"
+    if ! start_run --mode probe --probe.attach "$flavour" $dbg; then
         # Not a failure by itself (6.1 arm64 has no BPF trampolines for kernel functions):
         # hucprof must say why in words, which the log shows; doctor above says the same.
         echo "ROW $flavour not served; hucprof said:"; cat /tmp/run.log
@@ -143,6 +178,11 @@ for flavour in fentry kprobe; do
     fi
     echo "!$TRIG" >>$E/trigger
     echo '-:hucarm64' >>$T/kprobe_events
+    if [ -n "$dbg" ]; then
+        cp /tmp/m1 /mnt/results/probe-before.txt
+        save_profile probe
+        echo "$flavour" >/mnt/results/probe-flavour
+    fi
     before=$(row /tmp/m1); after=$(row /tmp/m2)
     rise=$((after - before))
     echo "ROW $flavour usercopy_checks_total{udp_recvmsg,recvfrom,to_user} rise=$rise expected=$N kernel_kprobe_hist=$ref"
@@ -189,6 +229,7 @@ for flavour in fentry kprobe; do
     echo "ROW $flavour sendto/recvfrom bytes at [truncated]=${lost:-0} (0)"
     [ -z "$lost" ] || failed "$flavour: $lost bytes of sendto/recvfrom copies at callsite [truncated]"
     stop_run
+    dbg=
 done
 
 # Sampling: over a longer run of pairs, the check's CPU samples must name a UDP call site on top,
@@ -198,11 +239,12 @@ done
 # by run), and their bytes tie. 200x the probe runs' pairs: with QEMU's fast pointer
 # authentication (run-guest.sh) 20x gave 21 samples in the checks, too few to judge a share.
 SN=$((N * ${SAMPLE_FACTOR:-200}))
-echo "== sample mode, 999 Hz, $SN UDP pairs"
-if start_run --mode sample --sample-frequency 999; then
+echo "== sample mode, 999 Hz, $SN UDP pairs${dbgargs:+, $dbgargs}"
+if start_run --mode sample --sample-frequency 999 $dbgargs; then
     sleep 2; scrape /tmp/s1
     udp_pairs "$SN" "$PAYLOAD" || failed "udp_pairs"
     sleep 3; scrape /tmp/s2
+    [ -z "$dbgargs" ] || save_profile sample
     rises usercopy_cpu_samples_total /tmp/s1 /tmp/s2 >/tmp/sample-top
     echo "-- samples per call site:"; head -5 /tmp/sample-top
     echo "-- probe mode's bytes checked per call site:"; head -3 /tmp/probe-bytes

@@ -13,10 +13,15 @@
 # many pairs: the top call site by CPU samples must be a UDP one, and probe mode's two call sites
 # with the most bytes (the payload copies) must hold more than half of the check's samples.
 #
-#   tests/vm/arm64/run-guest.sh [BUILD_DIR] [--checks-off]
+#   tests/vm/arm64/run-guest.sh [BUILD_DIR] [--checks-off] [--debuginfo]
 #       BUILD_DIR      default: build-arm64 (scripts/build.sh --arch arm64)
 #       --checks-off   boot with hardened_usercopy=off instead: doctor must say the checks are
 #                      off, and probe mode count nothing over the pairs
+#       --debuginfo    also the kernel's debuginfo (Debian's linux-image-RELEASE-dbg:arm64, its
+#                      vmlinux unpacked once into BUILD_DIR/vm-arm64/debuginfo): the first probe
+#                      run and the sample run use it, and on the host their profiles' inline
+#                      chains and lines must be addr2line's (tests/vm/arm64/debuginfo_check.py;
+#                      Google's pprof from HUC_PPROF, default BUILD_DIR/../tests/tools/pprof)
 #   HUC_ARM64_KERNEL=linux-image-6.12-arm64 for 6.12 (default linux-image-arm64, 6.1)
 #   HUC_ARM64_SUITE=trixie|trixie-backports|sid: the kernel from that suite, through a private
 #   apt list (HUC_ARM64_KERNEL=linux-image-arm64 there is its newest)
@@ -27,11 +32,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../../.." && pwd)
 build=$here/build-arm64
-append=
+append= debuginfo=
 for arg in "$@"; do
   case $arg in
     --checks-off) append=hardened_usercopy=off ;;
-    -*) echo "run-guest.sh: unknown option '$arg' (usage: run-guest.sh [BUILD_DIR] [--checks-off])" >&2; exit 2 ;;
+    --debuginfo) debuginfo=1 ;;
+    -*) echo "run-guest.sh: unknown option '$arg' (usage: run-guest.sh [BUILD_DIR] [--checks-off] [--debuginfo])" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
 done
@@ -63,6 +69,29 @@ rel=$RELEASE
 if [ ! -x "$cache/busybox/bin/busybox" ]; then
   (cd "$cache" && apt-get download -q busybox-static:arm64 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
   dpkg-deb -x "$(ls "$cache"/busybox-static_*_arm64.deb | tail -n1)" "$cache/busybox"
+fi
+
+dbg= results= unjudged=
+pprof=${HUC_PPROF:-$build/../tests/tools/pprof}
+if [ -n "$debuginfo" ] && [ ! -x "$pprof" ]; then
+  # The guest's other checks still run; the verdict is a skip at best, with this reason.
+  unjudged="--debuginfo: no Google's pprof at $pprof (scripts/build.sh builds it; HUC_PPROF)"
+  echo "arm64 guest: $unjudged: booting without the debuginfo" >&2
+  debuginfo=
+fi
+if [ -n "$debuginfo" ]; then
+  start=$(date +%s)
+  set +e
+  dbg=$(python3 "$here/tests/vm/arm64/debuginfo_check.py" fetch "$cache" "$rel")
+  rc=$?
+  set -e
+  [ $rc -eq 77 ] && skip "cannot fetch linux-image-$rel-dbg:arm64"
+  [ $rc -eq 0 ] || { echo "arm64 guest: fetching linux-image-$rel-dbg:arm64 failed" >&2; exit 1; }
+  echo "arm64 guest: debuginfo ready in $(($(date +%s) - start)) s ($dbg)"
+  # What the guest saves for the host to judge, on a writable share of its own.
+  results=$cache/debuginfo-results
+  rm -rf "$results"
+  mkdir -p "$results"
 fi
 
 # The workloads, static for arm64.
@@ -104,8 +133,9 @@ add_module() {
 }
 for m in virtio_pci 9pnet_virtio 9p; do add_module "$m"; done
 printf '%s.ko\n' "${order[@]}" >"$root/modules/order"
-printf 'BUILD=%s\nN=%s\nPAYLOAD=%s\nKCONFIG=%s\n' "$build" "${HUC_ARM64_UDP_N:-1000}" 64 \
-  "$CONFIG_INSTALL_PATH" >"$root/hucvm.env"
+n=${HUC_ARM64_UDP_N:-1000}
+printf 'BUILD=%s\nN=%s\nPAYLOAD=%s\nKCONFIG=%s\nDBG=%s\n' "$build" "$n" 64 \
+  "$CONFIG_INSTALL_PATH" "$dbg" >"$root/hucvm.env"
 cp "$cache/udp_pairs" "$cache/netlink_self" "$root/bin/"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$cache/initramfs.cpio"
 
@@ -121,7 +151,23 @@ timeout "${HUC_ARM64_TIMEOUT:-1800}" qemu-system-aarch64 -machine virt \
   -kernel "$VMLINUZ" -initrd "$cache/initramfs.cpio" \
   -append "console=ttyAMA0 panic=-1 loglevel=4 rdinit=/init $append" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
+  ${results:+-virtfs local,path=$results,mount_tag=results,security_model=none} \
   </dev/null >"$console" 2>&1 || true
 echo "arm64 guest: $(($(date +%s) - start)) s wall"
 sed -n '/^HUCARM64-BEGIN/,/^HUCARM64-END/p' "$console"
-grep -q '^HUCARM64-RESULT pass' "$console"
+guest=0
+grep -q '^HUCARM64-RESULT pass' "$console" || guest=1
+if [ -z "$debuginfo" ]; then
+  [ $guest -eq 0 ] && [ -n "$unjudged" ] && skip "$unjudged"
+  exit $guest
+fi
+echo "arm64 guest: debuginfo against $(aarch64-linux-gnu-addr2line --version | head -n1)"
+start=$(date +%s)
+set +e
+python3 "$here/tests/vm/arm64/debuginfo_check.py" check "$results" "$dbg" "$rel" "$pprof" "$n"
+rc=$?
+set -e
+echo "arm64 guest: debuginfo check $(($(date +%s) - start)) s"
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: arm64 guest $rel: debuginfo check (exit $rc)"
+[ $guest -eq 0 ] || exit 1
+exit $rc

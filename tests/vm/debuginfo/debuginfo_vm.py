@@ -44,13 +44,10 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.dont_write_bytecode = True
@@ -63,6 +60,8 @@ import initramfs  # noqa: E402
 import kernel_packages  # noqa: E402
 import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
+from debuginfo_ref import (Addr2line, Location, Sample, Symbols, caller_to_site,  # noqa: E402
+                           chain_text, copy_of, fetch_debuginfo, pprof_raw, same_chain)
 from vmlib import Skip, VmFailure, log  # noqa: E402
 
 KERNELS = [("6.1", "linux-image-amd64"), ("6.12", "linux-image-6.12-amd64")]
@@ -76,9 +75,7 @@ DAEMON_ARGS = ["--interval", "500ms", "--top-k", "1000"]
 MODULES = {"af_alg": "kernel/crypto/af_alg.ko", "algif_hash": "kernel/crypto/algif_hash.ko"}
 # The guest's plan: the symbols hucprof_guest.py records from kallsyms.
 KALLSYMS = ["__check_object_size", "udp_recvmsg"]
-# Functions that only check on the way to the copy: the copy is the first function above them
-# (the rule hucprof documents in docs/design.md, applied here to addr2line's chains).
-CHECK_WRAPPERS = {"check_object_size", "check_copy_size", "__check_object_size"}
+ADDR2LINE = Addr2line()
 
 
 @dataclasses.dataclass
@@ -98,56 +95,6 @@ class Row:
 # The debuginfo packages
 # ---------------------------------------------------------------------------------------------
 
-def fetch_debuginfo(k: kernel_packages.Kernel, cache: Path) -> Path:
-    """BUILD/vm-cache/debuginfo/RELEASE, laid out like the package (usr/lib/debug/boot/vmlinux-R,
-    usr/lib/debug/lib/modules/R/kernel/crypto/*.ko), unpacked once per build directory."""
-    dest = cache / "debuginfo" / k.release
-    done = dest / ".complete"
-    if done.exists():
-        return dest
-    pkg = f"linux-image-{k.release}-dbg"
-    wanted = {f"usr/lib/debug/boot/vmlinux-{k.release}"} | {
-        f"usr/lib/debug/lib/modules/{k.release}/{p}" for p in MODULES.values()}
-    tmp = Path(tempfile.mkdtemp(prefix="dbg-", dir=cache))
-    try:
-        t0 = time.monotonic()
-        r = subprocess.run(["apt-get", "download", "-q", pkg], cwd=tmp, capture_output=True,
-                           text=True)
-        debs = list(tmp.glob("*.deb"))
-        if r.returncode != 0 or len(debs) != 1:
-            raise Skip(f"apt-get download {pkg} failed (rc={r.returncode}): {r.stderr.strip()}")
-        t1 = time.monotonic()
-        log(f"downloaded {debs[0].name} ({debs[0].stat().st_size >> 20} MiB) in {t1 - t0:.0f} s")
-        stage = tmp / "x"
-        # One pass over the package's data, stopped once the wanted files are out: vmlinux comes
-        # early in Debian's archive, and the 5 GB of module debuginfo need not be unpacked.
-        proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(debs[0])],
-                                stdout=subprocess.PIPE)
-        left = set(wanted)
-        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-            for member in tar:
-                name = member.name.lstrip("./")
-                if name in left and member.isfile():
-                    tar.extract(member, stage, set_attrs=False)
-                    left.discard(name)
-                    if not left:
-                        break
-        proc.kill()
-        proc.wait()
-        if left:
-            raise VmFailure(f"{pkg} lacks {sorted(left)}")
-        log(f"unpacked vmlinux and {len(MODULES)} modules of {pkg} in "
-            f"{time.monotonic() - t1:.0f} s")
-        if dest.exists():
-            shutil.rmtree(dest)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        stage.rename(dest)
-        done.write_text(pkg + "\n")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return dest
-
-
 def vmlinux_of(dbg: Path, release: str) -> Path:
     return dbg / "usr" / "lib" / "debug" / "boot" / f"vmlinux-{release}"
 
@@ -157,165 +104,8 @@ def module_of(dbg: Path, release: str, module: str) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# References: binutils on the debuginfo, Google's pprof on the profiles, the kernel's hist
+# The kernel's own stack traces (the references of debuginfo_ref.py are shared with arm64)
 # ---------------------------------------------------------------------------------------------
-
-class Symbols:
-    """nm of a debuginfo file: symbol -> value (section-relative in a module)."""
-
-    def __init__(self, path: Path):
-        out = subprocess.run(["nm", str(path)], capture_output=True, text=True,
-                             check=True).stdout
-        self.values: dict[str, int] = {}
-        for line in out.splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[1] in "tTwW":
-                self.values.setdefault(parts[2], int(parts[0], 16))
-
-
-class Addr2line:
-    """binutils' `addr2line -i -f -a`, one process per file answering address after address on
-    its stdin: it reads a 633 MB vmlinux's DWARF once (seconds), not once per frame asked."""
-
-    # Outside every file's text: answered "??", it marks where the previous answer ended.
-    SENTINEL = 0xffffffffffffff00
-
-    def __init__(self):
-        self.procs: dict[tuple, subprocess.Popen] = {}
-        self.answers: dict[tuple, list[tuple]] = {}
-
-    def chain(self, path: Path, addr: int, section: str | None = None) -> list[tuple]:
-        """The inline chain at addr, innermost first, as (function, file, line)."""
-        key = (str(path), section)
-        if (key, addr) in self.answers:
-            return self.answers[(key, addr)]
-        proc = self.procs.get(key)
-        if proc is None:
-            cmd = ["addr2line", "-i", "-f", "-a", "-e", str(path)] + (
-                ["-j", section] if section else [])
-            proc = self.procs[key] = subprocess.Popen(cmd, stdin=subprocess.PIPE,
-                                                      stdout=subprocess.PIPE, text=True)
-        proc.stdin.write(f"0x{addr:x}\n0x{self.SENTINEL:x}\n")
-        proc.stdin.flush()
-        if not proc.stdout.readline().startswith("0x"):
-            raise ValueError(f"addr2line -e {path.name}: no answer for 0x{addr:x}")
-        sentinel = f"0x{self.SENTINEL:016x}"
-        chain: list[tuple] = []
-        while (function := proc.stdout.readline().rstrip("\n")) != sentinel:
-            if not function:
-                raise ValueError(f"addr2line -e {path.name} ended at 0x{addr:x}")
-            where = re.sub(r" \(discriminator \d+\)$", "", proc.stdout.readline().rstrip("\n"))
-            file, _, line = where.rpartition(":")
-            chain.append((function, file, int(line) if line.isdigit() else 0))
-        proc.stdout.readline()
-        proc.stdout.readline()  # the sentinel's "??" and "??:0"
-        self.answers[(key, addr)] = chain
-        return chain
-
-    def close(self) -> None:
-        for proc in self.procs.values():
-            proc.stdin.close()
-            proc.wait()
-        self.procs.clear()
-
-
-ADDR2LINE = Addr2line()
-
-
-def same_chain(hucprof: list[tuple], reference: list[tuple]) -> bool:
-    """Functions and lines equal; addr2line's file is the build machine's path, hucprof's the
-    part below the build directory, so the reference's must end with hucprof's."""
-    if len(hucprof) != len(reference):
-        return False
-    for i, ((hf, hfile, hline), (rf, rfile, rline)) in enumerate(zip(hucprof, reference)):
-        # The frame's own function (last) keeps its kallsyms name, which is the DWARF name
-        # with GCC's clone suffix when it was cloned (getname_flags.part.0, copy_strings.isra.0).
-        own = i == len(reference) - 1
-        if not (hf == rf or (own and hf.startswith(rf + "."))) or hline != rline or not hfile:
-            return False
-        if not (rfile == hfile or rfile.endswith("/" + hfile)):
-            return False
-    return True
-
-
-def chain_text(chain: list[tuple]) -> str:
-    return " <- ".join(f"{f} {file.rsplit('/', 1)[-1]}:{line}" for f, file, line in chain)
-
-
-def copy_of(chain: list[tuple]) -> str:
-    for f, _, _ in chain:
-        if f not in CHECK_WRAPPERS:
-            return f
-    return ""
-
-
-@dataclasses.dataclass
-class Location:
-    address: int
-    mapping: str
-    lines: list[tuple]  # (function, file, line), innermost first
-
-
-@dataclasses.dataclass
-class Sample:
-    values: dict[str, int]
-    locations: list[int]  # leaf first
-    labels: dict[str, str]
-
-
-PPROF_RAW: dict[Path, tuple] = {}
-
-
-def pprof_raw(pprof: Path, profile: Path) -> tuple[list[Sample], dict[int, Location]]:
-    """A profile as Google's pprof reads it (`pprof -raw`), read once."""
-    if profile not in PPROF_RAW:
-        PPROF_RAW[profile] = read_pprof_raw(pprof, profile)
-    return PPROF_RAW[profile]
-
-
-def read_pprof_raw(pprof: Path, profile: Path) -> tuple[list[Sample], dict[int, Location]]:
-    r = subprocess.run([str(pprof), "-raw", str(profile)], capture_output=True, text=True,
-                       timeout=120)
-    if r.returncode != 0:
-        raise ValueError(f"pprof -raw {profile.name}: {r.stderr.strip()}")
-    text = r.stdout
-    sample_part = text.split("Samples:\n", 1)[1].split("\nLocations", 1)[0].splitlines()
-    types = [t.replace("[dflt]", "").split("/")[0] for t in sample_part[0].split()]
-    samples: list[Sample] = []
-    for line in sample_part[1:]:
-        m = re.match(r"^\s*((?:\d+\s+)*\d+):((?:\s+\d+)*)\s*$", line)
-        if m:
-            values = [int(v) for v in m.group(1).split()]
-            samples.append(Sample(dict(zip(types, values)), [int(x) for x in m.group(2).split()],
-                                  {}))
-            continue
-        for key, value in re.findall(r"(\w+):\[([^\]]*)\]", line):
-            if samples:
-                samples[-1].labels[key] = value
-    mappings = {}
-    for m in re.finditer(r"(?m)^\s*(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)",
-                         text.split("\nMappings", 1)[-1]):
-        mappings[int(m.group(1))] = m.group(2)
-    locations: dict[int, Location] = {}
-    loc_part = text.split("\nLocations\n", 1)[1].split("\nMappings", 1)[0].splitlines()
-    current = None
-    for line in loc_part:
-        m = re.match(r"^\s*(\d+): 0x([0-9a-f]+) M=(\d+) (.*)$", line)
-        rest = None
-        if m:
-            current = Location(int(m.group(2), 16), m.group(3), [])
-            locations[int(m.group(1))] = current
-            rest = m.group(4)
-        elif current is not None and line.startswith(" " * 13):
-            rest = line.strip()
-        if rest:
-            fm = re.match(r"^(\S+) (\S*):(\d+) s=\d+", rest)
-            if fm:
-                current.lines.append((fm.group(1), fm.group(2), int(fm.group(3))))
-    for loc in locations.values():
-        loc.mapping = mappings.get(int(loc.mapping), loc.mapping)
-    return samples, locations
-
 
 def hist_stacks(path: Path) -> list[tuple[list[tuple[str, int, str]], int]]:
     """The kernel's stacks of a hist file: frames above __check_object_size as (symbol, offset,
@@ -441,20 +231,6 @@ class Judge:
 
     # -- frames against addr2line ---------------------------------------------------------------
 
-    def caller_to_site(self, sample: Sample, locs: dict[int, Location]) -> list[Location]:
-        """The profile stack's frames from the check's caller up to the call site."""
-        frames = [locs[i] for i in sample.locations]
-        names = [f.lines[-1][0] if f.lines else "" for f in frames]
-        checks = [i for i, n in enumerate(names) if n.split(".")[0] == "__check_object_size"]
-        if not checks:
-            return []
-        site = sample.labels.get("callsite", "")
-        start = checks[-1] + 1
-        for end in range(start, len(frames)):
-            if names[end].split(".")[0] == site:
-                return frames[start:end + 1]
-        return []
-
     def reference_for(self, frame: Location, hist: list, position: int,
                       path_names: list[str]) -> tuple[list[tuple], str] | None:
         """addr2line's chain at the frame: vmlinux by the profile's address (offset from _stext;
@@ -483,7 +259,7 @@ class Judge:
 
     def compare_path(self, where: str, sample: Sample, locs: dict[int, Location],
                      hist: list) -> None:
-        path = self.caller_to_site(sample, locs)
+        path = caller_to_site(sample, locs)
         site = sample.labels.get("callsite", "?")
         if not path:
             self.row(f"{where} {site}: stack from the check's caller to the call site", "found",
@@ -572,7 +348,7 @@ class Judge:
                      "usercopy_checks_total per call site", "", "; ".join(bad))
         alg = top.get("hash_recvmsg")
         if alg:
-            path = self.caller_to_site(alg, locs)
+            path = caller_to_site(alg, locs)
             chain = path[0].lines if path else []
             self.row("hash_recvmsg [algif_hash]: copy label = addr2line's copy function",
                      copy_of(chain) or "(no chain)", alg.labels.get("copy"))
@@ -611,7 +387,7 @@ class Judge:
         samples, locs = pprof_raw(self.tools.pprof, profile)
         udp = max((s for s in samples if s.labels.get("callsite") == "udp_recvmsg"),
                   key=lambda s: s.values.get("calls", 0), default=None)
-        path = self.caller_to_site(udp, locs) if udp else []
+        path = caller_to_site(udp, locs) if udp else []
         reference = []
         for frame in reversed(path):  # the report prints the call site first
             if frame.mapping == "[kernel.kallsyms]":
@@ -690,7 +466,7 @@ def debuginfod_rows(j: Judge) -> list[Row]:
     samples, locs = pprof_raw(j.tools.pprof, j.res.file("probe-profile.pb.gz"))
     udp = max((s for s in samples if s.labels.get("callsite") == "udp_recvmsg"),
               key=lambda s: s.values.get("calls", 0), default=None)
-    path = j.caller_to_site(udp, locs) if udp else []
+    path = caller_to_site(udp, locs) if udp else []
     if not path or path[-1].mapping != "[kernel.kallsyms]":
         return [Row(j.label, "debuginfod: udp_recvmsg's call site to resolve", True, False)]
     site = path[-1]
@@ -764,7 +540,7 @@ def main() -> int:
         dbgs = {}
         for label, k in kernels.items():
             t0 = time.monotonic()
-            dbgs[label] = fetch_debuginfo(k, cache)
+            dbgs[label] = fetch_debuginfo(k.release, cache, list(MODULES.values()))
             timings.append(f"{label} debuginfo ready in {time.monotonic() - t0:.0f} s")
         # Releases the archive no longer serves go.
         for old in (cache / "debuginfo").iterdir():
