@@ -6,6 +6,7 @@ Usage: harness_selftest.py BUILD_DIR        (boots the 6.1 guest three times, ~2
 Exit: 0 pass, 1 fail, 77 skip.
 """
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -16,12 +17,14 @@ import initramfs  # noqa: E402
 import kernel_packages  # noqa: E402
 import qemu_run  # noqa: E402
 import vmlib  # noqa: E402
-from vm_tier import KERNELS  # noqa: E402
+from tier_kernels import KERNELS  # noqa: E402
 from vmlib import Skip, VmFailure  # noqa: E402
 
 
 def main() -> int:
-    build = Path(sys.argv[1]).resolve()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build_dir", type=Path)
+    build = ap.parse_args().build_dir.resolve()
     cache = build / "vm-cache"
     work = build / "vm-runs" / "selftest"
     work.mkdir(parents=True, exist_ok=True)
