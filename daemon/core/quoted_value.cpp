@@ -21,8 +21,8 @@ bool is_c1_control(std::string_view sequence) {
 
 }  // namespace
 
-std::string quoted_value(std::string_view text) {
-  std::string out = "\"";
+std::string printable_text(std::string_view text) {
+  std::string out;
   while (!text.empty()) {
     const size_t length = utf8_sequence_length(text);
     if (length == 0) {  // not UTF-8: the byte, never passed on raw
@@ -39,7 +39,9 @@ std::string quoted_value(std::string_view text) {
     }
     text.remove_prefix(length);
   }
-  return out + "\"";
+  return out;
 }
+
+std::string quoted_value(std::string_view text) { return "\"" + printable_text(text) + "\""; }
 
 }  // namespace hucprof

@@ -4,9 +4,12 @@
 
 namespace hucprof {
 
-// A value from outside (a flag, a file), in double quotes, for an error message: control bytes
-// (C0, DEL, C1) and bytes that are not UTF-8 come back as \xNN, so the message stays on one
-// line of valid UTF-8 and cannot carry terminal sequences.
+// `text` with control bytes (C0, DEL, C1) and bytes that are not UTF-8 written \xNN (as
+// systemd-escape writes them): valid UTF-8 on one line that carries no terminal sequences, fit
+// for a label value or a message whatever bytes came from outside.
+std::string printable_text(std::string_view text);
+
+// A value from outside (a flag, a file), printable_text in double quotes, for an error message.
 std::string quoted_value(std::string_view text);
 
 }  // namespace hucprof

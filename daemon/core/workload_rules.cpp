@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/utf8.h"
+#include "core/quoted_value.h"
 
 namespace hucprof {
 
@@ -140,33 +140,6 @@ std::string short_name(std::string_view runtime, std::string_view id, const Work
   return name;
 }
 
-// A cgroup's name may be any bytes but '/' and NUL, but the workload's name is a label value in
-// every output (Prometheus rejects a scrape with invalid UTF-8; a terminal obeys control
-// characters): a byte that is not part of printable UTF-8 is written "\xNN", as systemd-escape
-// writes it.
-void append_printable(std::string& out, std::string_view text) {
-  constexpr std::string_view kHex = "0123456789abcdef";
-  while (!text.empty()) {
-    const size_t length = utf8_sequence_length(text);
-    const auto lead = static_cast<unsigned char>(text[0]);
-    const bool c1_control =
-        lead == 0xC2 && length == 2 && static_cast<unsigned char>(text[1]) < 0xA0;
-    if (length != 0 && lead >= 0x20 && lead != 0x7F && !c1_control) {
-      out.append(text.substr(0, length));
-      text.remove_prefix(length);
-      continue;
-    }
-    const size_t escaped = length == 0 ? 1 : length;  // an invalid byte, or a control character
-    for (const char c : text.substr(0, escaped)) {
-      const auto byte = static_cast<unsigned char>(c);
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xF];
-    }
-    text.remove_prefix(escaped);
-  }
-}
-
 // The path's tail, cut at a '/' (or at least not inside a UTF-8 sequence), marked as cut.
 std::string bounded_path(std::string_view path, size_t max_bytes) {
   if (path.size() <= max_bytes) return std::string(path);
@@ -278,10 +251,10 @@ Workload classify_cgroup(std::string_view path, const WorkloadRules& rules) {
   }
 
   std::string normalized;
-  for (const auto component : components) {
-    normalized += '/';
-    append_printable(normalized, component);
-  }
+  // A cgroup's name may be any bytes but '/' and NUL, but the workload's name is a label value
+  // in every output (Prometheus rejects a scrape with invalid UTF-8; a terminal obeys control
+  // characters).
+  for (const auto component : components) normalized += "/" + printable_text(component);
   workload.name = bounded_path(normalized, rules.max_cgroup_name_bytes);
   return workload;
 }
