@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import hucprof_testlib as tl
+import pprof_raw
 from vm_tier_model import (
     log_error_lines, MEMLOCK_PER_CPU_LIMIT, MIN_FLOOD_SAMPLES, NETLINK_SITES, NL_BIG_M,
     NL_BIG_SIZE, NL_M, NL_SIZE, PROBES, Row, RunContext, RunSpec, Session, SUBCHECK_PROBES,
@@ -342,24 +343,16 @@ def flood_rows(c: RunContext, probe_tag: str, sample_tag: str) -> list[Row]:
 
 def pprof_raw_calls(pprof: Path, profile: Path) -> dict[str, int]:
     """Calls per callsite label of a profile, as Google's pprof reads it (`pprof -raw`)."""
-    r = subprocess.run([str(pprof), "-raw", str(profile)], capture_output=True, text=True,
-                       timeout=120)
-    if r.returncode != 0:
-        raise ValueError(f"pprof -raw {profile.name}: {r.stderr.strip()}")
-    lines = r.stdout.split("Samples:\n", 1)[1].split("\nLocations", 1)[0].splitlines()
-    types = [t.replace("[dflt]", "").split("/")[0] for t in lines[0].split()]
+    try:
+        types, samples = pprof_raw.read(str(pprof), str(profile))
+    except subprocess.CalledProcessError as e:
+        raise ValueError(f"pprof -raw {profile.name}: {e.stderr.strip()}") from None
+    calls_column = [t.split("/")[0] for t in types].index("calls")
     calls: dict[str, int] = {}
-    values = None
-    for line in lines[1:]:
-        m = re.match(r"^\s*(\d+(?:\s+\d+)*):", line)
-        if m:
-            values = [int(v) for v in m.group(1).split()]
-            continue
-        label = re.search(r"callsite:\[([^\]]*)\]", line)
-        if label and values is not None:
-            n = values[types.index("calls")]
-            calls[label.group(1)] = calls.get(label.group(1), 0) + n
-            values = None
+    for sample in samples:
+        callsite = sample.labels.get("callsite")
+        if callsite is not None:
+            calls[callsite] = calls.get(callsite, 0) + sample.values[calls_column]
     return calls
 
 
