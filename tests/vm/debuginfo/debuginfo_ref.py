@@ -228,7 +228,6 @@ def read_pprof_raw(pprof: Path, profile: Path) -> tuple[list[Sample], dict[int, 
     return samples, locations
 
 
-
 def caller_to_site(sample: Sample, locs: dict[int, Location]) -> list[Location]:
     """The profile stack's frames from the check's caller up to the call site."""
     frames = [locs[i] for i in sample.locations]
