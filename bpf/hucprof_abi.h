@@ -123,12 +123,24 @@ struct huc_latency_key {
 	__u32 pad;
 };
 
-/* Sampling mode: one key per (kernel stack, syscall) and generation. */
+/* Sampling mode: one key per (kernel stack, cgroup, syscall) and generation. */
 struct huc_sample_key {
-	__u64 stack_id; /* id in sample_stacks */
+	__u64 stack_id;  /* id in sample_stacks */
+	__u64 cgroup_id; /* bpf_get_current_cgroup_id(): the task's cgroup v2 (unified) id */
 	__s32 syscall_nr;
 	__u8 generation;
 	__u8 pad[3];
+};
+
+/* Sampling mode, the denominator per workload: busy samples (kernel, user) by cgroup v2 id and
+ * generation, and among the kernel ones those an interrupt took from a check. The per-CPU
+ * contexts array stays the node's total (and counts idle); this map splits its busy part. */
+struct huc_busy_key {
+	__u64 cgroup_id;
+	__u8 context;  /* enum huc_context: HUC_CTX_KERNEL or HUC_CTX_USER */
+	__u8 excluded; /* 1: a kernel sample counted in HUC_EXCLUDE_INTERRUPT */
+	__u8 generation;
+	__u8 pad[5];
 };
 
 /*
@@ -174,7 +186,8 @@ enum huc_drop_reason {
 	HUC_DROP_STACK_MAP_FULL = 5,  /* a stack could not be stored (map full, no memory) */
 	HUC_DROP_CALLER_UNREADABLE = 6,
 	HUC_DROP_SUBCHECK_UNMATCHED = 7, /* sub-check inside a check but state belongs to another task */
-	HUC_DROP_REASONS = 8,
+	HUC_DROP_BUSY_MAP_FULL = 8,      /* a busy sample's workload could not be counted */
+	HUC_DROP_REASONS = 9,
 };
 
 /* Sampling mode: samples with a check on the stack that are not the check's cost, by why. Index

@@ -6,6 +6,8 @@
  * what we report. Sampled time includes everything below the check (spinlocks under
  * find_vmap_area, ...): that is the cost of the check. An interrupt or softirq that ran on top
  * of a check is not (kernel_ranges.h): it stays kernel time and is counted as excluded.
+ * Busy samples are also counted by the task's cgroup v2 id, and check samples keyed by it, so
+ * user space can say which workload pays (docs/design.md, "Which workload").
  */
 #include "usercopy_common.bpf.h"
 
@@ -21,10 +23,15 @@ const volatile __u32 nr_check_ranges = 0;
 const volatile struct huc_range interrupt_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_interrupt_ranges = 0;
 
+/* Set before load by `record --only-command`: count only the tasks of this cgroup v2 id, as if
+ * the rest of the machine did not exist (0: every task). */
+const volatile __u64 only_cgroup_id = 0;
+
 /* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
 volatile __u8 generation = 0;
 
 HUC_COUNTERS(samples, struct huc_sample_key, __u64);
+HUC_COUNTERS(busy_samples, struct huc_busy_key, __u64);
 HUC_STACKS(sample_stacks, struct huc_stack);
 HUC_PERCPU_SLOTS(contexts, HUC_CTX_COUNT);
 /* Names unique across both objects: they label hucprof_bpf_map_memory_bytes{map}. */
@@ -70,17 +77,51 @@ static long scan_frame(__u32 i, void *data)
 	return walk->verdict != HUC_SCAN_OUTSIDE;
 }
 
+/* Where the sampled kernel stack is: inside a check, an interrupt inside one, or elsewhere.
+ * Leaves the stack in buf->scan. */
+static __always_inline __u8 scan_kernel_stack(struct bpf_perf_event_data *ctx,
+					      struct sample_scratch *buf)
+{
+	struct scan_walk walk = {};
+	long len;
+
+	len = bpf_get_stack(ctx, buf->scan, sizeof(buf->scan), 0);
+	if (len <= 0)
+		return HUC_SCAN_OUTSIDE;
+	walk.frames = len / sizeof(__u64);
+	bpf_loop(HUC_SAMPLE_SCAN_DEPTH, scan_frame, &walk, 0);
+	return walk.verdict;
+}
+
+/* One busy sample of the workload (cgroup) the CPU was running. */
+static __always_inline void count_busy(__u64 cgroup_id, __u8 context, bool excluded, __u8 gen)
+{
+	struct huc_busy_key key = {
+		.cgroup_id = cgroup_id,
+		.context = context,
+		.excluded = excluded,
+		.generation = gen,
+	};
+
+	huc_hash_add(&busy_samples, &key, 1, &sample_drops, HUC_DROP_BUSY_MAP_FULL);
+}
+
 SEC("perf_event")
 int huc_sample(struct bpf_perf_event_data *ctx)
 {
 	struct huc_sample_key key = {};
-	struct scan_walk walk = {};
 	struct sample_scratch *buf;
+	__u64 cgroup_id = bpf_get_current_cgroup_id();
 	__u32 zero = 0;
+	__u8 verdict;
 	long len;
 
+	if (only_cgroup_id && cgroup_id != only_cgroup_id)
+		return 0;
+	key.generation = generation;
 	if (huc_sample_is_user(ctx)) {
 		huc_count(&contexts, HUC_CTX_USER);
+		count_busy(cgroup_id, HUC_CTX_USER, false, key.generation);
 		return 0;
 	}
 	if ((__u32)bpf_get_current_pid_tgid() == 0) {
@@ -90,20 +131,14 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	huc_count(&contexts, HUC_CTX_KERNEL);
 
 	buf = bpf_map_lookup_elem(&sample_scratch, &zero);
-	if (!buf)
-		return 0;
-	len = bpf_get_stack(ctx, buf->scan, sizeof(buf->scan), 0);
-	if (len <= 0)
-		return 0;
-	walk.frames = len / sizeof(__u64);
-	bpf_loop(HUC_SAMPLE_SCAN_DEPTH, scan_frame, &walk, 0);
-	if (walk.verdict == HUC_SCAN_INTERRUPT_IN_CHECK)
+	verdict = buf ? scan_kernel_stack(ctx, buf) : HUC_SCAN_OUTSIDE;
+	count_busy(cgroup_id, HUC_CTX_KERNEL, verdict == HUC_SCAN_INTERRUPT_IN_CHECK, key.generation);
+	if (verdict == HUC_SCAN_INTERRUPT_IN_CHECK)
 		huc_count(&sample_excluded, HUC_EXCLUDE_INTERRUPT);
-	if (walk.verdict != HUC_SCAN_IN_CHECK)
+	if (verdict != HUC_SCAN_IN_CHECK || !buf)
 		return 0;
 
 	/* Only samples inside a check pay for the full stack. */
-	key.generation = generation;
 	len = bpf_get_stack(ctx, buf->stack.ips, sizeof(buf->stack.ips), 0);
 	if (len <= 0) {
 		huc_count(&sample_drops, HUC_DROP_STACK_MAP_FULL);
@@ -115,6 +150,7 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 				       &sample_drops);
 	if (!key.stack_id)
 		return 0;
+	key.cgroup_id = cgroup_id;
 	key.syscall_nr = huc_current_syscall_nr();
 	huc_hash_add(&samples, &key, 1, &sample_drops, HUC_DROP_SAMPLES_MAP_FULL);
 	return 0;

@@ -13,6 +13,7 @@
 #include "bpf/program_barrier.h"
 #include "bpf/program_stats.h"
 #include "bpf/sampling_session.h"
+#include "workload/cgroup_workloads.h"
 #include "core/aggregator.h"
 #include "core/attach_plan.h"
 #include "core/callsite_folder.h"
@@ -98,6 +99,13 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
     self->debuginfo_.reset();
   }
   self->builder_ = std::make_unique<IntervalBuilder>(CallsiteFolder(FoldingRules::defaults()));
+  if (self->sampler_) {
+    const UnifiedRoot root = find_unified_root();
+    CgroupWorkloads::Options workloads;
+    workloads.cgroup_root = root.path;
+    self->workloads_ = std::make_unique<CgroupWorkloads>(std::move(workloads));
+    if (root.path.empty()) spdlog::warn("workloads: {}", root.error);
+  }
   self->aggregator_ = std::make_unique<Aggregator>(options.top_k);
   self->prediction_ =
       std::make_unique<SpeedupPrediction>(options.prediction_window, self->sampler_ != nullptr,
@@ -168,7 +176,7 @@ void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
   // Debuginfo that arrived (a download) changes how this drain symbolizes.
   if (sources_ && sources_->begin_interval()) builder_->invalidate_folds();
   Symbolizer& symbols = sources_ ? static_cast<Symbolizer&>(*sources_) : *symbolizer_;
-  IntervalDeltas deltas = builder_->build(raw, symbols);
+  IntervalDeltas deltas = builder_->build(raw, symbols, workloads_.get());
   if (sources_ && settle) {
     // What waits for its lines goes out now, with them if the lookups finish in time.
     if (!sources_->wait_answered(kSettleLimit)) {

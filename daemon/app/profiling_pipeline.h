@@ -22,6 +22,7 @@ class Aggregator;
 class SpeedupPrediction;
 class KernelDebuginfo;
 class SourceSymbolizer;
+class CgroupWorkloads;
 
 // What `hucprof run` and `hucprof record` share: carry out the attach plan for --mode on this
 // kernel, then drain the BPF maps into the aggregator (metrics) and the profile store (stacks).
@@ -71,6 +72,8 @@ class ProfilingPipeline {
   std::unique_ptr<KernelDebuginfo> debuginfo_;
   std::unique_ptr<SourceSymbolizer> sources_;
   std::unique_ptr<IntervalBuilder> builder_;
+  // Sampling: names the cgroup of every sample's task (which workload pays).
+  std::unique_ptr<CgroupWorkloads> workloads_;
   std::unique_ptr<Aggregator> aggregator_;
   std::unique_ptr<ProfileStore> profiles_;
   std::unique_ptr<SpeedupPrediction> prediction_;

@@ -19,7 +19,9 @@ static_assert(sizeof(huc_site_value) == 24 + 8 * HUC_CHECK_KINDS);
 static_assert(sizeof(huc_subcheck_key) == 32);
 static_assert(sizeof(huc_cpu_state) == 40);
 static_assert(sizeof(huc_latency_key) == 32);
-static_assert(sizeof(huc_sample_key) == 16 && offsetof(huc_sample_key, generation) == 12);
+static_assert(sizeof(huc_sample_key) == 24 && offsetof(huc_sample_key, cgroup_id) == 8 &&
+              offsetof(huc_sample_key, generation) == 20);
+static_assert(sizeof(huc_busy_key) == 16 && offsetof(huc_busy_key, generation) == 10);
 static_assert(sizeof(huc_stack_key) == 16);
 static_assert(sizeof(huc_stack) == 8 + HUC_FULL_STACK_DEPTH * 8);
 static_assert(sizeof(huc_short_stack) == 8 + HUC_SHORT_STACK_DEPTH * 8);
@@ -66,6 +68,7 @@ std::string check_probe_abi(const bpf_object* obj) {
 std::string check_sampler_abi(const bpf_object* obj) {
   return check(obj, {
                         {"samples", sizeof(huc_sample_key), sizeof(uint64_t)},
+                        {"busy_samples", sizeof(huc_busy_key), sizeof(uint64_t)},
                         {"sample_stacks", sizeof(huc_stack_key), sizeof(huc_stack)},
                         {"contexts", 4, sizeof(uint64_t)},
                         {"sample_drops", 4, sizeof(uint64_t)},

@@ -17,6 +17,7 @@ inline uint8_t generation_of(const huc_site_key& key) { return key.generation; }
 inline uint8_t generation_of(const huc_subcheck_key& key) { return key.site.generation; }
 inline uint8_t generation_of(const huc_latency_key& key) { return key.site.generation; }
 inline uint8_t generation_of(const huc_sample_key& key) { return key.generation; }
+inline uint8_t generation_of(const huc_busy_key& key) { return key.generation; }
 inline uint8_t generation_of(const huc_stack_key& key) { return key.generation; }
 
 // Every key of a hash map. Collected before anything is deleted: get_next_key from a key that

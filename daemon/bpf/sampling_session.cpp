@@ -58,8 +58,13 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
   set_rodata_ranges(rodata->check_ranges, &rodata->nr_check_ranges, plan.dispatcher_ranges);
   set_rodata_ranges(rodata->interrupt_ranges, &rodata->nr_interrupt_ranges,
                     plan.interrupt_ranges.ranges);
+  rodata->only_cgroup_id = plan.only_cgroup_id;
   const MapSizing sizing[] = {
       {self->skel_->maps.samples, plan.maps.max_keys, MapSizing::Preallocated},
+      // One key per workload that ran on a sampled CPU in an interval: far fewer than stacks,
+      // so allocated on use where the kernel lets a perf_event program do that.
+      {self->skel_->maps.busy_samples, plan.maps.max_keys,
+       plan.maps.stacks_on_demand ? MapSizing::OnDemand : MapSizing::Preallocated},
       {self->skel_->maps.sample_stacks, plan.maps.max_stacks,
        plan.maps.stacks_on_demand ? MapSizing::OnDemand : MapSizing::Preallocated},
   };
@@ -128,6 +133,9 @@ void SamplingSession::drain(RawDrain& out) {
         read_stack<huc_stack>(stacks_fd, key.stack_id, key.generation, out.sample_stacks);
       });
   delete_retired_stacks(stacks_fd, generation_);
+  drain_retired<huc_busy_key, uint64_t>(
+      bpf_map__fd(skel_->maps.busy_samples), generation_,
+      [&](const huc_busy_key& key, uint64_t count) { out.busy.push_back({key, count}); });
   add_percpu_array(bpf_map__fd(skel_->maps.contexts), possible_cpus_, out.contexts);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_excluded), possible_cpus_, out.excluded);

@@ -22,6 +22,11 @@ using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsit
 // callsite, syscall, direction, copy
 using CopyCheckKey = std::tuple<std::string, std::string, std::string, std::string>;
 using CopySampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, copy
+using WorkloadKey = std::pair<std::string, std::string>;                   // workload, kind
+
+struct WorkloadSamples {
+  uint64_t checks = 0, busy = 0;
+};
 
 // The histogram keeps only log2 buckets; approximate each call by its bucket's midpoint so
 // that _sum stays monotonic and roughly right.
@@ -38,10 +43,12 @@ bool all_zero(const std::vector<uint64_t>& v) {
 }  // namespace
 
 struct Aggregator::Impl {
-  explicit Impl(size_t top_k) : by_calls(top_k), by_samples(top_k) {}
+  explicit Impl(size_t top_k) : by_calls(top_k), by_samples(top_k), by_workload(top_k) {}
 
-  TopKRanking by_calls;    // checks, bytes, subchecks, latency
-  TopKRanking by_samples;  // cpu samples
+  TopKRanking by_calls;     // checks, bytes, subchecks, latency
+  TopKRanking by_samples;   // cpu samples
+  TopKRanking by_workload;  // workloads, by their samples in the checks
+  std::map<WorkloadKey, WorkloadSamples> workloads;
   std::map<CheckKey, CallsAndBytes> checks;
   std::map<SubcheckKey, uint64_t> subchecks;
   std::map<SampleKey, uint64_t> samples;
@@ -70,6 +77,28 @@ Aggregator::Aggregator(size_t top_k) : impl_(std::make_shared<Impl>(top_k)) {}
 void Aggregator::set_top_k(size_t top_k) {
   impl_->by_calls.set_top_k(top_k);
   impl_->by_samples.set_top_k(top_k);
+  impl_->by_workload.set_top_k(top_k);
+}
+
+void Aggregator::apply_workloads(const IntervalDeltas& deltas) {
+  Impl& s = *impl_;
+  for (const SampleDelta& d : deltas.samples) {
+    if (!d.workload.empty()) s.by_workload.add(d.workload, d.samples);
+  }
+  for (const auto& [workload, busy] : deltas.busy_by_workload) s.by_workload.add(workload, 0);
+  s.by_workload.rerank();
+  // The kind goes with the name; "other" mixes kinds, so it has none.
+  auto series = [&](const std::string& workload, const std::string& kind) -> WorkloadSamples& {
+    const std::string_view label = s.by_workload.label(workload);
+    return label == kOtherCallsite ? s.workloads[{std::string(label), ""}]
+                                   : s.workloads[{workload, kind}];
+  };
+  for (const SampleDelta& d : deltas.samples) {
+    if (!d.workload.empty() && d.samples) series(d.workload, d.workload_kind).checks += d.samples;
+  }
+  for (const auto& [workload, busy] : deltas.busy_by_workload) {
+    if (busy.busy()) series(workload, busy.kind).busy += busy.busy();
+  }
 }
 
 void Aggregator::apply(const IntervalDeltas& deltas) {
@@ -118,6 +147,8 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
     }
   }
 
+  apply_workloads(deltas);
+
   // Not per call site: no ranking. Zero deltas still create the entry so that a drop reason
   // exports 0 from the start instead of appearing only once something was lost.
   for (const auto& [context, n] : deltas.sampled_by_context) s.sampled_by_context[context] += n;
@@ -139,6 +170,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_helper_walks();
   snapshot.clear_copy_checks();
   snapshot.clear_copy_cpu_samples();
+  snapshot.clear_workloads();
 
   for (const auto& [key, v] : s.checks) {
     auto* out = snapshot.add_checks();
@@ -201,6 +233,13 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_syscall(std::get<1>(key));
     out->set_copy(std::get<2>(key));
     out->set_samples(n);
+  }
+  for (const auto& [key, n] : s.workloads) {
+    auto* out = snapshot.add_workloads();
+    out->set_workload(key.first);
+    out->set_workload_kind(key.second);
+    out->set_check_samples(n.checks);
+    out->set_busy_samples(n.busy);
   }
   snapshot.set_intervals(s.intervals);
 }

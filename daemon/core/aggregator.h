@@ -22,6 +22,7 @@ struct SubcheckDelta {
 struct SampleDelta {
   std::string callsite, syscall, check;
   uint64_t samples = 0;
+  std::string workload = {}, workload_kind = {};  // "" where the samples carry no cgroup
 };
 // A call site's checks (probe mode) or samples (sampling) by the copy function they came
 // through: the kernel's debuginfo only. It may come drains after the CheckDelta or SampleDelta it
@@ -45,6 +46,8 @@ struct IntervalDeltas {
   // Samples with a check on the stack that are not its cost, by reason ("interrupt"); they are
   // in sampled_by_context["kernel"] too.
   std::map<std::string, uint64_t> excluded_samples;
+  // The busy samples above split by workload (sampling, with workloads named).
+  BusyByWorkload busy_by_workload;
   std::map<std::string, uint64_t> drops;               // reason → count
   std::map<std::string, uint64_t> helper_walks;        // huc_helper_walk name → count (probes)
   // The same events by full stack, for profiles (the aggregator leaves them to the ProfileStore).
@@ -54,7 +57,7 @@ struct IntervalDeltas {
 // Accumulates interval deltas into cumulative, cardinality-bounded series.
 //
 // Top-K: per family (checks+bytes+subchecks+latency ranked by calls; cpu samples ranked by
-// samples) at most top_k call sites are exported by name, chosen by cumulative cost; the rest is
+// samples; workloads ranked by their samples in the checks) at most top_k call sites are exported by name, chosen by cumulative cost; the rest is
 // summed into callsite="other". Every exported series only ever grows: a call site entering the
 // top-K continues from what it had accumulated while named before (never from its "other" share),
 // one leaving it stops growing and its later increments go to "other". So rate() over any series
@@ -80,6 +83,10 @@ class Aggregator {
   static constexpr size_t kMaxCopiesPerCallsite = 8;
 
  private:
+  // The workload families: ranked by the checks' samples, the busy samples under the same
+  // names, so that a workload's share is the quotient of two of its series.
+  void apply_workloads(const IntervalDeltas& deltas);
+
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };

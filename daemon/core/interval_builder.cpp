@@ -270,7 +270,25 @@ void IntervalBuilder::forget_unused() {
   site_stacks_.forget_unused_since(oldest_kept);
 }
 
-IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols) {
+void IntervalBuilder::add_busy(IntervalDeltas& out, const RawDrain& drain,
+                               WorkloadNames& workloads) {
+  for (const auto& busy : drain.busy) {
+    if (busy.count == 0) continue;
+    const Workload& workload = workloads.workload_of(busy.key.cgroup_id);
+    const std::string_view name = stacks_.workload_name(workload.name);
+    WorkloadBusy& to = out.busy_by_workload[std::string(name)];
+    if (name == workload.name) to.kind = kind_name(workload.kind);
+    if (busy.key.context == HUC_CTX_USER) {
+      to.user += busy.count;
+    } else {
+      to.kernel += busy.count;
+      if (busy.key.excluded) to.interrupts += busy.count;
+    }
+  }
+}
+
+IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols,
+                                      WorkloadNames* workloads) {
   ++drain_;
   IntervalDeltas out;
   out.stacks.reserve(held_.size() + drain.sites.size() + drain.subchecks.size() +
@@ -340,6 +358,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
         fold.labels->syscall == delta.syscall
             ? fold.labels
             : stacks_.labels(delta.callsite, delta.syscall, delta.check, "", fold.copy);
+    if (workloads) {
+      const Workload& workload = workloads->workload_of(sample.key.cgroup_id);
+      labels = stacks_.with_workload(labels, workload.name, kind_name(workload.kind));
+      delta.workload = labels->workload;
+      delta.workload_kind = labels->workload_kind;
+    }
     CopyDelta copy{delta.callsite, delta.syscall, "", fold.copy, 0, sample.count};
     if (fold.stack.stack) {
       // Finished: the fold has its copy already (the common case, every drain).
@@ -362,6 +386,7 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     for (uint32_t r = 0; r < HUC_EXCLUDE_REASONS; ++r) {
       out.excluded_samples[exclude_reason_name(r)] += excluded_.update(r, drain.excluded[r]);
     }
+    if (workloads) add_busy(out, drain, *workloads);
   }
   for (uint32_t r = 0; r < HUC_DROP_REASONS; ++r) {
     out.drops[drop_reason_name(r)] += drops_.update(r, drain.drops[r]);

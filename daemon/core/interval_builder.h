@@ -13,6 +13,7 @@
 #include "core/raw_drain.h"
 #include "core/stack_symbolizer.h"
 #include "core/symbolizer.h"
+#include "core/workload_names.h"
 
 namespace hucprof {
 
@@ -36,7 +37,9 @@ class IntervalBuilder {
  public:
   explicit IntervalBuilder(CallsiteFolder folder);
 
-  IntervalDeltas build(const RawDrain& drain, Symbolizer& symbols);
+  // workloads names the cgroups of sampled tasks; without it, samples carry no workload.
+  IntervalDeltas build(const RawDrain& drain, Symbolizer& symbols,
+                       WorkloadNames* workloads = nullptr);
   // Everything held goes out into `out` now, finished or not (a recording's first and last
   // drain, once the lookups had their chance).
   void release_held(IntervalDeltas& out, Symbolizer& symbols) { release(out, symbols, true); }
@@ -144,6 +147,8 @@ class IntervalBuilder {
   // debuginfo (the output stays as it was without), "[unknown]" where it has no lines.
   std::string copy_label(const ProfileStack& stack, const Symbolizer& symbols) const;
   void forget_unused();
+  // The busy samples of the drain by workload.
+  void add_busy(IntervalDeltas& out, const RawDrain& drain, WorkloadNames& workloads);
 
   CallsiteFolder folder_;
   StackSymbolizer stacks_;

@@ -40,6 +40,7 @@ ProfileStore::Added& ProfileStore::Added::operator+=(const Added& more) {
   values = std::move(merged);
   add_counts(contexts, more.contexts);
   add_counts(excluded, more.excluded);
+  add_busy(workloads, more.workloads);
   return *this;
 }
 
@@ -89,6 +90,7 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   Added added;
   added.contexts = deltas.sampled_by_context;
   added.excluded = deltas.excluded_samples;
+  added.workloads = deltas.busy_by_workload;
   for (const AddedValue& a : drained) {
     if (!added.values.empty() && added.values.back().key() == a.key()) {
       added.values.back().n += a.n;
@@ -100,6 +102,8 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   add_counts(open_contexts_, deltas.sampled_by_context);
   add_counts(header_.excluded_samples, deltas.excluded_samples);
   add_counts(open_excluded_, deltas.excluded_samples);
+  add_busy(header_.busy_by_workload, deltas.busy_by_workload);
+  add_busy(open_workloads_, deltas.busy_by_workload);
   last_add_ns_ = std::max(last_add_ns_, now_unix_ns);
   window_.observe(at, std::move(added));
 }
@@ -117,6 +121,8 @@ void ProfileStore::close_interval(int64_t now_unix_ns) {
   open_contexts_.clear();
   last.excluded_samples = std::move(open_excluded_);
   open_excluded_.clear();
+  last.busy_by_workload = std::move(open_workloads_);
+  open_workloads_.clear();
   last.time_unix_ns = last_close_ns_;
   last.duration_ns = std::max<int64_t>(0, now_unix_ns - last_close_ns_);
   last_close_ns_ = now_unix_ns;
@@ -142,11 +148,13 @@ StackProfile ProfileStore::window() const {
   out.samples.clear();
   out.sampled_by_context.clear();
   out.excluded_samples.clear();
+  out.busy_by_workload.clear();
   std::vector<ProfileValues> sums(totals_.size());
   window_.for_each([&](const Added& added) {
     for (const AddedValue& a : added.values) sums[a.index][a.value] += a.n;
     add_counts(out.sampled_by_context, added.contexts);
     add_counts(out.excluded_samples, added.excluded);
+    add_busy(out.busy_by_workload, added.workloads);
   });
   for (size_t i = 0; i < totals_.size(); ++i) {
     if (any(sums[i])) out.samples.push_back({totals_[i].stack, totals_[i].labels, sums[i]});

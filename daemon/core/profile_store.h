@@ -52,6 +52,7 @@ class ProfileStore {
   struct Added {
     std::vector<AddedValue> values;
     std::map<std::string, uint64_t> contexts, excluded;
+    BusyByWorkload workloads;
     Added& operator+=(const Added& more);
   };
 
@@ -61,6 +62,7 @@ class ProfileStore {
   std::vector<ProfileSample> totals_;
   std::vector<ProfileValues> open_;  // added since the last close_interval()
   std::map<std::string, uint64_t> open_contexts_, open_excluded_;
+  BusyByWorkload open_workloads_;
   int64_t last_add_ns_ = 0;
   int64_t last_close_ns_ = 0;
   StackProfile last_interval_;

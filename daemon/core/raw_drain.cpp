@@ -12,6 +12,7 @@ const char* drop_reason_name(uint32_t reason) {
     case HUC_DROP_STACK_MAP_FULL: return "stack_map_full";
     case HUC_DROP_CALLER_UNREADABLE: return "caller_unreadable";
     case HUC_DROP_SUBCHECK_UNMATCHED: return "subcheck_unmatched";
+    case HUC_DROP_BUSY_MAP_FULL: return "busy_map_full";
   }
   return "unknown";
 }

@@ -29,6 +29,7 @@ struct RawCount {
 using RawSubcheckCount = RawCount<huc_subcheck_key>;
 using RawLatencyCount = RawCount<huc_latency_key>;
 using RawSampleCount = RawCount<huc_sample_key>;
+using RawBusyCount = RawCount<huc_busy_key>;
 
 using StackFrames = std::vector<uint64_t>;  // leaf first, kernel addresses
 // Stacks by content id (hucprof_abi.h: the same stack always has the same id).
@@ -47,6 +48,8 @@ struct RawDrain {
   std::vector<RawSubcheckCount> subchecks;
   std::vector<RawLatencyCount> latency;
   std::vector<RawSampleCount> samples;
+  // Busy samples by cgroup (sampling): the split of contexts' kernel and user counts by workload.
+  std::vector<RawBusyCount> busy;
   // Every stack the counts above reference and the kernel still had. The kernel deletes them
   // after this drain: whoever needs a stack later (profiles) keeps its own copy. Full stacks
   // are probe mode's, by RawSiteCount::full_stack_id, for profiles.

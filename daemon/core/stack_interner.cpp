@@ -37,15 +37,42 @@ size_t StackInterner::LabelsKeyHash::operator()(const LabelsKey& key) const {
 LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view syscall,
                                 std::string_view check, std::string_view direction,
                                 std::string_view copy) {
-  if (auto it = labels_.find(LabelsKey{callsite, syscall, check, direction, copy});
+  if (auto it = labels_.find(LabelsKey{callsite, syscall, check, direction, copy, {}, {}});
       it != labels_.end()) {
     return it->second;
   }
-  auto shared = make_labels({std::string(callsite), std::string(syscall), std::string(check),
-                             std::string(direction), std::string(copy)});
-  labels_.emplace(
-      LabelsKey{shared->callsite, shared->syscall, shared->check, shared->direction, shared->copy},
-      shared);
+  return intern({std::string(callsite), std::string(syscall), std::string(check),
+                 std::string(direction), std::string(copy)});
+}
+
+std::string_view StackInterner::workload_name(std::string_view workload) {
+  if (workload.empty()) return {};
+  if (auto it = workloads_.find(workload); it != workloads_.end()) return it->first;
+  if (workloads_.size() >= kMaxWorkloads) return kOverflowWorkload;
+  return workloads_.emplace(std::string(workload), workloads_.size()).first->first;
+}
+
+LabelsPtr StackInterner::with_workload(const LabelsPtr& labels, std::string_view workload,
+                                       std::string_view kind) {
+  const std::string_view name = workload_name(workload);
+  if (name == kOverflowWorkload) kind = {};
+  if (labels->workload == name && labels->workload_kind == kind) return labels;
+  if (auto it = labels_.find(LabelsKey{labels->callsite, labels->syscall, labels->check,
+                                       labels->direction, labels->copy, name, kind});
+      it != labels_.end()) {
+    return it->second;
+  }
+  ProfileLabels out = *labels;
+  out.workload = name;
+  out.workload_kind = kind;
+  return intern(out);
+}
+
+LabelsPtr StackInterner::intern(const ProfileLabels& labels) {
+  auto shared = make_labels(labels);
+  labels_.emplace(LabelsKey{shared->callsite, shared->syscall, shared->check, shared->direction,
+                            shared->copy, shared->workload, shared->workload_kind},
+                  shared);
   return shared;
 }
 

@@ -2,6 +2,7 @@
 #include <array>
 #include <cstddef>
 #include <map>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -18,6 +19,10 @@ class StackInterner {
  public:
   static constexpr size_t kDefaultMaxStacks = 16384;  // one kernel stack map's worth
   static constexpr const char* kOverflowFunction = "[stack limit reached]";
+  // Workloads come and go (a CI node makes a container per job): past this many distinct names,
+  // new ones are labelled kOverflowWorkload, so that a months-long run stays bounded.
+  static constexpr size_t kMaxWorkloads = 4096;
+  static constexpr const char* kOverflowWorkload = "[workload limit reached]";
 
   explicit StackInterner(size_t max_stacks = kDefaultMaxStacks);
 
@@ -26,6 +31,11 @@ class StackInterner {
   // Found without building a string: this runs for every delta of every drain.
   LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
                    std::string_view direction, std::string_view copy = {});
+  // `labels` with the workload labels set (kOverflowWorkload past kMaxWorkloads names).
+  LabelsPtr with_workload(const LabelsPtr& labels, std::string_view workload,
+                          std::string_view kind);
+  // The name a workload is labelled with: itself, or kOverflowWorkload past the bound.
+  std::string_view workload_name(std::string_view workload);
   bool is_overflow(const StackPtr& stack) const { return stack == overflow_; }
   size_t stacks() const { return stacks_.size(); }
 
@@ -33,11 +43,14 @@ class StackInterner {
   size_t max_stacks_;
   std::map<ProfileFrame, FramePtr> frames_;
   std::map<std::vector<const ProfileFrame*>, StackPtr> stacks_;
-  using LabelsKey = std::array<std::string_view, 5>;  // views into the interned labels
+  LabelsPtr intern(const ProfileLabels& labels);
+
+  using LabelsKey = std::array<std::string_view, 7>;  // views into the interned labels
   struct LabelsKeyHash {
     size_t operator()(const LabelsKey& key) const;
   };
   std::unordered_map<LabelsKey, LabelsPtr, LabelsKeyHash> labels_;
+  std::map<std::string, size_t, std::less<>> workloads_;
   StackPtr overflow_;
 };
 

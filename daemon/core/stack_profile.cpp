@@ -19,6 +19,25 @@ void subtract_counts(std::map<std::string, uint64_t>& counts,
 
 }  // namespace
 
+WorkloadBusy& WorkloadBusy::operator+=(const WorkloadBusy& more) {
+  if (kind.empty()) kind = more.kind;
+  kernel += more.kernel;
+  user += more.user;
+  interrupts += more.interrupts;
+  return *this;
+}
+
+WorkloadBusy& WorkloadBusy::operator-=(const WorkloadBusy& less) {
+  kernel = minus(kernel, less.kernel);
+  user = minus(user, less.user);
+  interrupts = minus(interrupts, less.interrupts);
+  return *this;
+}
+
+void add_busy(BusyByWorkload& to, const BusyByWorkload& more) {
+  for (const auto& [workload, busy] : more) to[workload] += busy;
+}
+
 StackProfile difference(const StackProfile& later, const StackProfile& earlier) {
   // Both profiles come from one store: equal stacks and labels are equal pointers.
   using Key = std::pair<const ProfileStack*, const ProfileLabels*>;
@@ -41,6 +60,12 @@ StackProfile difference(const StackProfile& later, const StackProfile& earlier) 
   }
   subtract_counts(out.sampled_by_context, earlier.sampled_by_context);
   subtract_counts(out.excluded_samples, earlier.excluded_samples);
+  for (auto& [workload, busy] : out.busy_by_workload) {
+    if (auto it = earlier.busy_by_workload.find(workload); it != earlier.busy_by_workload.end()) {
+      busy -= it->second;
+    }
+  }
+  std::erase_if(out.busy_by_workload, [](const auto& w) { return w.second.busy() == 0; });
   const int64_t earlier_end = earlier.time_unix_ns + earlier.duration_ns;
   out.time_unix_ns = earlier_end;
   out.duration_ns = std::max<int64_t>(0, later.time_unix_ns + later.duration_ns - earlier_end);

@@ -48,6 +48,10 @@ struct ProfileLabels {
   // The copy function the check was reached through (core/copy_path.h), with the kernel's
   // debuginfo only; "" without it.
   std::string copy = {};
+  // The workload the task belongs to (its cgroup named by core/workload_rules.h) and its kind
+  // ("unit", "container", "pod", "cgroup"); "" where the samples carry no cgroup.
+  std::string workload = {};
+  std::string workload_kind = {};
 
   auto operator<=>(const ProfileLabels&) const = default;
 };
@@ -74,6 +78,20 @@ struct ProfileSample {
   ProfileValues values{};
 };
 
+// One workload's part of the denominator: its busy cpu-clock samples, and of its kernel ones
+// those an interrupt took from a check (in kernel too).
+struct WorkloadBusy {
+  std::string kind;  // as ProfileLabels::workload_kind
+  uint64_t kernel = 0, user = 0, interrupts = 0;
+
+  uint64_t busy() const { return kernel + user; }
+  WorkloadBusy& operator+=(const WorkloadBusy& more);
+  WorkloadBusy& operator-=(const WorkloadBusy& less);  // saturating at 0
+};
+// By workload name (ProfileLabels::workload).
+using BusyByWorkload = std::map<std::string, WorkloadBusy>;
+void add_busy(BusyByWorkload& to, const BusyByWorkload& more);
+
 // A profile as every hucprof output sees it (pprof file, report, flame graph, web view), and what
 // the pprof reader gives back. Plain data.
 struct StackProfile {
@@ -86,6 +104,10 @@ struct StackProfile {
   std::map<std::string, uint64_t> sampled_by_context;
   // Kernel samples with a check on the stack that are not its cost, by reason ("interrupt").
   std::map<std::string, uint64_t> excluded_samples;
+  // The busy part of sampled_by_context split by workload (sampling). It sums to that part but
+  // for the samples whose cgroup the kernel could not count (hucprof_dropped_total
+  // {reason="busy_map_full"}).
+  BusyByWorkload busy_by_workload;
   int64_t time_unix_ns = 0;  // start of the window
   int64_t duration_ns = 0;
   std::string kernel;  // release, e.g. "6.1.0-18-amd64"

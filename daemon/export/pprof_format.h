@@ -27,6 +27,9 @@ inline constexpr std::string_view kLabelCheck = "check";
 inline constexpr std::string_view kLabelDirection = "direction";
 // With the kernel's debuginfo: the copy function the check was reached through.
 inline constexpr std::string_view kLabelCopy = "copy";
+// Sampling: the workload (systemd unit, container, pod, cgroup) of the task, and its kind.
+inline constexpr std::string_view kLabelWorkload = "workload";
+inline constexpr std::string_view kLabelWorkloadKind = "workload_kind";
 
 // The rest of busy CPU, as samples of their own (sampling profiles): one per context under the
 // root frame kRestFrame, leaf kKernelRestFrame or kUserRestFrame, labelled context=kernel|user;
@@ -34,7 +37,8 @@ inline constexpr std::string_view kLabelCopy = "copy";
 // kKernelRestFrame, labelled excluded=interrupt too. Then every pprof view divides by busy CPU
 // (kernel + user): `-top` percentages are shares of busy CPU, and merged profiles and
 // -diff_base keep each side's denominator, which comments would not. Idle CPU is not busy and
-// stays a comment.
+// stays a comment. With workloads, each workload's rest carries its workload labels too (what
+// no workload was counted for goes without), so `-tagfocus=workload=X` divides by X's busy CPU.
 inline constexpr std::string_view kRestFrame = "[not in the checks]";
 inline constexpr std::string_view kKernelRestFrame = "[other kernel CPU]";
 inline constexpr std::string_view kUserRestFrame = "[user CPU]";

@@ -137,7 +137,8 @@ struct StackKeyHash {
 };
 
 struct LabelKey {
-  std::array<int64_t, 5> strings{};  // callsite, syscall, check, direction, copy (string indices)
+  // callsite, syscall, check, direction, copy, workload, workload_kind (string indices)
+  std::array<int64_t, 7> strings{};
   bool operator==(const LabelKey&) const = default;
 };
 struct LabelKeyHash {
@@ -201,6 +202,9 @@ class Reader {
     in_checks_ += values[kSamples];
     const StackPtr& stack = stack_of(s);
     const LabelsPtr& labels = labels_of(s);
+    if (!labels->workload.empty() && values[kSamples]) {
+      in_checks_by_workload_[labels->workload] += values[kSamples];
+    }
     const auto [merged, fresh] =
         sample_index_.try_emplace({stack.get(), labels.get()}, out_.samples.size());
     if (fresh) {
@@ -220,6 +224,12 @@ class Reader {
       out_.sampled_by_context["kernel"] = in_checks_ + rest_by_context_["kernel"];
       for (const auto& [context, n] : rest_by_context_) {
         if (context != "kernel") out_.sampled_by_context[context] = n;
+      }
+    }
+    // A workload's kernel CPU, likewise: its checks' samples plus its kernel rest.
+    for (auto& [workload, busy] : out_.busy_by_workload) {
+      if (auto it = in_checks_by_workload_.find(workload); it != in_checks_by_workload_.end()) {
+        busy.kernel += it->second;
       }
     }
     return std::move(out_);
@@ -424,18 +434,31 @@ class Reader {
   bool rest_of_busy_cpu(const pprof::Sample& s, uint64_t samples) {
     const std::string* context = nullptr;
     const std::string* excluded = nullptr;
+    const std::string* workload = nullptr;
+    const std::string* kind = nullptr;
     for (const auto& label : s.label()) {
       if (label.str() == 0) continue;  // numeric labels are not ours
       const std::string& key = str(label.key(), "a label key");
       if (key == kLabelContext) context = &name(label.str(), "a label value");
       if (key == kLabelExcluded) excluded = &name(label.str(), "a label value");
+      if (key == kLabelWorkload) workload = &name(label.str(), "a label value");
+      if (key == kLabelWorkloadKind) kind = &name(label.str(), "a label value");
     }
     if (context == nullptr || context->empty()) return false;
     rest_by_context_[*context] += samples;
     at_most(rest_by_context_.size(), kMaxRestKinds, "contexts of the rest of busy CPU");
-    if (excluded != nullptr && !excluded->empty()) {
+    const bool interrupt = excluded != nullptr && !excluded->empty();
+    if (interrupt) {
       out_.excluded_samples[*excluded] += samples;
       at_most(out_.excluded_samples.size(), kMaxRestKinds, "reasons for excluded samples");
+    }
+    if (workload != nullptr && !workload->empty()) {
+      WorkloadBusy& busy = out_.busy_by_workload[*workload];
+      at_most(out_.busy_by_workload.size(), limits_.max_label_sets, "workloads");
+      if (kind != nullptr) busy.kind = *kind;
+      if (*context == "user") busy.user += samples;
+      if (*context == "kernel") busy.kernel += samples;
+      if (*context == "kernel" && interrupt) busy.interrupts += samples;
     }
     return true;
   }
@@ -458,6 +481,8 @@ class Reader {
     labels.check = name(key.strings[2], "a label value");
     labels.direction = name(key.strings[3], "a label value");
     labels.copy = name(key.strings[4], "a label value");
+    labels.workload = name(key.strings[5], "a label value");
+    labels.workload_kind = name(key.strings[6], "a label value");
     return labels_.emplace(key, make_labels(std::move(labels))).first->second;
   }
 
@@ -466,8 +491,9 @@ class Reader {
     return static_cast<uint64_t>(value);
   }
 
-  static constexpr std::array<std::string_view, 5> kLabelKeys{
-      kLabelCallsite, kLabelSyscall, kLabelCheck, kLabelDirection, kLabelCopy};
+  static constexpr std::array<std::string_view, 7> kLabelKeys{
+      kLabelCallsite, kLabelSyscall,  kLabelCheck,       kLabelDirection,
+      kLabelCopy,     kLabelWorkload, kLabelWorkloadKind};
 
   struct Location {
     int index;  // in the header's location list
@@ -483,6 +509,7 @@ class Reader {
   std::optional<int> cpu_index_;
   std::map<std::string, uint64_t> rest_by_context_;  // the rest-of-busy-CPU samples
   uint64_t in_checks_ = 0;
+  std::map<std::string, uint64_t> in_checks_by_workload_;
   struct FunctionNames {
     int64_t name = 0, file = 0;  // string indices
   };

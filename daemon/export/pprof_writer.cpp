@@ -160,39 +160,73 @@ uint64_t count_of(const std::map<std::string, uint64_t>& counts, const char* key
   return it == counts.end() ? 0 : it->second;
 }
 
+// One share of the rest of busy CPU: a workload's, or what no workload was counted for.
+struct BusyPart {
+  std::string workload, kind;
+  uint64_t kernel = 0, user = 0, interrupts = 0, in_checks = 0;
+};
+
+// Each workload's busy CPU, then what is left of the node's (busy samples whose workload the
+// kernel could not count), so that the parts add up to sampled_by_context.
+std::vector<BusyPart> busy_parts(const StackProfile& profile) {
+  std::vector<BusyPart> parts;
+  std::map<std::string_view, uint64_t> in_checks;
+  BusyPart rest{"", "", count_of(profile.sampled_by_context, "kernel"),
+                count_of(profile.sampled_by_context, "user"),
+                count_of(profile.excluded_samples, "interrupt"), 0};
+  for (const ProfileSample& s : profile.samples) {
+    if (s.labels) in_checks[s.labels->workload] += s.values[kSamples];
+    rest.in_checks += s.values[kSamples];
+  }
+  auto less = [](uint64_t& from, uint64_t n) { from = from > n ? from - n : 0; };
+  for (const auto& [workload, busy] : profile.busy_by_workload) {
+    auto it = in_checks.find(workload);
+    BusyPart part{workload, busy.kind, busy.kernel, busy.user, busy.interrupts,
+                  it == in_checks.end() ? 0 : it->second};
+    less(rest.kernel, part.kernel);
+    less(rest.user, part.user);
+    less(rest.interrupts, part.interrupts);
+    less(rest.in_checks, part.in_checks);
+    parts.push_back(std::move(part));
+  }
+  parts.push_back(std::move(rest));
+  return parts;
+}
+
 // The rest of busy CPU as samples (pprof_format.h, kRestFrame): busy kernel samples outside the
 // checks and outside interrupts that landed in one, those interrupts, and user samples.
 void add_rest_of_busy_cpu(const StackProfile& profile, const std::vector<ProfileValue>& values,
                           pprof::Profile& out, StringTable& strings, LocationTable& locations) {
-  uint64_t in_checks = 0;
-  for (const ProfileSample& s : profile.samples) in_checks += s.values[kSamples];
-  const uint64_t kernel = count_of(profile.sampled_by_context, "kernel");
-  const uint64_t interrupts = count_of(profile.excluded_samples, "interrupt");
-  const uint64_t user = count_of(profile.sampled_by_context, "user");
-  const uint64_t kernel_rest =
-      kernel > in_checks + interrupts ? kernel - in_checks - interrupts : 0;
   struct Rest {
     std::vector<std::string_view> leaf_first;
     const char* context;
     const char* excluded;
     uint64_t samples;
   };
-  for (const Rest& rest :
-       {Rest{{kKernelRestFrame, kRestFrame}, "kernel", "", kernel_rest},
-        Rest{{kInterruptFrame, kKernelRestFrame, kRestFrame}, "kernel", "interrupt", interrupts},
-        Rest{{kUserRestFrame, kRestFrame}, "user", "", user}}) {
-    if (rest.samples == 0) continue;
-    auto* sample = out.add_sample();
-    for (std::string_view frame : rest.leaf_first) {
-      sample->add_location_id(locations.synthetic_location(frame));
+  for (const BusyPart& part : busy_parts(profile)) {
+    const uint64_t kernel_rest = part.kernel > part.in_checks + part.interrupts
+                                     ? part.kernel - part.in_checks - part.interrupts
+                                     : 0;
+    for (const Rest& rest :
+         {Rest{{kKernelRestFrame, kRestFrame}, "kernel", "", kernel_rest},
+          Rest{{kInterruptFrame, kKernelRestFrame, kRestFrame}, "kernel", "interrupt",
+               part.interrupts},
+          Rest{{kUserRestFrame, kRestFrame}, "user", "", part.user}}) {
+      if (rest.samples == 0) continue;
+      auto* sample = out.add_sample();
+      for (std::string_view frame : rest.leaf_first) {
+        sample->add_location_id(locations.synthetic_location(frame));
+      }
+      for (ProfileValue v : values) {
+        const uint64_t n = v == kSamples ? rest.samples : 0;
+        sample->add_value(static_cast<int64_t>(n));
+        if (v == kSamples) sample->add_value(static_cast<int64_t>(n * profile.sample_period_ns));
+      }
+      add_label(*sample, strings, kLabelContext, rest.context);
+      add_label(*sample, strings, kLabelExcluded, rest.excluded);
+      add_label(*sample, strings, kLabelWorkload, part.workload);
+      add_label(*sample, strings, kLabelWorkloadKind, part.kind);
     }
-    for (ProfileValue v : values) {
-      const uint64_t n = v == kSamples ? rest.samples : 0;
-      sample->add_value(static_cast<int64_t>(n));
-      if (v == kSamples) sample->add_value(static_cast<int64_t>(n * profile.sample_period_ns));
-    }
-    add_label(*sample, strings, kLabelContext, rest.context);
-    add_label(*sample, strings, kLabelExcluded, rest.excluded);
   }
 }
 
@@ -251,6 +285,8 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_label(*sample, strings, kLabelCheck, s.labels->check);
     add_label(*sample, strings, kLabelDirection, s.labels->direction);
     add_label(*sample, strings, kLabelCopy, s.labels->copy);
+    add_label(*sample, strings, kLabelWorkload, s.labels->workload);
+    add_label(*sample, strings, kLabelWorkloadKind, s.labels->workload_kind);
   }
   if (profile.sampling) add_rest_of_busy_cpu(profile, values, out, strings, locations);
   locations.finish();

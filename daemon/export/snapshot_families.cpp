@@ -14,6 +14,7 @@
 #include "export/latency_buckets.h"
 #include "export/prediction_families.h"
 #include "export/program_cost_families.h"
+#include "export/workload_families.h"
 #include "export/prometheus_exporter.h"
 
 namespace hucprof {
@@ -180,6 +181,7 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   out.push_back(std::move(cpu.seconds).build());
   out.push_back(std::move(sampled.seconds).build());
   add_copy_families(snapshot, out);
+  add_workload_families(snapshot, out);
 
   FamilyBuilder enabled(
       "usercopy_hardened_enabled",
