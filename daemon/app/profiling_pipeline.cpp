@@ -13,7 +13,6 @@
 #include "bpf/program_barrier.h"
 #include "bpf/program_stats.h"
 #include "bpf/sampling_session.h"
-#include "workload/cgroup_workloads.h"
 #include "core/aggregator.h"
 #include "core/attach_plan.h"
 #include "core/callsite_folder.h"
@@ -25,6 +24,7 @@
 #include "core/speedup_prediction.h"
 #include "core/symbolizer.h"
 #include "debuginfo/kernel_debuginfo.h"
+#include "workload/cgroup_workloads.h"
 
 namespace hucprof {
 

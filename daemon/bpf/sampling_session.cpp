@@ -133,9 +133,10 @@ void SamplingSession::drain(RawDrain& out) {
         read_stack<huc_stack>(stacks_fd, key.stack_id, key.generation, out.sample_stacks);
       });
   delete_retired_stacks(stacks_fd, generation_);
-  drain_retired<huc_busy_key, uint64_t>(
-      bpf_map__fd(skel_->maps.busy_samples), generation_,
-      [&](const huc_busy_key& key, uint64_t count) { out.busy.push_back({key, count}); });
+  drain_retired<huc_busy_key, uint64_t>(bpf_map__fd(skel_->maps.busy_samples), generation_,
+                                        [&](const huc_busy_key& key, uint64_t count) {
+                                          out.busy.push_back({key, count});
+                                        });
   add_percpu_array(bpf_map__fd(skel_->maps.contexts), possible_cpus_, out.contexts);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_excluded), possible_cpus_, out.excluded);

@@ -22,7 +22,7 @@ using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsit
 // callsite, syscall, direction, copy
 using CopyCheckKey = std::tuple<std::string, std::string, std::string, std::string>;
 using CopySampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, copy
-using WorkloadKey = std::pair<std::string, std::string>;                   // workload, kind
+using WorkloadKey = std::pair<std::string, std::string>;                  // workload, kind
 
 struct WorkloadSamples {
   uint64_t checks = 0, busy = 0;

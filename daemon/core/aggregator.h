@@ -48,8 +48,8 @@ struct IntervalDeltas {
   std::map<std::string, uint64_t> excluded_samples;
   // The busy samples above split by workload (sampling, with workloads named).
   BusyByWorkload busy_by_workload;
-  std::map<std::string, uint64_t> drops;               // reason → count
-  std::map<std::string, uint64_t> helper_walks;        // huc_helper_walk name → count (probes)
+  std::map<std::string, uint64_t> drops;         // reason → count
+  std::map<std::string, uint64_t> helper_walks;  // huc_helper_walk name → count (probes)
   // The same events by full stack, for profiles (the aggregator leaves them to the ProfileStore).
   std::vector<ProfileSample> stacks;
 };
@@ -57,11 +57,11 @@ struct IntervalDeltas {
 // Accumulates interval deltas into cumulative, cardinality-bounded series.
 //
 // Top-K: per family (checks+bytes+subchecks+latency ranked by calls; cpu samples ranked by
-// samples; workloads ranked by their samples in the checks) at most top_k call sites are exported by name, chosen by cumulative cost; the rest is
-// summed into callsite="other". Every exported series only ever grows: a call site entering the
-// top-K continues from what it had accumulated while named before (never from its "other" share),
-// one leaving it stops growing and its later increments go to "other". So rate() over any series
-// and sum() over all series stay exact.
+// samples; workloads ranked by their samples in the checks) at most top_k call sites are exported
+// by name, chosen by cumulative cost; the rest is summed into callsite="other". Every exported
+// series only ever grows: a call site entering the top-K continues from what it had accumulated
+// while named before (never from its "other" share), one leaving it stops growing and its later
+// increments go to "other". So rate() over any series and sum() over all series stay exact.
 //
 // The copy families (debuginfo only) take the call site label of the family they split (calls or
 // samples), and at most kMaxCopiesPerCallsite copy functions per call site label by name (the

@@ -79,8 +79,8 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
     add_values(open_[it->second], delta.values);
     for (size_t v = 0; v < kProfileValueCount; ++v) {
       if (delta.values[v]) {
-        drained.push_back({static_cast<uint32_t>(it->second), static_cast<uint32_t>(v),
-                           delta.values[v]});
+        drained.push_back(
+            {static_cast<uint32_t>(it->second), static_cast<uint32_t>(v), delta.values[v]});
       }
     }
   }

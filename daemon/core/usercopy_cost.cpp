@@ -44,6 +44,27 @@ std::vector<T> largest(std::map<std::vector<CopyStep>, T>& by_path, size_t n) {
   return out;
 }
 
+std::vector<WorkloadCost> workload_rows(std::map<std::string, WorkloadCost> by_name,
+                                        const BusyByWorkload& busy, double period_s) {
+  uint64_t in_checks = 0;
+  for (const auto& [name, w] : by_name) in_checks += w.samples;
+  std::vector<WorkloadCost> rows;
+  for (auto& [name, w] : by_name) {
+    w.workload = name;
+    if (auto it = busy.find(name); it != busy.end()) w.busy_samples = it->second.busy();
+    w.cpu_seconds = static_cast<double>(w.samples) * period_s;
+    w.share_of_checks = static_cast<double>(w.samples) / static_cast<double>(in_checks);
+    if (w.busy_samples >= w.samples && w.busy_samples > 0) {
+      w.share_of_busy = static_cast<double>(w.samples) / static_cast<double>(w.busy_samples);
+    }
+    rows.push_back(std::move(w));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const WorkloadCost& a, const WorkloadCost& b) {
+    return a.samples > b.samples;
+  });
+  return rows;
+}
+
 }  // namespace
 
 std::optional<double> UsercopyCost::share_of_kernel() const {
@@ -85,6 +106,7 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
   const ProfileValue rank_by = profile.sampling ? kSamples : kCalls;
 
   std::map<std::pair<std::string, std::string>, RowBuilder> rows;
+  std::map<std::string, WorkloadCost> workloads;
   static const FoldingRules kRules = FoldingRules::defaults();
   std::map<const ProfileStack*, CopyPath> paths;  // a stack's path, worked out once
   for (const ProfileSample& s : profile.samples) {
@@ -92,6 +114,11 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
     if (profile.sampling && s.values[kSamples] && s.stack && interrupt_before_check(*s.stack)) {
       cost.interrupt_samples += s.values[kSamples];
       continue;
+    }
+    if (profile.sampling && s.values[kSamples] && !s.labels->workload.empty()) {
+      WorkloadCost& w = workloads[s.labels->workload];
+      w.kind = s.labels->workload_kind;
+      w.samples += s.values[kSamples];
     }
     RowBuilder& r = rows[{s.labels->callsite, s.labels->syscall}];
     r.row.samples += s.values[kSamples];
@@ -150,6 +177,7 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
   cost.kernel_cpu_seconds = static_cast<double>(cost.kernel_samples) * period_s;
   cost.user_cpu_seconds = static_cast<double>(cost.user_samples) * period_s;
   cost.interrupt_cpu_seconds = static_cast<double>(cost.interrupt_samples) * period_s;
+  cost.workloads = workload_rows(std::move(workloads), profile.busy_by_workload, period_s);
   std::stable_sort(cost.callsites.begin(), cost.callsites.end(),
                    [&](const CallsiteCost& a, const CallsiteCost& b) {
                      return profile.sampling

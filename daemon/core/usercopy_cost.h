@@ -44,6 +44,16 @@ struct CallsiteCost {
   std::vector<CopyCost> copies;
 };
 
+// One workload's part of the checks' CPU (sampling, where the samples name their workload).
+struct WorkloadCost {
+  std::string workload, kind;
+  uint64_t samples = 0;       // in the checks
+  uint64_t busy_samples = 0;  // all its busy CPU (kernel + user), the checks included
+  double cpu_seconds = 0;
+  double share_of_checks = 0;           // of every workload's samples in the checks
+  std::optional<double> share_of_busy;  // of its own busy CPU: what the checks cost it
+};
+
 struct UsercopyCost {
   bool sampling = false;
   bool probes = false;
@@ -59,6 +69,7 @@ struct UsercopyCost {
   double interrupt_cpu_seconds = 0;
   uint64_t calls = 0, bytes = 0, latency_ns = 0;
   std::vector<CallsiteCost> callsites;  // costliest first (CPU time, else calls)
+  std::vector<WorkloadCost> workloads;  // costliest first; empty without workload labels
 
   uint64_t busy_samples() const { return kernel_samples + user_samples; }
   // The headline, the same number in every view (README "What would hardened_usercopy=off

@@ -171,9 +171,12 @@ struct BusyPart {
 std::vector<BusyPart> busy_parts(const StackProfile& profile) {
   std::vector<BusyPart> parts;
   std::map<std::string_view, uint64_t> in_checks;
-  BusyPart rest{"", "", count_of(profile.sampled_by_context, "kernel"),
+  BusyPart rest{"",
+                "",
+                count_of(profile.sampled_by_context, "kernel"),
                 count_of(profile.sampled_by_context, "user"),
-                count_of(profile.excluded_samples, "interrupt"), 0};
+                count_of(profile.excluded_samples, "interrupt"),
+                0};
   for (const ProfileSample& s : profile.samples) {
     if (s.labels) in_checks[s.labels->workload] += s.values[kSamples];
     rest.in_checks += s.values[kSamples];
@@ -181,8 +184,8 @@ std::vector<BusyPart> busy_parts(const StackProfile& profile) {
   auto less = [](uint64_t& from, uint64_t n) { from = from > n ? from - n : 0; };
   for (const auto& [workload, busy] : profile.busy_by_workload) {
     auto it = in_checks.find(workload);
-    BusyPart part{workload, busy.kind, busy.kernel, busy.user, busy.interrupts,
-                  it == in_checks.end() ? 0 : it->second};
+    BusyPart part{workload,  busy.kind,       busy.kernel,
+                  busy.user, busy.interrupts, it == in_checks.end() ? 0 : it->second};
     less(rest.kernel, part.kernel);
     less(rest.user, part.user);
     less(rest.interrupts, part.interrupts);
@@ -207,11 +210,12 @@ void add_rest_of_busy_cpu(const StackProfile& profile, const std::vector<Profile
     const uint64_t kernel_rest = part.kernel > part.in_checks + part.interrupts
                                      ? part.kernel - part.in_checks - part.interrupts
                                      : 0;
-    for (const Rest& rest :
-         {Rest{{kKernelRestFrame, kRestFrame}, "kernel", "", kernel_rest},
-          Rest{{kInterruptFrame, kKernelRestFrame, kRestFrame}, "kernel", "interrupt",
-               part.interrupts},
-          Rest{{kUserRestFrame, kRestFrame}, "user", "", part.user}}) {
+    for (const Rest& rest : {Rest{{kKernelRestFrame, kRestFrame}, "kernel", "", kernel_rest},
+                             Rest{{kInterruptFrame, kKernelRestFrame, kRestFrame},
+                                  "kernel",
+                                  "interrupt",
+                                  part.interrupts},
+                             Rest{{kUserRestFrame, kRestFrame}, "user", "", part.user}}) {
       if (rest.samples == 0) continue;
       auto* sample = out.add_sample();
       for (std::string_view frame : rest.leaf_first) {

@@ -9,6 +9,7 @@ namespace hucprof {
 namespace {
 
 constexpr size_t kWidth = 100;
+constexpr size_t kWorkloadRows = 10;
 
 std::string printf_string(const char* format, double value) {
   char buf[64];
@@ -126,6 +127,28 @@ std::string table(const UsercopyCost& cost) {
   return out;
 }
 
+// Which workload pays: each workload's part of the checks' CPU, and what the checks cost it.
+std::string workloads_table(const UsercopyCost& cost) {
+  if (cost.workloads.empty()) return "";
+  std::string out =
+      "\nwhich workloads pay (share: of the checks' CPU; own: of the workload's busy CPU)\n" +
+      pad("share", 8, true) + pad("CPU", 10, true) + pad("own", 9, true) + "  " +
+      pad("workload", 40, false) + " kind\n";
+  const size_t shown = std::min(cost.workloads.size(), kWorkloadRows);
+  for (size_t i = 0; i < shown; ++i) {
+    const WorkloadCost& w = cost.workloads[i];
+    out += pad(format_percent(w.share_of_checks), 8, true) +
+           pad(format_seconds(w.cpu_seconds), 10, true) +
+           pad(w.share_of_busy ? format_percent(*w.share_of_busy) : "-", 9, true) + "  " +
+           pad(w.workload, 40, false) + " " + (w.kind.empty() ? "-" : w.kind) + "\n";
+  }
+  if (cost.workloads.size() > shown) {
+    out += "  (" + std::to_string(cost.workloads.size() - shown) +
+           " more: the profile's workload label names them all)\n";
+  }
+  return out;
+}
+
 // With the kernel's debuginfo: each copy path into the call site's checks, as the chain of the
 // design card and then function by function with its file and line, call site first.
 std::string copy_paths(const CallsiteCost& row, uint64_t row_total) {
@@ -135,7 +158,8 @@ std::string copy_paths(const CallsiteCost& row, uint64_t row_total) {
         format_percent(static_cast<double>(c.value) / static_cast<double>(row_total));
     out += "  " + pad(share, 7, true) + "  copy: " + copy_chain_text(c.path) + "\n";
     for (auto step = c.path.steps.rbegin(); step != c.path.steps.rend(); ++step) {
-      const std::string where = step->line.file.empty() ? "(no source line)" : file_line(step->line);
+      const std::string where =
+          step->line.file.empty() ? "(no source line)" : file_line(step->line);
       out += std::string(12, ' ') + pad(where, 36, false) + " " + step->line.function +
              (step->inlined ? " (inline)" : "") + "\n";
     }
@@ -282,6 +306,7 @@ std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
   const std::string sums = totals(cost);
   if (!sums.empty()) out += "\n" + sums;
   out += "\n" + table(cost);
+  out += workloads_table(cost);
   out += top_stacks(cost, stacks_for_top_callsites);
   out += "\nverdict: " + verdict_line(profile, cost) + "\n";
   if (auto prediction = prediction_line(profile, cost)) out += "prediction: " + *prediction + "\n";

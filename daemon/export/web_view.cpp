@@ -162,6 +162,29 @@ std::string callsite_table(const UsercopyCost& cost, const std::string& telemetr
   return out;
 }
 
+// Which workload pays: shown once the samples name their workloads (sampling).
+std::string workload_table(const UsercopyCost& cost) {
+  if (cost.workloads.empty()) return "";
+  std::string out =
+      "<h2>Which workloads pay</h2>\n<table id=\"workloads\">\n<tr><th>share of the checks' "
+      "CPU</th><th>CPU</th><th>share of its own busy CPU</th><th>workload</th><th>kind</th>"
+      "</tr>\n";
+  const size_t rows = std::min(cost.workloads.size(), kMaxCallsiteRows);
+  for (size_t i = 0; i < rows; ++i) {
+    const WorkloadCost& w = cost.workloads[i];
+    out += "<tr><td class=\"n\">" + e(format_percent(w.share_of_checks)) + "</td><td class=\"n\">" +
+           e(format_seconds(w.cpu_seconds)) + "</td><td class=\"n\">" +
+           e(w.share_of_busy ? format_percent(*w.share_of_busy) : "-") + "</td><td><code>" +
+           e(w.workload) + "</code></td><td>" + e(w.kind) + "</td></tr>\n";
+  }
+  out += "</table>\n";
+  if (cost.workloads.size() > rows) {
+    out += "<p>" + std::to_string(cost.workloads.size() - rows) +
+           " more workloads: the profile's <code>workload</code> label names them all.</p>\n";
+  }
+  return out;
+}
+
 std::string probe_table(const hucprof::v1::Snapshot& s) {
   std::string out =
       "<table id=\"probes\">\n<tr><th>target</th><th>attached</th><th>as</th><th>symbol</th>"
@@ -204,6 +227,7 @@ std::string render_web_view(const WebViewInput& in) {
     out += "<p id=\"prediction\">" + e(*prediction) + "</p>\n";
   }
   out += "<h2>Top call sites</h2>\n" + callsite_table(cost, in.telemetry_path);
+  out += workload_table(cost);
   out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n" + flame_graph(in.window) + "</div>\n";
   out += "<h2>Probes</h2>\n" + probe_table(in.snapshot);
   out += "<footer><a href=\"" + e(in.telemetry_path.substr(1)) + "\">" + e(in.telemetry_path) +
