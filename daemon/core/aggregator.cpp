@@ -87,6 +87,21 @@ void Aggregator::apply_workloads(const IntervalDeltas& deltas) {
   }
   for (const auto& [workload, busy] : deltas.busy_by_workload) s.by_workload.add(workload, 0);
   s.by_workload.rerank();
+  // Workloads come and go without end (a container per CI job), so unlike call sites a workload
+  // that leaves the top-K does not keep a frozen series: what it had moves into "other", and
+  // its series ends. Every series still only grows, sum() stays exact, and the families hold at
+  // most top_k + 1 series.
+  for (auto it = s.workloads.begin(); it != s.workloads.end();) {
+    if (it->first.first == kOtherCallsite ||
+        s.by_workload.label(it->first.first) != kOtherCallsite) {
+      ++it;
+      continue;
+    }
+    WorkloadSamples& other = s.workloads[{std::string(kOtherCallsite), ""}];
+    other.checks += it->second.checks;
+    other.busy += it->second.busy;
+    it = s.workloads.erase(it);
+  }
   // The kind goes with the name; "other" mixes kinds, so it has none.
   auto series = [&](const std::string& workload, const std::string& kind) -> WorkloadSamples& {
     const std::string_view label = s.by_workload.label(workload);

@@ -140,6 +140,28 @@ TEST(WorkloadSamples, TheAggregatorNamesTheTopKWorkloadsAndSumsTheRestIntoOther)
                         {"nginx.service/unit", {30, 300}}, {"other/", {10, 105}}}));
 }
 
+// A workload that leaves the top-K hands its counts to "other" and its series ends: a node
+// that makes a cgroup per job keeps top_k + 1 series, every series still only grows.
+TEST(WorkloadSamples, AWorkloadLeavingTheTopKMovesIntoOther) {
+  Aggregator agg(1);
+  auto interval = [&](const std::string& workload, uint64_t samples) {
+    IntervalDeltas d;
+    d.samples.push_back({"udp_recvmsg", "recvfrom", "object", samples, workload, "cgroup"});
+    d.busy_by_workload[workload] = {"cgroup", samples * 10, 0, 0};
+    agg.apply(d);
+    hucprof::v1::Snapshot snap;
+    agg.fill(snap);
+    std::map<std::string, uint64_t> checks;
+    for (const auto& w : snap.workloads()) checks[w.workload()] = w.check_samples();
+    return checks;
+  };
+  using Series = std::map<std::string, uint64_t>;
+  EXPECT_EQ(interval("/job-1", 5), (Series{{"/job-1", 5}}));
+  EXPECT_EQ(interval("/job-2", 9), (Series{{"/job-2", 9}, {"other", 5}}));
+  EXPECT_EQ(interval("/job-1", 1), (Series{{"/job-2", 9}, {"other", 6}}));
+  EXPECT_EQ(interval("/job-3", 20), (Series{{"/job-3", 20}, {"other", 15}}));
+}
+
 TEST(WorkloadSamples, DistinctWorkloadNamesAreBounded) {
   StackInterner interner;
   const LabelsPtr base = interner.labels("udp_recvmsg", "recvfrom", "object", "");

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Host tier, which workload pays: two cgroups made here under the unified hierarchy run the same
+UDP workload side by side, 3 units of work in one and 1 in the other (exactly N loopback
+send/recv pairs each, huc_udp_pairs), while hucprof samples.
+
+References nobody here wrote: the work itself (each pair runs the same checks, so the checks' CPU
+splits 3 : 1 whatever the scheduler does; perf 6.1's --all-cgroups resolves no cgroup on this
+hybrid host), the kernel's own CPU accounting of each cgroup (cpu.stat usage_usec) for each
+workload's busy CPU, and Google's pprof reading the profile's workload labels. Then 500
+short-lived cgroups: the workload series stay bounded by --top-k and the kernel map is drained.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import hucprof_testlib as t  # noqa: E402
+import pprof_raw  # noqa: E402
+
+ARGS = None
+PAIRS = 600000  # one unit of work: ~4 s of one core on the development machine
+FREQUENCY = 999
+CHECKS = "usercopy_workload_cpu_seconds_total"
+BUSY = "usercopy_workload_busy_cpu_seconds_total"
+
+
+def unified_root():
+    """The cgroup v2 hierarchy: /sys/fs/cgroup on a pure v2 host, .../unified on a hybrid one."""
+    for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(os.path.join(path, "cgroup.procs")) and \
+                os.path.exists(os.path.join(path, "cgroup.controllers")):
+            return path
+    return None
+
+
+class Cgroup:
+    """A cgroup of the test's own below the unified root; removed (empty) at close()."""
+
+    def __init__(self, name):
+        self.name = "/" + name
+        self.path = os.path.join(unified_root(), name)
+        os.mkdir(self.path)
+
+    def run(self, argv):
+        procs = os.path.join(self.path, "cgroup.procs")
+
+        def join():  # in the child, before exec: the command runs in the cgroup from its start
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        return subprocess.Popen(argv, preexec_fn=join, stdout=subprocess.DEVNULL)
+
+    def usage_seconds(self):
+        with open(os.path.join(self.path, "cpu.stat")) as f:
+            for line in f:
+                key, value = line.split()
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        raise AssertionError("no usage_usec in %s/cpu.stat" % self.path)
+
+    def close(self):
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)  # the last task is still exiting
+        os.rmdir(self.path)
+
+
+def series(metrics, name):
+    return {s[0]["workload"]: s[1] for s in t.select(metrics, name)}
+
+
+def delta(after, before, workload):
+    return after.get(workload, 0.0) - before.get(workload, 0.0)
+
+
+def wait_drains(daemon, n):
+    """Until n more drains are done: whatever ran before is in the counters."""
+    start = t.total(t.parse_metrics(daemon.scrape()), "hucprof_drains_total")
+    deadline = time.time() + 60
+    while t.total(t.parse_metrics(daemon.scrape()), "hucprof_drains_total") < start + n:
+        if time.time() > deadline:
+            raise AssertionError("no %d drains within 60 s" % n)
+        time.sleep(0.3)
+
+
+class WhichWorkloadPays(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="huc-workloads-", dir=ARGS.workdir)
+        tag = "hucprof-test-%d" % os.getpid()
+        cls.three, cls.one = Cgroup(tag + "-three"), Cgroup(tag + "-one")
+        cls.daemon = t.Daemon.started(
+            ARGS.hucprof, ["--mode", "sample", "--interval", "2s", "--sample-frequency",
+                           str(FREQUENCY), "--prediction.window", "1h"],
+            os.path.join(cls.dir, "daemon.log"))
+        try:
+            cls.before = t.parse_metrics(cls.daemon.scrape())
+            runs = [cls.three.run([ARGS.pairs, str(3 * PAIRS), "64"]),
+                    cls.one.run([ARGS.pairs, str(PAIRS), "64"])]
+            for run in runs:
+                if run.wait(timeout=300) != 0:
+                    raise AssertionError("huc_udp_pairs exited %d" % run.returncode)
+            cls.usage = {c.name: c.usage_seconds() for c in (cls.three, cls.one)}
+            wait_drains(cls.daemon, 2)
+            cls.after = t.parse_metrics(cls.daemon.scrape())
+            cls.profile = os.path.join(cls.dir, "since_start.pb.gz")
+            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
+                with open(cls.profile, "wb") as f:
+                    f.write(r.read())
+        finally:
+            cls.daemon.stop()
+            cls.three.close()
+            cls.one.close()
+
+    def checks(self, workload):
+        return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
+
+    def assert_follows_the_work(self, three, one, what):
+        n = three + one
+        self.assertGreater(n, 100, "%s: too few samples in the checks to judge a split" % what)
+        share = three / n
+        sigma = (0.75 * 0.25 / n) ** 0.5
+        print("%s: %.0f + %.0f samples in the checks, %.3f for 3 units of 4 (4 sigma + 0.02: "
+              "%.3f)" % (what, three, one, share, 4 * sigma + 0.02), flush=True)
+        self.assertAlmostEqual(share, 0.75, delta=4 * sigma + 0.02)
+
+    def test_the_checks_cpu_splits_as_the_work(self):
+        per_sample = 1.0 / FREQUENCY
+        self.assert_follows_the_work(self.checks(self.three.name) / per_sample,
+                                     self.checks(self.one.name) / per_sample, "/metrics")
+        kinds = {s[0]["workload"]: s[0]["workload_kind"] for s in t.select(self.after, CHECKS)}
+        self.assertEqual(kinds.get(self.three.name), "cgroup")
+
+    def test_each_workloads_busy_cpu_is_the_kernels_accounting(self):
+        for cgroup in (self.three, self.one):
+            busy = delta(series(self.after, BUSY), series(self.before, BUSY), cgroup.name)
+            usage = self.usage[cgroup.name]
+            print("%s: busy %.2f s sampled, %.2f s in cpu.stat" % (cgroup.name, busy, usage),
+                  flush=True)
+            self.assertAlmostEqual(busy / usage, 1.0, delta=0.1)
+
+    def test_pprof_reads_the_same_split_from_the_profile(self):
+        types, samples = pprof_raw.read(ARGS.pprof, self.profile)
+        i = types.index("samples/count")
+        in_checks = {}
+        for s in samples:
+            if "context" not in s.labels:
+                workload = s.labels.get("workload", "")
+                in_checks[workload] = in_checks.get(workload, 0) + s.values[i]
+        self.assert_follows_the_work(in_checks.get(self.three.name, 0),
+                                     in_checks.get(self.one.name, 0), "pprof -raw")
+        # The workload label is what -tagfocus selects: each side's share of busy CPU.
+        top = subprocess.run([ARGS.pprof, "-top", "-nodefraction=0",
+                              "-tagfocus=workload=" + re.escape(self.three.name), self.profile],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        self.assertRegex(top, r"Showing nodes accounting for")
+
+    def test_the_report_names_both_workloads(self):
+        r = subprocess.run([ARGS.hucprof, "report", self.profile], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("which workloads pay", r.stdout)
+        for cgroup in (self.three, self.one):
+            self.assertRegex(r.stdout, r"\n +[\d.]+ %.*" + re.escape(cgroup.name) + r" +cgroup\n")
+
+
+class ShortLivedCgroups(unittest.TestCase):
+    """500 cgroups made, used and removed during a run: bounded series, drained kernel map."""
+
+    def test_series_stay_bounded_and_the_kernel_map_drains(self):
+        top_k = 5
+        work = tempfile.mkdtemp(prefix="huc-churn-", dir=ARGS.workdir)
+        daemon = t.Daemon.started(
+            ARGS.hucprof, ["--mode", "sample", "--interval", "2s", "--sample-frequency",
+                           str(FREQUENCY), "--top-k", str(top_k)],
+            os.path.join(work, "daemon.log"))
+        try:
+            tag = "hucprof-churn-%d" % os.getpid()
+            made = 0
+            for batch in range(250):
+                cgroups = [Cgroup("%s-%d-%d" % (tag, batch, k)) for k in range(2)]
+                runs = [c.run([ARGS.pairs, "5000", "64"]) for c in cgroups]
+                for run, c in zip(runs, cgroups):
+                    run.wait(timeout=60)
+                    c.close()
+                made += len(cgroups)
+            wait_drains(daemon, 2)
+            metrics = t.parse_metrics(daemon.scrape())
+            checks = t.select(metrics, CHECKS)
+            busy = t.select(metrics, BUSY)
+            print("%d cgroups: %d + %d workload series (top-k %d)" % (made, len(checks),
+                                                                       len(busy), top_k))
+            self.assertLessEqual(len(checks), top_k + 1, [s[0] for s in checks])
+            self.assertLessEqual(len(busy), top_k + 1, [s[0] for s in busy])
+            self.assertEqual(t.total(metrics, "hucprof_dropped_total", reason="busy_map_full"),
+                             0)
+            entries = busy_map_entries(daemon.proc.pid)
+            rss = vm_rss_kib(daemon.proc.pid)
+            print("busy_samples holds %d keys after the run; daemon RSS %d KiB" % (entries, rss),
+                  flush=True)
+            self.assertLess(entries, 100, "the retired generations' keys are deleted")
+        finally:
+            daemon.stop()
+
+
+def busy_map_entries(pid):
+    """Keys in the daemon's busy_samples map now, by bpftool."""
+    for map_id in t.held_bpf_ids(pid, "map"):
+        shown = subprocess.run(["bpftool", "map", "show", "id", str(map_id)],
+                               capture_output=True, text=True).stdout
+        if " name busy_samples " in shown:
+            dump = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],
+                                  capture_output=True, text=True, check=True).stdout
+            return dump.count('"key"')
+    raise AssertionError("the daemon holds no busy_samples map")
+
+
+def vm_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def main():
+    global ARGS
+    ARGS, rest = t.script_args("hucprof", "pairs", optional=["pprof"])
+    import shutil
+    return t.run_unittests(rest, ARGS.workdir, [
+        (t.is_root(), "workloads: needs root (BPF, perf_event_open, cgroups)"),
+        t.has_btf("workloads"),
+        (unified_root() is not None, "workloads: no cgroup v2 hierarchy on this host"),
+        (shutil.which("bpftool"), "workloads: bpftool not installed (scripts/install-deps.sh)"),
+        (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
+         "workloads: Google's pprof was not built (scripts/install-deps.sh)"),
+    ])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
