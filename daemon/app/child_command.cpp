@@ -1,5 +1,6 @@
 #include "app/child_command.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +18,50 @@ extern char** environ;
 namespace hucprof {
 
 namespace {
+
+// fork, move into the cgroup, exec: posix_spawn has no way into a cgroup before exec here
+// (glibc 2.36 lacks posix_spawnattr_setcgroup_np). The child only makes async-signal-safe calls;
+// exec's errno comes back through a close-on-exec pipe, so a failed exec reads as posix_spawnp's.
+int spawn_in_cgroup(pid_t* pid, char* const argv[], int procs_fd) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return errno;
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return err;
+  }
+  if (child == 0) {
+    int err = 0;
+    if (::write(procs_fd, "0", 1) != 1) {  // "0": the writing process itself
+      err = errno;
+    } else {
+      sigset_t none;
+      sigemptyset(&none);
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::execvp(argv[0], argv);
+      err = errno;
+    }
+    [[maybe_unused]] ssize_t n = ::write(report[1], &err, sizeof(err));
+    ::_exit(127);
+  }
+  ::close(report[1]);
+  int err = 0;
+  ssize_t n;
+  while ((n = ::read(report[0], &err, sizeof(err))) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (n == sizeof(err)) {
+    ::waitpid(child, nullptr, 0);
+    return err;
+  }
+  *pid = child;
+  return 0;
+}
 
 int shell_status(int raw) {
   if (WIFEXITED(raw)) return WEXITSTATUS(raw);
@@ -53,7 +98,7 @@ std::string ChildCommand::check_runnable(const std::vector<std::string>& argv) {
 }
 
 std::unique_ptr<ChildCommand> ChildCommand::start(const std::vector<std::string>& argv,
-                                                  std::string* error) {
+                                                  std::string* error, int cgroup_procs_fd) {
   if (argv.empty()) {
     *error = "no command given";
     return nullptr;
@@ -61,6 +106,14 @@ std::unique_ptr<ChildCommand> ChildCommand::start(const std::vector<std::string>
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  if (cgroup_procs_fd >= 0) {
+    pid_t pid = -1;
+    if (const int err = spawn_in_cgroup(&pid, args.data(), cgroup_procs_fd); err != 0) {
+      *error = "cannot run " + argv[0] + " in its cgroup: " + std::strerror(err);
+      return nullptr;
+    }
+    return std::unique_ptr<ChildCommand>(new ChildCommand(pid));
+  }
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

@@ -19,8 +19,10 @@ class ChildCommand {
   static std::string check_runnable(const std::vector<std::string>& argv);
 
   // nullptr and *error set (not found, not executable, in words) when it cannot start.
+  // cgroup_procs_fd: a cgroup's cgroup.procs, open for writing: the command is in that cgroup
+  // before its first instruction (workload/command_cgroup.h); -1 leaves it in hucprof's.
   static std::unique_ptr<ChildCommand> start(const std::vector<std::string>& argv,
-                                             std::string* error);
+                                             std::string* error, int cgroup_procs_fd = -1);
 
   ChildCommand(const ChildCommand&) = delete;
   ChildCommand& operator=(const ChildCommand&) = delete;

@@ -1,5 +1,7 @@
 #include "app/record_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -15,6 +17,8 @@
 #include "cli/duration.h"
 #include "core/stack_profile.h"
 #include "export/pprof_writer.h"
+#include "workload/cgroup_index.h"
+#include "workload/command_cgroup.h"
 
 namespace hucprof {
 
@@ -73,13 +77,39 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
       return kUsageError;
     }
   }
+  // --only-command: COMMAND's own cgroup, made before anything is attached (the sampler is
+  // loaded with its id) and before COMMAND starts (it is in it from its first instruction).
+  std::unique_ptr<CommandCgroup> cgroup;
+  RunOptions options = run;
+  if (record.only_command) {
+    if (run.mode != Mode::Sample) {
+      spdlog::error(
+          "--only-command: only sampling can be restricted to COMMAND's cgroup (add --mode "
+          "sample)");
+      return kUsageError;
+    }
+    const UnifiedRoot root = find_unified_root();
+    if (root.path.empty()) {
+      spdlog::error("--only-command: {}", root.error);
+      return 1;
+    }
+    auto made = CommandCgroup::make(root.path, "hucprof-record-" + std::to_string(::getpid()));
+    if (!made.cgroup) {
+      spdlog::error("--only-command: {}", made.error);
+      return 1;
+    }
+    cgroup = std::move(made.cgroup);
+    options.only_cgroup_id = cgroup->id();
+    spdlog::info("only `{}` is sampled: it runs in the cgroup {}", joined(record.command),
+                 cgroup->path());
+  }
   auto loaded = load_kernel_view(run.kallsyms_path);
   if (auto* error = std::get_if<std::string>(&loaded)) {
     spdlog::error("{}", *error);
     return 1;
   }
   KernelView& kernel = std::get<KernelView>(loaded);
-  auto started = ProfilingPipeline::start(run, kernel);
+  auto started = ProfilingPipeline::start(options, kernel);
   if (!started.pipeline) {
     spdlog::error("{}", started.error);
     return 1;
@@ -93,7 +123,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   std::unique_ptr<ChildCommand> child;
   if (!record.command.empty()) {
     std::string error;
-    child = ChildCommand::start(record.command, &error);
+    child = ChildCommand::start(record.command, &error, cgroup ? cgroup->procs_fd() : -1);
     if (!child) {
       spdlog::error("{}", error);
       return kUsageError;
@@ -150,6 +180,9 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
     if (!child_status) child_status = wait_for(*child, signals, joined(record.command), passed_on);
     if (*child_status != 0)
       spdlog::warn("`{}` exited with status {}", joined(record.command), *child_status);
+  }
+  if (cgroup) {
+    if (auto error = cgroup->remove(); !error.empty()) spdlog::warn("{}", error);
   }
   return 0;
 }

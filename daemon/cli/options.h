@@ -51,6 +51,9 @@ struct RunOptions {
   std::string debuginfo_path;
   // --debuginfo.debuginfod: ask the servers in DEBUGINFOD_URLS by build-id when no file matches.
   bool debuginfo_debuginfod = false;
+
+  // Not a flag: `record --only-command` samples only the cgroup v2 id it made for COMMAND.
+  uint64_t only_cgroup_id = 0;
 };
 
 // `hucprof record`: the run pipeline without the HTTP server, into one pprof file.
@@ -59,6 +62,8 @@ struct RecordOptions {
   std::optional<std::chrono::milliseconds> duration;
   std::string output = "usercopy.pb.gz";  // -o / --output
   std::vector<std::string> command;       // after "--": run it and record while it runs
+  // --only-command: COMMAND runs in a cgroup of its own, and only that cgroup is sampled.
+  bool only_command = false;
 };
 
 // `hucprof report FILE`: the table and verdict of a recorded profile.

@@ -15,6 +15,9 @@ void add_record_flags(CLI::App* app, RecordFlags& flags) {
   app->add_option("-o,--output", flags.output, "the pprof file to write (gzipped)")
       ->type_name("FILE")
       ->default_str(RecordOptions().output);
+  app->add_flag("--only-command", flags.only_command,
+                "count only COMMAND and what it starts: it runs in a cgroup of its own and "
+                "nothing else is sampled (with --mode sample)");
   app->add_option("command", flags.command, "run this and record while it runs (after --)")
       ->type_name("COMMAND");
 }
@@ -28,6 +31,10 @@ std::optional<std::string> apply_record_flags(const RecordFlags& flags, RecordOp
   if (flags.output.empty()) return std::string("--output: empty path");
   record.output = flags.output;
   record.command = flags.command;
+  record.only_command = flags.only_command;
+  if (record.only_command && record.command.empty()) {
+    return std::string("--only-command: needs a COMMAND after --");
+  }
   return std::nullopt;
 }
 

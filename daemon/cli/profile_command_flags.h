@@ -18,6 +18,7 @@ struct RecordFlags {
   std::string duration_text;
   std::string output = RecordOptions().output;
   std::vector<std::string> command;
+  bool only_command = false;
 };
 void add_record_flags(CLI::App* app, RecordFlags& flags);
 // The problem in words (naming the flag), or nullopt.

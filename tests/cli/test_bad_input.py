@@ -156,6 +156,9 @@ class BadInput(unittest.TestCase):
             (["run", "--web.listen-address", "017700000001:9478"], "is not a valid IPv4 address"),
             # Bytes that are not UTF-8 come back escaped, never raw.
             (["run", "--log.level", b"tr\xffce"], '--log.level: "tr\\xffce" is not one of'),
+            (["record", "--only-command"], "--only-command: needs a COMMAND after --"),
+            (["record", "--only-command", "--", "true"],
+             "--only-command: only sampling can be restricted to COMMAND's cgroup"),
         ]
         for words, expected in cases:
             with self.subTest(words=words):

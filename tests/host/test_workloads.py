@@ -174,6 +174,43 @@ class WhichWorkloadPays(unittest.TestCase):
             self.assertRegex(r.stdout, r"\n +[\d.]+ %.*" + re.escape(cgroup.name) + r" +cgroup\n")
 
 
+class OnlyTheCommand(unittest.TestCase):
+    """`record --only-command` while another load runs outside: the profile is the command's."""
+
+    def test_the_profile_holds_only_the_commands_cpu(self):
+        work = tempfile.mkdtemp(prefix="huc-only-", dir=ARGS.workdir)
+        out = os.path.join(work, "only.pb.gz")
+        # bash's `times` prints its children's user and system time: the command's own CPU.
+        script = "%s %d 64 >/dev/null && times" % (ARGS.pairs, PAIRS)
+        outside = subprocess.Popen([ARGS.pairs, str(10 * PAIRS), "64"], stdout=subprocess.DEVNULL)
+        try:
+            r = subprocess.run([ARGS.hucprof, "record", "--mode", "sample", "--only-command",
+                                "--sample-frequency", str(FREQUENCY), "-o", out, "--",
+                                "bash", "-c", script], capture_output=True, text=True, timeout=300)
+        finally:
+            outside.kill()
+            outside.wait()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        children = r.stdout.strip().splitlines()[-1].split()  # "0m0.1s 0m2.3s"
+        command_cpu = sum(minutes_seconds(x) for x in children)
+        types, samples = pprof_raw.read(ARGS.pprof, out)
+        i = types.index("samples/count")
+        workloads = {s.labels.get("workload") for s in samples}
+        self.assertEqual(len(workloads), 1, workloads)
+        self.assertRegex(workloads.pop(), r"^/hucprof-record-\d+$")
+        busy = sum(s.values[i] for s in samples) / FREQUENCY
+        print("--only-command: busy %.2f s in the profile, the command's own CPU %.2f s (bash "
+              "times)" % (busy, command_cpu), flush=True)
+        self.assertAlmostEqual(busy / command_cpu, 1.0, delta=0.1)
+        self.assertFalse([d for d in os.listdir(unified_root()) if d.startswith("hucprof-record")],
+                         "the command's cgroup is removed")
+
+
+def minutes_seconds(text):
+    m, s = text.rstrip("s").split("m")
+    return 60 * int(m) + float(s)
+
+
 class ShortLivedCgroups(unittest.TestCase):
     """500 cgroups made, used and removed during a run: bounded series, drained kernel map."""
 
