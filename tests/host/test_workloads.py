@@ -24,7 +24,7 @@ import hucprof_testlib as t  # noqa: E402
 import pprof_raw  # noqa: E402
 
 ARGS = None
-PAIRS = 600000  # one unit of work: ~4 s of one core on the development machine
+PAIRS = 400000  # one unit of work: ~2.7 s of one core on the development machine
 FREQUENCY = 999
 CHECKS = "usercopy_workload_cpu_seconds_total"
 BUSY = "usercopy_workload_busy_cpu_seconds_total"
@@ -224,9 +224,9 @@ class ShortLivedCgroups(unittest.TestCase):
         try:
             tag = "hucprof-churn-%d" % os.getpid()
             made = 0
-            for batch in range(250):
-                cgroups = [Cgroup("%s-%d-%d" % (tag, batch, k)) for k in range(2)]
-                runs = [c.run([ARGS.pairs, "5000", "64"]) for c in cgroups]
+            for batch in range(125):
+                cgroups = [Cgroup("%s-%d-%d" % (tag, batch, k)) for k in range(4)]
+                runs = [c.run([ARGS.pairs, "2000", "64"]) for c in cgroups]
                 for run, c in zip(runs, cgroups):
                     run.wait(timeout=60)
                     c.close()
