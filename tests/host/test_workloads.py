@@ -222,6 +222,7 @@ class ShortLivedCgroups(unittest.TestCase):
                            str(FREQUENCY), "--top-k", str(top_k)],
             os.path.join(work, "daemon.log"))
         try:
+            rss_before = vm_rss_kib(daemon.proc.pid)
             tag = "hucprof-churn-%d" % os.getpid()
             made = 0
             for batch in range(125):
@@ -243,8 +244,8 @@ class ShortLivedCgroups(unittest.TestCase):
                              0)
             entries = busy_map_entries(daemon.proc.pid)
             rss = vm_rss_kib(daemon.proc.pid)
-            print("busy_samples holds %d keys after the run; daemon RSS %d KiB" % (entries, rss),
-                  flush=True)
+            print("busy_samples holds %d keys after the run; daemon RSS %d KiB, %d KiB before "
+                  "the cgroups" % (entries, rss, rss_before), flush=True)
             self.assertLess(entries, 100, "the retired generations' keys are deleted")
         finally:
             daemon.stop()
