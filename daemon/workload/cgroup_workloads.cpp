@@ -7,19 +7,11 @@ namespace hucprof {
 CgroupWorkloads::CgroupWorkloads(Options options)
     : options_(std::move(options)), cache_(options_.max_cached) {
   if (!options_.clock) options_.clock = [] { return std::chrono::steady_clock::now(); };
-  if (options_.cgroup_root.empty()) {
-    unavailable_ = "no cgroup v2 hierarchy: samples are not named by workload";
-    return;
-  }
+  if (options_.cgroup_root.empty()) return;  // every id is unknown
   CgroupIndex::Options index;
   index.root = options_.cgroup_root;
   index.clock = options_.clock;
   index_.emplace(std::move(index));
-}
-
-const CgroupIndex::Stats& CgroupWorkloads::index_stats() const {
-  static const CgroupIndex::Stats kNone;
-  return index_ ? index_->stats() : kNone;
 }
 
 Workload CgroupWorkloads::classify(const std::string& path) {

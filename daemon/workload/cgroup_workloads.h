@@ -33,15 +33,11 @@ class CgroupWorkloads final : public WorkloadNames {
   explicit CgroupWorkloads(Options options);
 
   const Workload& workload_of(uint64_t cgroup_id) override;
-  // Why ids cannot be named at all ("" when they can): no cgroup v2 hierarchy.
-  const std::string& unavailable() const { return unavailable_; }
-  const CgroupIndex::Stats& index_stats() const;
 
  private:
   Workload classify(const std::string& path);
 
   Options options_;
-  std::string unavailable_;
   std::optional<CgroupIndex> index_;
   WorkloadRules rules_ = WorkloadRules::defaults();
   PodNames pods_;
