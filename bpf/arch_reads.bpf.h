@@ -51,6 +51,10 @@ static __always_inline __u64 huc_kernel_word(__u64 addr, bool direct)
 {
 	__u64 word = 0;
 
+#if defined(__TARGET_ARCH_arm64)
+	/* Not yet booted in the arm64 guests: helper reads there, as before. */
+	direct = false;
+#endif
 	if (direct) {
 		struct pt_regs *at =
 			bpf_rdonly_cast((void *)addr, bpf_core_type_id_kernel(struct pt_regs));
