@@ -15,9 +15,9 @@
 #include "usercopy_common.bpf.h"
 
 /* The per-CPU memo of what the per-check path asks about a return address: facts and check are
- * explained with HUC_MEMO_* (learned_offsets.bpf.h). Four ways per set: a UDP flood asks about
- * ~14 addresses, and in 32 direct-mapped slots some of them evicted each other on every
- * datagram (each miss a binary search and a hash lookup: the walk's main cost). */
+ * explained with HUC_MEMO_* (learned_offsets.bpf.h). Four ways per set: in 32 direct-mapped
+ * slots addresses of a UDP flood evicted each other (each miss a binary search and a hash
+ * lookup); 4-way took the walk from +851 to +329 ns per check on 6.12. */
 #define HUC_MEMO_WAYS 4
 #define HUC_MEMO_SETS 16
 #define HUC_MEMO_SLOTS (HUC_MEMO_WAYS * HUC_MEMO_SETS)
