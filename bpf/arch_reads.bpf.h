@@ -6,6 +6,7 @@
  *   huc_ret_addr        a return address read from the stack, as the unwinder reports it
  *   huc_regs_syscall_nr the syscall number saved in a task's user registers
  *   huc_sample_is_user  whether a perf_event sample interrupted user mode
+ *   huc_kernel_word     one word of kernel memory, by a helper call or a direct load
  * Compiled with -D__TARGET_ARCH_x86 or -D__TARGET_ARCH_arm64 (cmake/BpfObject.cmake picks it
  * from the CMake target). Field reads go through vmlinux.h's types, so they are CO-RE relocated.
  *
@@ -25,6 +26,44 @@
 #if !defined(__TARGET_ARCH_x86) && !defined(__TARGET_ARCH_arm64)
 #error "hucprof BPF programs support __TARGET_ARCH_x86 and __TARGET_ARCH_arm64"
 #endif
+
+/*
+ * Kernel memory the programs did not get as a BTF pointer (the trampoline frame, stack slots,
+ * struct page) is read with bpf_probe_read_kernel(), a helper call of a few hundred instructions
+ * per read (measured under icount: bench/vm/probe_overhead.py --stages). From 6.2 the
+ * bpf_rdonly_cast kfunc, which the verifier turns into a register move, makes any address an
+ * untrusted BTF pointer, and a load through it is a plain load the JIT guards with an exception
+ * entry (a fault reads 0): a handful of instructions. The check's program comes in both
+ * flavours (`direct` is a constant at every call, so each keeps one path: a kernel without the
+ * kfunc never sees its call); the daemon loads the direct one where the kernel BTF has it.
+ * The type is struct pt_regs for its plain unsigned long words at known offsets.
+ */
+extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym __weak;
+
+/* The word at addr, as its first pt_regs word (r15 on x86, regs[0] on arm64). */
+#if defined(__TARGET_ARCH_x86)
+#define HUC_FIRST_REGS_WORD(p) ((p)->r15)
+#else
+#define HUC_FIRST_REGS_WORD(p) ((p)->regs[0])
+#endif
+
+static __always_inline __u64 huc_kernel_word(__u64 addr, bool direct)
+{
+	__u64 word = 0;
+
+#if defined(__TARGET_ARCH_arm64)
+	/* Not yet booted in the arm64 guests: helper reads there, as before. */
+	direct = false;
+#endif
+	if (direct) {
+		struct pt_regs *at =
+			bpf_rdonly_cast((void *)addr, bpf_core_type_id_kernel(struct pt_regs));
+
+		return HUC_FIRST_REGS_WORD(at);
+	}
+	bpf_probe_read_kernel(&word, sizeof(word), (void *)addr);
+	return word;
+}
 
 /* The immediate caller: its return address, and the slot (see above). Both 0 when unreadable. */
 struct huc_caller {
@@ -106,7 +145,7 @@ static __always_inline bool huc_called_from(__u64 ret, __u64 ip)
  * traced function at all, the third word is the caller's return address only if the instruction
  * before it calls the traced function: checked, from the kernel text.
  */
-static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
+static __always_inline struct huc_caller huc_fentry_caller(void *ctx, bool direct)
 {
 	struct huc_caller c = {};
 	__u64 words[4] = {};
@@ -114,8 +153,19 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 	__u64 nargs = bpf_get_func_arg_cnt(ctx);
 	__u64 base = (__u64)ctx + nargs * 8;
 
-	if (nargs > 6 || bpf_probe_read_kernel(words, sizeof(words), (void *)base))
+	if (nargs > 6)
 		return c;
+	if (direct) {
+		struct pt_regs *frame =
+			bpf_rdonly_cast((void *)base, bpf_core_type_id_kernel(struct pt_regs));
+
+		/* r15, r14, r13, r12: the words at base + 0, 8, 16, 24. */
+		words[1] = frame->r14;
+		words[2] = frame->r13;
+		words[3] = frame->r12;
+	} else if (bpf_probe_read_kernel(words, sizeof(words), (void *)base)) {
+		return c;
+	}
 	if (huc_returns_into(words[2], ip)) {
 		/* return-value slot, saved RBP, return into traced, caller */
 		c.slot = base + 3 * 8;
@@ -134,14 +184,12 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 
 /* At a kprobe on function entry the return address is at the top of the stack (no frame has
  * been built yet, so frame-pointer unwinding would skip it). */
-static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
+static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs, bool direct)
 {
 	struct huc_caller c = {.slot = PT_REGS_SP(regs)};
-	__u64 word = 0;
 
 	if (c.slot)
-		bpf_probe_read_kernel(&word, sizeof(word), (void *)c.slot);
-	c.ret = word;
+		c.ret = huc_kernel_word(c.slot, direct);
 	return c;
 }
 
@@ -181,7 +229,7 @@ static __always_inline bool huc_sample_is_user(struct bpf_perf_event_data *ctx)
  */
 #define HUC_ARM64_TRAMP_WORDS 8
 
-static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
+static __always_inline struct huc_caller huc_fentry_caller(void *ctx, bool direct)
 {
 	struct huc_caller c = {};
 	__u64 words[HUC_ARM64_TRAMP_WORDS] = {};
@@ -189,6 +237,7 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
 	__u64 nargs = bpf_get_func_arg_cnt(ctx);
 	__u64 base = (__u64)ctx + nargs * 8;
 
+	(void)direct; /* one read of the whole frame record area either way */
 	if (nargs > 8 || bpf_probe_read_kernel(words, sizeof(words), (void *)base))
 		return c;
 	for (int k = HUC_ARM64_TRAMP_WORDS - 3; k >= 2; k--) {
@@ -209,10 +258,11 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx)
  * __check_object_size+0x0, getname_flags+0x58 with strncpy_from_user missing).
  * HUC_TRACE_SKIPS_CALLER tells learned_offsets.bpf.h to take index 0 as the caller's place
  * then. */
-static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs)
+static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs, bool direct)
 {
 	struct huc_caller c = {.slot = PT_REGS_SP(regs), .ret = PT_REGS_RET(regs)};
 
+	(void)direct; /* the return address is in a register */
 	return c;
 }
 

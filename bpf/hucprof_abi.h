@@ -103,6 +103,36 @@ struct huc_site_value {
 	__u64 classified[HUC_CHECK_KINDS];
 };
 
+/*
+ * Probe mode's per-CPU table of hot call sites: most checks come from a few call sites, and one
+ * entry per (CPU, key) counted with plain adds is a fraction of a shared hash update with atomic
+ * adds (the hash's lookup alone hashed the key and walked a bucket on every check). A key whose
+ * set is full goes to the `sites` hash as before, so nothing is dropped for want of a slot.
+ *
+ * Two halves, by the parity of the generation sequence: programs of sequence q write half q & 1
+ * only, so the half the daemon drains after retiring q stays still until it retires q + 1, and a
+ * slot of an older sequence in the live half was drained already (it is reused). The daemon only
+ * reads the table. A 32-bit sequence, not the key's generation byte: a slot left alone for 256
+ * drains must not look live again.
+ */
+#define HUC_SITE_WAYS 2
+#define HUC_SITE_SETS 16
+#define HUC_SITE_SLOTS (HUC_SITE_WAYS * HUC_SITE_SETS)
+
+struct huc_site_slot {
+	struct huc_site_key key;
+	__u32 seq;   /* the generation sequence it counts in; key.generation is its low byte */
+	__u32 pad;
+	struct huc_site_value value; /* calls 0: free */
+};
+
+/* The first member of probe mode's per-CPU scratch (probe_scratch.bpf.h), so that one map
+ * lookup per check serves the table and the rest of the scratch; the daemon reads this prefix. */
+struct huc_site_table {
+	struct huc_site_slot slots[2][HUC_SITE_SLOTS];
+	__u64 learned_walks; /* helper-called checks whose call site came from learned offsets */
+};
+
 struct huc_subcheck_key {
 	struct huc_site_key site;
 	__u32 kind; /* enum huc_check_kind */

@@ -58,7 +58,7 @@ volatile __u32 hops_epoch = 0;
 /*
  * What the per-check path asks about a return address -- is it in a copy helper (a binary
  * search of helper_ranges), and if so its learned offset (a helper_hops lookup) -- memoized per
- * CPU, direct-mapped (struct huc_memo): a UDP flood asks about a handful of addresses millions
+ * CPU, 4-way set-associative (struct huc_memo): a UDP flood asks about a handful of addresses millions
  * of times, and the search and the hash lookup were most of the walk along learned offsets.
  * facts: HUC_MEMO_* in the low byte, the offset above it, the epoch in the high half; check
  * guards against an entry half-written when a program on the same CPU preempted another one
@@ -71,14 +71,11 @@ volatile __u32 hops_epoch = 0;
 #define HUC_WINDOW_CHUNK 16
 #define HUC_VERIFY_ONE_IN 1024
 
-/* The return address at a stack slot, 0 when there is no slot or it cannot be read. */
-static __always_inline __u64 huc_read_slot(__u64 slot)
+/* The return address at a stack slot, 0 when there is no slot or it cannot be read. direct:
+ * huc_kernel_word's. */
+static __always_inline __u64 huc_read_slot(__u64 slot, bool direct)
 {
-	__u64 word = 0;
-
-	if (slot)
-		bpf_probe_read_kernel(&word, sizeof(word), (void *)slot);
-	return huc_ret_addr(word);
+	return slot ? huc_ret_addr(huc_kernel_word(slot, direct)) : 0;
 }
 
 /* Global (verified once): the binary search inlined into every caller multiplied the verifier's
@@ -101,18 +98,47 @@ static __always_inline void huc_forget_hop(__u64 addr)
 	huc_set_hop(addr, &never);
 }
 
+/* The memo set addr belongs to: its first way. */
+static __always_inline struct huc_memo *huc_memo_set(struct huc_scratch *s, __u64 addr)
+{
+	__u32 set = ((addr * HUC_MEMO_SALT) >> 60) & (HUC_MEMO_SETS - 1);
+
+	return &s->memo[set * HUC_MEMO_WAYS];
+}
+
+/* addr's entry in its set, or NULL. */
+static __always_inline struct huc_memo *huc_memo_find(struct huc_memo *set, __u64 addr)
+{
+	for (int w = 0; w < HUC_MEMO_WAYS; w++) {
+		if (set[w].addr == addr)
+			return &set[w];
+	}
+	return NULL;
+}
+
 /* HUC_MEMO_* facts about addr, from the memo or asked and memoized. */
 static __always_inline __u64 huc_addr_facts(struct huc_scratch *s, __u64 addr)
 {
-	struct huc_memo *m = &s->memo[(addr ^ (addr >> 5) ^ (addr >> 13)) & (HUC_MEMO_SLOTS - 1)];
+	struct huc_memo *set = huc_memo_set(s, addr);
+	struct huc_memo *m = huc_memo_find(set, addr);
 	__u64 epoch = hops_epoch;
-	__u64 facts = m->facts;
 	struct huc_hop *hop;
+	__u64 facts;
 
-	/* Whether an address is in a helper never changes; what is known of its offset may. */
-	if (m->addr == addr && m->check == (addr ^ facts ^ HUC_MEMO_SALT) &&
-	    (!(facts & HUC_MEMO_HELPER) || (facts >> 32) == epoch))
-		return facts;
+	if (m) {
+		facts = m->facts;
+		/* Whether an address is in a helper never changes; what is known of its offset
+		 * may. */
+		if (m->check == (addr ^ facts ^ HUC_MEMO_SALT) &&
+		    (!(facts & HUC_MEMO_HELPER) || (facts >> 32) == epoch))
+			return facts;
+	} else {
+		/* The way filled longest ago goes; the others move down one. */
+		for (int w = HUC_MEMO_WAYS - 1; w > 0; w--)
+			set[w] = set[w - 1];
+		m = &set[0];
+		m->span = 0;
+	}
 	facts = epoch << 32;
 	if (huc_is_helper(addr)) {
 		facts |= HUC_MEMO_HELPER;
@@ -260,7 +286,7 @@ __noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
 		if (!huc_memo_offset(facts))
 			return 0;
 		slot += huc_memo_offset(facts);
-		addr = huc_read_slot(slot);
+		addr = huc_read_slot(slot, false);
 		s->walk[h] = addr;
 		s->walk_len = h + 1;
 		if (!addr)
@@ -310,57 +336,96 @@ __noinline int huc_verify_hops(__u64 caller)
  * memory it comes back as a plain number (storing a pointer in a map needs CAP_PERFMON, which
  * hucprof has anyway for perf events); it is only ever read with bpf_probe_read_kernel.
  */
-static __always_inline __u64 huc_as_scalar(__u64 value)
+static __always_inline __u64 huc_as_scalar(struct huc_scratch *s, __u64 value)
 {
-	struct huc_scratch *s;
-	__u32 zero = 0;
-
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
 	s->laundered = value;
 	asm volatile("" ::: "memory");
 	return s->laundered;
 }
 
 /* A real stack trace into scratch (bpf_get_stack needs the program's ctx, so this is inline). */
-static __always_inline void huc_take_trace(void *ctx)
+static __always_inline void huc_take_trace(void *ctx, struct huc_scratch *s)
 {
-	struct huc_scratch *s;
-	__u32 zero = 0;
-	long n;
+	long n = bpf_get_stack(ctx, s->trace, sizeof(s->trace), 0);
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return;
-	n = bpf_get_stack(ctx, s->trace, sizeof(s->trace), 0);
 	s->trace_words = n > 0 ? n / sizeof(__u64) : 0;
 }
 
 /* Every HUC_VERIFY_ONE_IN-th helper-called check on this CPU: a counter, not a random number,
  * to keep a helper call off the per-check path. */
-static __always_inline bool huc_verify_due(void)
+static __always_inline bool huc_verify_due(struct huc_scratch *s)
 {
-	__u32 zero = 0;
-	struct huc_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	return (++s->verify_countdown & (HUC_VERIFY_ONE_IN - 1)) == 0;
+}
 
-	return s && (++s->verify_countdown & (HUC_VERIFY_ONE_IN - 1)) == 0;
+/*
+ * huc_follow_hops on the per-check path, inline: the global function costs a call, its own
+ * scratch lookup and the slot's laundering, and it asks the memo twice about every address on
+ * the way (is it a helper, then its offset); here the facts of each address are asked once and
+ * carried to the next hop. facts: the caller's (huc_addr_facts). The learning path, which runs
+ * rarely, keeps the global function.
+ *
+ * Without direct loads every stack read is a helper call of a few hundred instructions, so the
+ * stack from the caller's slot up to where the caller's last walk found the call site (the
+ * memo's span) is read at once into the window, and the hops read their words from it. The span
+ * is only a hint: a hop beyond it reads its slot alone, and every word is the same whichever
+ * read fetched it (the frames above the check do not change while it runs).
+ */
+static __always_inline __u64 huc_walk_hops(struct huc_scratch *s, __u64 slot, __u64 caller,
+					   __u64 facts, bool direct)
+{
+	struct huc_memo *first = huc_memo_find(huc_memo_set(s, caller), caller);
+	__u64 addr = caller;
+	__u32 at = 0, have = 0; /* bytes above slot: the hop's slot, and what the window holds */
+
+	if (!direct && first && first->span) {
+		/* Masked, not compared: the verifier bounds the size by the mask. A span past the
+		 * window reads less, and the hops beyond what was read read their own slots. */
+		__u32 size = (first->span & (sizeof(s->window) - 8)) + 8;
+
+		if (!bpf_probe_read_kernel(s->window, size, (void *)slot))
+			have = size;
+	}
+	s->walk_len = 0;
+	for (int h = 0; h < HUC_HOPS_MAX; h++) {
+		if (!(facts & HUC_MEMO_HOP))
+			return HUC_HOPS_UNKNOWN;
+		if (!huc_memo_offset(facts))
+			return 0;
+		at += huc_memo_offset(facts);
+		if (!direct && at + 8 <= have)
+			addr = huc_ret_addr(s->window[(at / 8) & (HUC_WINDOW_WORDS - 1)]);
+		else
+			addr = huc_read_slot(slot + at, direct);
+		s->walk[h] = addr;
+		s->walk_len = h + 1;
+		if (!addr)
+			return 0;
+		facts = huc_addr_facts(s, addr);
+		if (!(facts & HUC_MEMO_HELPER)) {
+			/* The entry may have moved to another way meanwhile: a hint, so only
+			 * where it still is. */
+			if (!direct && first && first->addr == caller)
+				first->span = at;
+			return addr;
+		}
+	}
+	return 0;
 }
 
 /* The call site of a helper-called check from learned offsets, learning them first if a helper
- * on the way is new; 0 when they cannot say. slot_in_ctx: slot points into the fentry
- * trampoline's frame and must be laundered before the global functions take it. */
-static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, bool slot_in_ctx,
-					      __u64 caller, struct huc_site_key *key)
+ * on the way is new; 0 when they cannot say. facts: the caller's. slot_in_ctx: slot points into
+ * the fentry trampoline's frame and must be laundered before the global functions take it. */
+static __always_inline __u64 huc_site_by_hops(void *ctx, struct huc_scratch *s, __u64 slot,
+					      bool slot_in_ctx, __u64 caller, __u64 facts,
+					      bool direct, struct huc_site_key *key)
 {
-	__u64 site;
-
-	if (slot_in_ctx)
-		slot = huc_as_scalar(slot);
-	site = huc_follow_hops(slot, caller);
+	__u64 site = huc_walk_hops(s, slot, caller, facts, direct);
 
 	if (site == HUC_HOPS_UNKNOWN) {
-		huc_take_trace(ctx);
+		if (slot_in_ctx)
+			slot = huc_as_scalar(s, slot);
+		huc_take_trace(ctx, s);
 		huc_learn_hops(slot, caller);
 		site = huc_follow_hops(slot, caller);
 		if (site == HUC_HOPS_UNKNOWN)
@@ -368,16 +433,6 @@ static __always_inline __u64 huc_site_by_hops(void *ctx, __u64 slot, bool slot_i
 	}
 	key->caller = site;
 	return site;
-}
-
-/* Is caller in a copy helper, so that the call site lies further up? Asked of the memo. */
-static __always_inline bool huc_caller_is_helper(__u64 caller)
-{
-	struct huc_scratch *s;
-	__u32 zero = 0;
-
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	return s && (huc_addr_facts(s, caller) & HUC_MEMO_HELPER);
 }
 
 #endif /* HUCPROF_LEARNED_OFFSETS_BPF_H */

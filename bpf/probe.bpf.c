@@ -31,8 +31,30 @@ const volatile bool classify_subchecks = false;
 /* Some program runs after the check on this CPU and reads its state (cpu_state): a sub-check
  * function's, or the check's exit with --latency. */
 const volatile bool check_leaves_state = false;
-/* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
-volatile __u8 generation = 0;
+/*
+ * Benchmarks only (bench/vm/probe_overhead.py --stages, through the daemon's environment): the
+ * check's program returns after this stage, 0: never. The verifier drops what a known rodata
+ * value makes unreachable. Each stage keeps a value it computed alive (an empty asm that takes
+ * it in a register), so the compiler cannot sink that work past the return; no memory clobber,
+ * which would make the default program spill and reload around every stage.
+ */
+const volatile __u32 bench_stop_after = 0;
+#define HUC_STAGE_ENTRY 1  /* the program entered, nothing more */
+#define HUC_STAGE_CALLER 2 /* + the immediate caller read (and the object, to classify) */
+#define HUC_STAGE_KEY 3    /* + the scratch, the syscall number and direction */
+#define HUC_STAGE_SITE 4   /* + the call site along the copy helpers' learned offsets */
+#define HUC_STAGE_COUNT 5  /* + counted: its slot in the per-CPU table (or the shared hash) */
+/* (not stopped: + the sub-checks classified and counted) */
+#define HUC_STOP_AFTER(stage, kept)                                   \
+	do {                                                          \
+		asm volatile("" : : "r"(kept));                       \
+		if (bench_stop_after == (stage))                      \
+			return 0;                                     \
+	} while (0)
+
+/* Written by the daemon only: the generation sequence; keys are written in its low byte, the
+ * generation (hucprof_abi.h), and the hot call sites' table in the half of its parity. */
+volatile __u32 generation_seq = 0;
 
 HUC_COUNTERS(sites, struct huc_site_key, struct huc_site_value);
 HUC_COUNTERS(subchecks, struct huc_subcheck_key, __u64);
@@ -52,16 +74,9 @@ HUC_PERCPU_SLOTS(drops, HUC_DROP_REASONS);
 
 /* The full stack of the current run, stored in full_stacks; its id, or 0 when it could not be
  * taken or stored. */
-static __always_inline __u64 huc_full_stack(void *ctx, __u8 gen)
+static __always_inline __u64 huc_full_stack(void *ctx, struct huc_scratch *s, __u8 gen)
 {
-	struct huc_scratch *s;
-	__u32 zero = 0;
-	long n;
-
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
-	n = bpf_get_stack(ctx, s->full.ips, sizeof(s->full.ips), 0);
+	long n = bpf_get_stack(ctx, s->full.ips, sizeof(s->full.ips), 0);
 	if (n <= 0) {
 		huc_count(&drops, HUC_DROP_STACK_MAP_FULL);
 		return 0;
@@ -72,25 +87,21 @@ static __always_inline __u64 huc_full_stack(void *ctx, __u8 gen)
 }
 
 /* The fallback: the short stack up from the check is the key; user space folds it. */
-static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct huc_site_key *key)
+static __always_inline void huc_site_by_stack(void *ctx, struct huc_scratch *s, __u64 caller,
+					      struct huc_site_key *key)
 {
-	struct huc_scratch *s;
-	__u32 zero = 0;
 	__u64 id = 0;
 	long n;
 
 	huc_count(&helper_walks, HUC_WALK_STACK);
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (s) {
-		n = bpf_get_stack(ctx, s->short_stack.ips, sizeof(s->short_stack.ips), 0);
-		if (n > 0) {
-			s->short_stack.depth = n / sizeof(__u64);
-			id = huc_store_stack(&short_stacks, &s->short_stack, s->short_stack.ips,
-					     s->short_stack.depth, HUC_SHORT_STACK_DEPTH,
-					     key->generation, &drops);
-		} else {
-			huc_count(&drops, HUC_DROP_STACK_MAP_FULL);
-		}
+	n = bpf_get_stack(ctx, s->short_stack.ips, sizeof(s->short_stack.ips), 0);
+	if (n > 0) {
+		s->short_stack.depth = n / sizeof(__u64);
+		id = huc_store_stack(&short_stacks, &s->short_stack, s->short_stack.ips,
+				     s->short_stack.depth, HUC_SHORT_STACK_DEPTH, key->generation,
+				     &drops);
+	} else {
+		huc_count(&drops, HUC_DROP_STACK_MAP_FULL);
 	}
 	if (id) {
 		key->short_stack_id = id;
@@ -100,65 +111,148 @@ static __always_inline void huc_site_by_stack(void *ctx, __u64 caller, struct hu
 	}
 }
 
-/* The sub-checks this check runs, charged to its call site: what the sub-check programs would
- * count at their entries, without running them, in the site's own value. */
-static __always_inline void huc_count_classified(struct task_struct *task,
-						 struct huc_site_value *value, __u64 ptr,
-						 __u64 bytes)
+/* The set of the live half of the hot call sites' table where key lives if anywhere: its first
+ * way. The key's words mixed by one multiplication, the set from the top bits. */
+static __always_inline struct huc_site_slot *huc_site_set(struct huc_scratch *s,
+							  const struct huc_site_key *key, __u32 seq)
 {
-	__u32 kinds = huc_classify_subchecks(task, ptr, bytes);
+	const __u64 *k = (const __u64 *)key;
+	__u64 h = (k[0] ^ (k[1] << 1) ^ (k[2] << 7)) * 0x9e3779b97f4a7c15ULL;
+	__u32 set = (h >> 59) & (HUC_SITE_SETS - 1);
 
-	for (__u32 kind = 0; kind < HUC_CHECK_KINDS; kind++) {
-		if (kinds & HUC_KIND_BIT(kind))
+	return &s->table.slots[seq & 1][set * HUC_SITE_WAYS];
+}
+
+/* The way of the set that counts key in sequence seq, or NULL. */
+static __always_inline struct huc_site_slot *huc_find_slot(struct huc_site_slot *set,
+							   const struct huc_site_key *key,
+							   __u32 seq)
+{
+	const __u64 *k = (const __u64 *)key;
+
+	for (int w = 0; w < HUC_SITE_WAYS; w++) {
+		const __u64 *held = (const __u64 *)&set[w].key;
+
+		if (set[w].seq == seq && held[0] == k[0] && held[1] == k[1] && held[2] == k[2])
+			return &set[w];
+	}
+	return NULL;
+}
+
+/* A way of the set free in sequence seq (never counted in it: an older one was drained), or
+ * NULL. */
+static __always_inline struct huc_site_slot *huc_free_slot(struct huc_site_slot *set, __u32 seq)
+{
+	for (int w = 0; w < HUC_SITE_WAYS; w++) {
+		if (set[w].seq != seq || !set[w].value.calls)
+			return &set[w];
+	}
+	return NULL;
+}
+
+/* One call of bytes: with plain adds into this CPU's slot, atomic ones into the shared hash's
+ * value. */
+static __always_inline void huc_add_call(struct huc_site_value *value, __u64 bytes, bool shared)
+{
+	if (shared) {
+		__sync_fetch_and_add(&value->calls, 1);
+		__sync_fetch_and_add(&value->bytes, bytes);
+	} else {
+		value->calls += 1;
+		value->bytes += bytes;
+	}
+}
+
+/* The sub-checks the call runs (HUC_KIND_BIT()s), likewise. */
+static __always_inline void huc_add_kinds(struct huc_site_value *value, __u32 kinds, bool shared)
+{
+	/* TEXT and HEAP are never classified (usercopy_classify.bpf.h): no test for them. */
+	for (__u32 kind = 0; kind <= HUC_CHECK_PAGE; kind++) {
+		if (kind == HUC_CHECK_TEXT || !(kinds & HUC_KIND_BIT(kind)))
+			continue;
+		if (shared)
 			__sync_fetch_and_add(&value->classified[kind], 1);
+		else
+			value->classified[kind] += 1;
 	}
 }
 
 /* slot: where the walk along learned offsets starts (arch_reads.bpf.h), slot_in_ctx: see
- * huc_site_by_hops (a constant: the branch is compiled away); caller: the immediate caller's
- * return address (0: unknown); ptr: the object (read only to classify sub-checks). */
-static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx, __u64 caller,
-					__u64 ptr,
-					__u64 bytes, bool to_user)
+ * huc_site_by_hops; direct: huc_kernel_word's (both constants: the branches are compiled away);
+ * caller: the immediate caller's return address (0: unknown); ptr: the object (read only to
+ * classify sub-checks). */
+static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx, bool direct,
+					__u64 caller, __u64 ptr, __u64 bytes, bool to_user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct huc_site_value *value = NULL;
+	struct huc_site_slot *set, *own;
 	struct huc_site_key key = {};
-	struct huc_site_value *value;
 	struct huc_cpu_state *state;
+	__u32 seq = generation_seq;
+	struct huc_scratch *s;
 	bool from_hops = false;
 	__u32 zero = 0;
 
-	key.generation = generation;
+	/* The one scratch lookup of the check: the memo, the walk and the hot sites' table. */
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	key.generation = (__u8)seq;
 	key.syscall_nr = huc_task_syscall_nr(task);
 	key.direction = to_user ? HUC_DIR_TO_USER : HUC_DIR_FROM_USER;
 	key.caller = caller;
-	if (!caller)
+	HUC_STOP_AFTER(HUC_STAGE_KEY, key.syscall_nr);
+	if (!caller) {
 		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
+	} else {
+		__u64 facts = huc_addr_facts(s, caller);
 
-	if (caller && huc_caller_is_helper(caller)) {
-		from_hops = huc_site_by_hops(ctx, slot, slot_in_ctx, caller, &key);
-		if (!from_hops)
-			huc_site_by_stack(ctx, caller, &key);
+		if (facts & HUC_MEMO_HELPER) {
+			from_hops = huc_site_by_hops(ctx, s, slot, slot_in_ctx, caller, facts, direct,
+						     &key);
+			if (!from_hops)
+				huc_site_by_stack(ctx, s, caller, &key);
+		}
 	}
+	HUC_STOP_AFTER(HUC_STAGE_SITE, key.caller);
 
-	value = bpf_map_lookup_elem(&sites, &key);
+	set = huc_site_set(s, &key, seq);
+	own = huc_find_slot(set, &key, seq);
+	if (!own)
+		value = bpf_map_lookup_elem(&sites, &key);
 	/* A key from learned offsets that was never seen before (in this generation), and 1 in
 	 * HUC_VERIFY_ONE_IN, is checked against a real stack: a wrong offset reads garbage, and
 	 * garbage is a new key. */
-	if (from_hops && (!value || huc_verify_due())) {
-		huc_take_trace(ctx);
+	if (from_hops && ((!own && !value) || huc_verify_due(s))) {
+		huc_take_trace(ctx, s);
 		if (!huc_verify_hops(caller)) {
 			from_hops = false;
-			huc_site_by_stack(ctx, caller, &key);
-			value = bpf_map_lookup_elem(&sites, &key);
+			huc_site_by_stack(ctx, s, caller, &key);
+			set = huc_site_set(s, &key, seq);
+			own = huc_find_slot(set, &key, seq);
+			value = own ? NULL : bpf_map_lookup_elem(&sites, &key);
 		}
 	}
 	if (from_hops)
-		huc_count(&helper_walks, HUC_WALK_LEARNED);
-	if (!value) {
+		s->table.learned_walks += 1;
+	if (!own) {
+		/* New on this CPU in this generation: a free way takes it, with the full stack
+		 * another CPU's entry in the hash has already, else one taken now. */
+		own = huc_free_slot(set, seq);
+		if (own) {
+			__builtin_memset(&own->value, 0, sizeof(own->value));
+			own->key = key;
+			own->seq = seq;
+			own->value.full_stack_id =
+				value ? value->full_stack_id : huc_full_stack(ctx, s, key.generation);
+		}
+	}
+	if (!own && !value) {
+		/* The set is full: the shared hash, as every key was counted before the table. */
 		struct huc_site_value init = {};
 
-		init.full_stack_id = huc_full_stack(ctx, key.generation);
+		init.full_stack_id = huc_full_stack(ctx, s, key.generation);
 		bpf_map_update_elem(&sites, &key, &init, BPF_NOEXIST);
 		value = bpf_map_lookup_elem(&sites, &key);
 		if (!value) {
@@ -166,11 +260,20 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 			return 0;
 		}
 	}
-	/* One value shared by every CPU. */
-	__sync_fetch_and_add(&value->calls, 1);
-	__sync_fetch_and_add(&value->bytes, bytes);
-	if (classify_subchecks)
-		huc_count_classified(task, value, ptr, bytes);
+	if (own)
+		huc_add_call(&own->value, bytes, false);
+	else if (value)
+		huc_add_call(value, bytes, true);
+	HUC_STOP_AFTER(HUC_STAGE_COUNT, own);
+
+	if (classify_subchecks) {
+		__u32 kinds = huc_classify_subchecks(task, ptr, bytes, direct);
+
+		if (own)
+			huc_add_kinds(&own->value, kinds, false);
+		else if (value)
+			huc_add_kinds(value, kinds, true);
+	}
 	if (!check_leaves_state)
 		return 0;
 
@@ -211,7 +314,7 @@ static __always_inline int huc_on_subcheck(__u64 caller, __u32 kind)
 		return 0;
 	}
 	key.site = state->site;
-	key.site.generation = generation;
+	key.site.generation = (__u8)generation_seq;
 	key.kind = kind;
 	huc_hash_add(&subchecks, &key, 1, &drops, HUC_DROP_SUBCHECKS_MAP_FULL);
 	return 0;
@@ -245,33 +348,64 @@ static __always_inline int huc_on_check_return(void)
 	slot = huc_log2(bpf_ktime_get_ns() - state->entry_ns);
 	state->entry_ns = 0;
 	key.site = state->site;
-	key.site.generation = generation;
+	key.site.generation = (__u8)generation_seq;
 	key.slot = slot < HUC_LATENCY_SLOTS ? slot : HUC_LATENCY_SLOTS - 1;
 	huc_hash_add(&latency, &key, 1, &drops, HUC_DROP_LATENCY_MAP_FULL);
 	return 0;
 }
 
-/* void __check_object_size(const void *ptr, unsigned long n, bool to_user) */
+/* void __check_object_size(const void *ptr, unsigned long n, bool to_user). Each flavour twice:
+ * its reads by helper calls, and by direct loads (arch_reads.bpf.h, huc_kernel_word): the daemon
+ * loads one of the two. */
+static __always_inline int huc_fentry_check(unsigned long long *ctx, unsigned long n, bool to_user,
+					    bool direct)
+{
+	struct huc_caller c;
+	__u64 object = 0;
+
+	HUC_STOP_AFTER(HUC_STAGE_ENTRY, 0);
+	c = huc_fentry_caller(ctx, direct);
+	/* The verifier refuses a direct read of a `const void *` argument ("arg0 type UNKNOWN is
+	 * not a struct", 6.12); the helper hands it over as a number. */
+	if (classify_subchecks)
+		bpf_get_func_arg(ctx, 0, &object);
+	HUC_STOP_AFTER(HUC_STAGE_CALLER, c.ret);
+	return huc_on_check(ctx, c.slot, true, direct, c.ret, object, n, to_user);
+}
+
+static __always_inline int huc_kprobe_check(struct pt_regs *ctx, __u64 ptr, __u64 n, bool to_user,
+					    bool direct)
+{
+	struct huc_caller c;
+
+	HUC_STOP_AFTER(HUC_STAGE_ENTRY, 0);
+	c = huc_kprobe_caller(ctx, direct);
+	HUC_STOP_AFTER(HUC_STAGE_CALLER, c.ret);
+	return huc_on_check(ctx, c.slot, false, direct, c.ret, ptr, n, to_user);
+}
+
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	struct huc_caller c = huc_fentry_caller(ctx);
-	__u64 object = 0;
+	return huc_fentry_check(ctx, n, to_user, false);
+}
 
-	/* The verifier refuses a direct read of a `const void *` argument ("arg0 type UNKNOWN is
-	 * not a struct", 6.12); the helper hands it over as a number. The slot is laundered only
-	 * on the helper-called path that needs it: a scratch lookup per check otherwise. */
-	if (classify_subchecks)
-		bpf_get_func_arg(ctx, 0, &object);
-	return huc_on_check(ctx, c.slot, true, c.ret, object, n, to_user);
+SEC("fentry/__check_object_size")
+int BPF_PROG(huc_fentry_check_direct, const void *ptr, unsigned long n, bool to_user)
+{
+	return huc_fentry_check(ctx, n, to_user, true);
 }
 
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	struct huc_caller c = huc_kprobe_caller(ctx);
+	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, false);
+}
 
-	return huc_on_check(ctx, c.slot, false, c.ret, (__u64)ptr, n, to_user);
+SEC("kprobe/__check_object_size")
+int BPF_KPROBE(huc_kprobe_check_direct, const void *ptr, unsigned long n, bool to_user)
+{
+	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, true);
 }
 
 SEC("fexit/__check_object_size")
@@ -292,12 +426,12 @@ int BPF_KRETPROBE(huc_kretprobe_check_object_size)
 	SEC("fentry")                                                          \
 	int huc_fentry_##name(void *ctx)                                       \
 	{                                                                      \
-		return huc_on_subcheck(huc_fentry_caller(ctx).ret, kind);      \
+		return huc_on_subcheck(huc_fentry_caller(ctx, false).ret, kind);      \
 	}                                                                      \
 	SEC("kprobe")                                                          \
 	int huc_kprobe_##name(struct pt_regs *ctx)                             \
 	{                                                                      \
-		return huc_on_subcheck(huc_kprobe_caller(ctx).ret, kind);      \
+		return huc_on_subcheck(huc_kprobe_caller(ctx, false).ret, kind);      \
 	}
 
 HUC_SUBCHECK_PROGS(slab, HUC_CHECK_SLAB)

@@ -205,14 +205,6 @@ int huc_read_layout(void *ctx)
 	return 0;
 }
 
-/* One word of kernel memory; 0 when it cannot be read. */
-static __always_inline __u64 huc_read_word(__u64 addr)
-{
-	__u64 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), (const void *)addr);
-	return v;
-}
 
 /* The head page of the page at page_addr, from its compound word (bit 0: a tail page). */
 static __always_inline __u64 huc_head_page(__u64 page_addr, __u64 compound)
@@ -223,7 +215,7 @@ static __always_inline __u64 huc_head_page(__u64 page_addr, __u64 compound)
 }
 
 /* folio_test_slab() of the folio holding the direct-map address ptr. */
-static __always_inline bool huc_direct_map_is_slab(__u64 ptr)
+static __always_inline bool huc_direct_map_is_slab(__u64 ptr, bool direct)
 {
 	const __u32 flags_at = huc_page_flags_offset(), head_at = huc_page_head_offset();
 	const __u32 type_at = huc_page_type_offset();
@@ -235,25 +227,32 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr)
 	page = huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc_page_type);
 	/* flags and the compound word are the first two words wherever the kernel marks slab
 	 * pages with PG_slab (up to 6.9): one read of both, and none more for a head page. */
-	if (slab_flag_bit >= 0 && slab_flag_bit < 64 && flags_at != HUC_NO_FIELD &&
+	if (!direct && slab_flag_bit >= 0 && slab_flag_bit < 64 && flags_at != HUC_NO_FIELD &&
 	    head_at == flags_at + 8) {
 		unsigned long words[2] = {};
 
 		bpf_probe_read_kernel(words, sizeof(words), (const void *)(page + flags_at));
 		head = huc_head_page(page, words[1]);
 		if (head != page)
-			words[0] = huc_read_word(head + flags_at);
+			words[0] = huc_kernel_word(head + flags_at, false);
 		return (words[0] >> slab_flag_bit) & 1;
 	}
-	head = huc_head_page(page, huc_read_word(page + head_at));
+	head = huc_head_page(page, huc_kernel_word(page + head_at, direct));
 	if (slab_page_type >= 0 && type_at != HUC_NO_FIELD) {
-		unsigned int type = 0;
+		unsigned int type;
 
-		bpf_probe_read_kernel(&type, sizeof(type), (const void *)(head + type_at));
+		if (direct) {
+			/* The word's low half: little-endian, and page_type is not the last
+			 * field of struct page. */
+			type = (unsigned int)huc_kernel_word(head + type_at, true);
+		} else {
+			type = 0;
+			bpf_probe_read_kernel(&type, sizeof(type), (const void *)(head + type_at));
+		}
 		return (type >> 24) == (unsigned int)slab_page_type;
 	}
 	if (slab_flag_bit >= 0 && slab_flag_bit < 64 && flags_at != HUC_NO_FIELD)
-		return (huc_read_word(head + flags_at) >> slab_flag_bit) & 1;
+		return (huc_kernel_word(head + flags_at, direct) >> slab_flag_bit) & 1;
 	return false;
 }
 
@@ -267,7 +266,8 @@ static __always_inline int huc_pagefault_disabled(struct task_struct *task)
 }
 
 /* The sub-checks __check_object_size(ptr, n) runs, as HUC_KIND_BIT()s. */
-static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __u64 ptr, __u64 n)
+static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __u64 ptr, __u64 n,
+						    bool direct)
 {
 	const struct huc_kernel_layout *l = &huc_layout;
 	__u32 kinds = HUC_KIND_BIT(HUC_CHECK_STACK);
@@ -289,7 +289,7 @@ static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __
 		return kinds;
 	if (ptr < l->page_offset || ptr - l->page_offset >= HUC_MAX_PHYS)
 		return kinds;
-	if (huc_direct_map_is_slab(ptr))
+	if (huc_direct_map_is_slab(ptr, direct))
 		kinds |= HUC_KIND_BIT(HUC_CHECK_SLAB);
 	return kinds;
 }

@@ -18,6 +18,17 @@ timed interval) run with nothing attached and with each variant attached to __ch
   hucprof_kprobe   ... --probe.attach kprobe
   LABEL            --hucprof LABEL=BINARY: another hucprof build with default flags (an A/B)
 
+With --stages, also hucprof (default flags) stopped after each stage of the check's program
+(HUCPROF_BENCH_STOP_AFTER, bpf/probe.bpf.c; the verifier drops the rest at load), which says
+where the time per check goes: cumulative, each stage with the ones before it:
+
+  hucprof_upto_entry   the program entered, nothing more
+  hucprof_upto_caller  + the immediate caller read from the stack or the trampoline's frame
+  hucprof_upto_key     + the per-CPU scratch looked up, the syscall number and direction
+  hucprof_upto_site    + the call site along the copy helpers' learned offsets
+  hucprof_upto_count   + counted: the key's slot in the per-CPU table (or the shared hash)
+  (hucprof itself: + the sub-checks classified: the struct page read on slab copies)
+
 Rounds are interleaved: none V1 none V2 ... (--rounds times), each variant's slowdown taken
 against the baseline run right before it, per workload; the table gives the median over rounds.
 A last round with kernel.bpf_stats_enabled=1 gives each BPF program's runs per operation and ns
@@ -26,7 +37,7 @@ per run (instruction-ns: under icount one instruction is 2 ns). The daemon drain
 
   bench/vm/probe_overhead.py BUILD_DIR [--kernel 6.1] [--kernel 6.12] [--rounds 3]
                              [--scale 0.5] [--variant NAME]... [--hucprof LABEL=BINARY]...
-                             [--markdown FILE] [-v]
+                             [--stages] [--markdown FILE] [-v]
 
 --kernel takes any label of tests/vm/tier_kernels.py's KERNELS (default: all of them). BUILD_DIR as
 for the VM tier (daemon/hucprof built; kernel packages cached in BUILD_DIR/vm-cache); bpftrace
@@ -61,6 +72,11 @@ HUCPROF_FLAGS = {
     "hucprof_kprobe": ["--probe.attach", "kprobe"],
 }
 VARIANTS = ["empty_fentry", "kprobe_hist", "bpftrace_kstack", *HUCPROF_FLAGS]
+# --stages: default flags, the check's program stopped after stage N (probe.bpf.c's
+# HUC_STAGE_*), as the environment tells the daemon.
+STAGES = {"hucprof_upto_entry": 1, "hucprof_upto_caller": 2, "hucprof_upto_key": 3,
+          "hucprof_upto_site": 4, "hucprof_upto_count": 5}
+STOP_AFTER_ENV = "HUCPROF_BENCH_STOP_AFTER"
 BPFTRACE = {
     "empty_fentry": "kfunc:__check_object_size { }",
     "bpftrace_kstack": "kfunc:__check_object_size { @[kstack] = count(); }",
@@ -147,10 +163,19 @@ def guest_main() -> int:
         if variant in BPFTRACE:
             bt = Bpftrace(BPFTRACE[variant], tag, results / f"bpftrace-{tag}.err")
             return lambda: {"rc": bt.stop()}
-        binary, flags = plan["hucprof"][variant]
+        binary, flags, env = plan["hucprof"][variant]
         log = Path("/tmp") / f"daemon-{tag}.log"
-        run = guestlib.HucprofRun(binary, ["--mode", "probe", "--interval", INTERVAL,
-                                           "--top-k", "1000", *flags], log)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            run = guestlib.HucprofRun(binary, ["--mode", "probe", "--interval", INTERVAL,
+                                               "--top-k", "1000", *flags], log)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         run.wait_ready(timeout=4 * 3600)
 
         def stop() -> dict:
@@ -222,10 +247,12 @@ def host_main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scale", type=float, default=0.5,
                     help="multiplies whatif.py's operation counts (1.0: ~1 s of guest time each)")
-    ap.add_argument("--variant", action="append", choices=VARIANTS,
+    ap.add_argument("--variant", action="append", choices=[*VARIANTS, *STAGES],
                     help="measure only these (default: all; --hucprof labels come on top)")
     ap.add_argument("--hucprof", action="append", default=[], metavar="LABEL=BINARY",
                     help="another hucprof build, with default flags")
+    ap.add_argument("--stages", action="store_true",
+                    help="also hucprof stopped after each stage of its check program")
     ap.add_argument("--out", default="probe-overhead",
                     help="results under BUILD_DIR/vm-runs/OUT/KERNEL (two runs at once: two names)")
     ap.add_argument("--markdown", type=Path, help="also write the tables here")
@@ -237,14 +264,16 @@ def host_main() -> int:
     build = a.build_dir.resolve()
     cache = build / "vm-cache"
     hucprof = (build / "daemon" / "hucprof").resolve()
-    binaries = {v: (str(hucprof), flags) for v, flags in HUCPROF_FLAGS.items()}
+    binaries = {v: (str(hucprof), flags, {}) for v, flags in HUCPROF_FLAGS.items()}
+    binaries |= {v: (str(hucprof), [], {STOP_AFTER_ENV: str(n)}) for v, n in STAGES.items()}
     for extra in a.hucprof:
         label, sep, path = extra.partition("=")
-        if not sep or not re.fullmatch(r"[a-z0-9_]+", label) or label in VARIANTS:
+        if not sep or not re.fullmatch(r"[a-z0-9_]+", label) or label in binaries:
             ap.error(f"--hucprof {extra!r}: want LABEL=BINARY, LABEL of [a-z0-9_] and not a "
                      "built-in variant")
-        binaries[label] = (str(Path(path).resolve()), [])
-    variants = (a.variant or VARIANTS) + [e.partition("=")[0] for e in a.hucprof]
+        binaries[label] = (str(Path(path).resolve()), [], {})
+    variants = ((a.variant or VARIANTS) + (list(STAGES) if a.stages else [])
+                + [e.partition("=")[0] for e in a.hucprof])
     for v in variants:
         if v in binaries and not Path(binaries[v][0]).exists():
             print(f"{binaries[v][0]} not built", file=sys.stderr)
@@ -302,8 +331,11 @@ def report(results: dict, a) -> list[str]:
     out = []
     for label, r in results.items():
         recs, plan = r["records"], r["plan"]
+        chosen = [v for v in plan["variants"] if v in VARIANTS]
         cmd = (f"bench/vm/probe_overhead.py BUILD_DIR --kernel {label} --rounds "
-               f"{plan['rounds']}" + (f" --scale {a.scale}" if a.scale != 0.5 else ""))
+               f"{plan['rounds']}" + (f" --scale {a.scale}" if a.scale != 0.5 else "")
+               + ("" if chosen == VARIANTS else "".join(f" --variant {v}" for v in chosen))
+               + (" --stages" if any(v in STAGES for v in plan["variants"]) else ""))
         out += [f"### Debian {label} ({r['release']}): `{cmd}`", "",
                 "QEMU TCG `-icount shift=1,sleep=off`, 1 vCPU; slowdown = time per operation "
                 "with the variant / without, median of the rounds (each against the baseline "

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 
 #include "hucprof_abi.h"
 
@@ -16,6 +17,9 @@ static_assert(sizeof(huc_site_key) == 24);
 static_assert(offsetof(huc_site_key, syscall_nr) == 16 && offsetof(huc_site_key, direction) == 20 &&
               offsetof(huc_site_key, generation) == 21);
 static_assert(sizeof(huc_site_value) == 24 + 8 * HUC_CHECK_KINDS);
+static_assert(sizeof(huc_site_slot) == 32 + sizeof(huc_site_value) &&
+              offsetof(huc_site_slot, seq) == 24 && offsetof(huc_site_slot, value) == 32);
+static_assert(sizeof(huc_site_table) == 2 * HUC_SITE_SLOTS * sizeof(huc_site_slot) + 8);
 static_assert(sizeof(huc_subcheck_key) == 32);
 static_assert(sizeof(huc_cpu_state) == 40);
 static_assert(sizeof(huc_latency_key) == 32);
@@ -53,16 +57,27 @@ std::string check(const bpf_object* obj, std::initializer_list<Expected> expecte
 }  // namespace
 
 std::string check_probe_abi(const bpf_object* obj) {
-  return check(obj, {
-                        {"sites", sizeof(huc_site_key), sizeof(huc_site_value)},
-                        {"subchecks", sizeof(huc_subcheck_key), sizeof(uint64_t)},
-                        {"latency", sizeof(huc_latency_key), sizeof(uint64_t)},
-                        {"short_stacks", sizeof(huc_stack_key), sizeof(huc_short_stack)},
-                        {"full_stacks", sizeof(huc_stack_key), sizeof(huc_stack)},
-                        {"cpu_state", 4, sizeof(huc_cpu_state)},
-                        {"drops", 4, sizeof(uint64_t)},
-                        {"helper_walks", 4, sizeof(uint64_t)},
-                    });
+  std::string mismatch =
+      check(obj, {
+                     {"sites", sizeof(huc_site_key), sizeof(huc_site_value)},
+                     {"subchecks", sizeof(huc_subcheck_key), sizeof(uint64_t)},
+                     {"latency", sizeof(huc_latency_key), sizeof(uint64_t)},
+                     {"short_stacks", sizeof(huc_stack_key), sizeof(huc_short_stack)},
+                     {"full_stacks", sizeof(huc_stack_key), sizeof(huc_stack)},
+                     {"cpu_state", 4, sizeof(huc_cpu_state)},
+                     {"drops", 4, sizeof(uint64_t)},
+                     {"helper_walks", 4, sizeof(uint64_t)},
+                 });
+  if (!mismatch.empty()) return mismatch;
+  // The site tables are the first member of the per-CPU scratch; the rest is BPF's own.
+  const bpf_map* scratch = bpf_object__find_map_by_name(obj, "scratch");
+  if (!scratch) return "map scratch missing from the BPF object";
+  if (bpf_map__value_size(scratch) < sizeof(huc_site_table)) {
+    return "map scratch is value " + std::to_string(bpf_map__value_size(scratch)) +
+           " bytes in BPF, smaller than the daemon's site table (" +
+           std::to_string(sizeof(huc_site_table)) + ")";
+  }
+  return "";
 }
 
 std::string check_sampler_abi(const bpf_object* obj) {

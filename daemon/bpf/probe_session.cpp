@@ -1,10 +1,13 @@
 #include "bpf/probe_session.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -15,6 +18,7 @@
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
 #include "bpf/rodata_ranges.h"
+#include "core/site_table.h"
 #include "log/log_fields.h"
 #include "probe.skel.h"
 
@@ -31,11 +35,13 @@ struct Programs {
 };
 
 // The skeleton's typed handles: a program renamed in probe.bpf.c fails to compile here instead
-// of failing a lookup at run time.
-Programs programs_of(const probe_bpf& skel, TargetProgram program) {
+// of failing a lookup at run time. direct: the check's flavour that reads kernel memory by
+// direct loads (arch_reads.bpf.h, huc_kernel_word).
+Programs programs_of(const probe_bpf& skel, TargetProgram program, bool direct) {
   const auto& p = skel.progs;
   switch (program) {
     case TargetProgram::Check:
+      if (direct) return {p.huc_fentry_check_direct, p.huc_kprobe_check_direct};
       return {p.huc_fentry_check_object_size, p.huc_kprobe_check_object_size};
     case TargetProgram::CheckReturn:
       return {p.huc_fexit_check_object_size, p.huc_kretprobe_check_object_size};
@@ -55,12 +61,24 @@ Programs programs_of(const probe_bpf& skel, TargetProgram program) {
   return {};
 }
 
-bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target) {
-  const Programs programs = programs_of(skel, target.target.program);
+bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target, bool direct) {
+  const Programs programs = programs_of(skel, target.target.program, direct);
   return target.flavour == Flavour::Fentry ? programs.fentry : programs.kprobe;
 }
 
 std::string errno_text(int err) { return strerror(err < 0 ? -err : err); }
+
+// Can the check's program read kernel memory by direct loads? The bpf_rdonly_cast kfunc (6.2+)
+// makes an address a BTF pointer; where the kernel has it, a read is a few instructions instead
+// of a bpf_probe_read_kernel() call (arch_reads.bpf.h).
+// x86_64 only: the arm64 guests have not run it yet (arch_reads.bpf.h reads by helper there).
+bool kernel_has_direct_reads() {
+#if !defined(__x86_64__)
+  return false;
+#endif
+  const BtfPtr kernel = load_kernel_btf();
+  return kernel && btf__find_by_name_kind(kernel.get(), "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+}
 
 // Fills the layout sub-check classification reads (usercopy_classify.bpf.h) before any check
 // runs: one run of the huc_read_layout syscall program.
@@ -81,7 +99,7 @@ struct Opened {
 // Opens the object and configures it for the given targets only (by index into plan.targets):
 // their programs' autoload and attach targets, rodata, map sizes. Every libbpf failure comes
 // back as words naming what failed.
-Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
+Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled, bool direct) {
   Opened out;
   out.skel.reset(probe_bpf__open());
   if (!out.skel) {
@@ -99,7 +117,7 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   for (size_t i : enabled) {
     const TargetPlan& target = plan.targets[i];
     const std::string name(target.target.symbol);
-    bpf_program* program = program_for(skel, target);
+    bpf_program* program = program_for(skel, target, direct);
     if (!program) {
       out.error = name + ": the probe BPF object has no " + flavour_name(target.flavour) +
                   " program for it";
@@ -126,6 +144,14 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled) {
   rodata->check_leaves_state = plan.check_leaves_state;
   rodata->slab_page_type = static_cast<__s32>(plan.slab_marker.page_type);
   rodata->slab_flag_bit = static_cast<__s32>(plan.slab_marker.flag_bit);
+  // Benchmarks only (bench/vm/probe_overhead.py --stages): where the check's program stops.
+  if (const char* stop = std::getenv("HUCPROF_BENCH_STOP_AFTER")) {
+    rodata->bench_stop_after = static_cast<uint32_t>(std::strtoul(stop, nullptr, 10));
+    spdlog::warn(
+        "HUCPROF_BENCH_STOP_AFTER={}: the check's program stops early, counts are "
+        "not kept (a benchmark's setting)",
+        rodata->bench_stop_after);
+  }
 
   const MapSizing sizing[] = {
       {skel.maps.sites, plan.maps.max_keys, MapSizing::Preallocated},
@@ -167,11 +193,11 @@ std::set<size_t> enabled_targets(const AttachPlan& plan,
 
 // Why the kernel refused a load of `enabled`, per program: each is loaded alone, so that a refused
 // sub-check costs only itself and a refused __check_object_size is named as such.
-std::map<size_t, std::string> refused_alone(const AttachPlan& plan,
-                                            const std::set<size_t>& enabled) {
+std::map<size_t, std::string> refused_alone(const AttachPlan& plan, const std::set<size_t>& enabled,
+                                            bool direct) {
   std::map<size_t, std::string> refused;
   for (size_t i : enabled) {
-    Opened alone = open_for(plan, {i});
+    Opened alone = open_for(plan, {i}, direct);
     if (!alone.error.empty()) continue;
     if (int e = probe_bpf__load(alone.skel.get()); e) refused[i] = load_error(e);
   }
@@ -200,18 +226,27 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     out.error = "__check_object_size: " + plan.check().reason;
     return out;
   }
-  // Each round either loads, refuses sub-check programs for good (one target each) or moves the
-  // plan one sub-check level down: it ends.
+  bool direct = kernel_has_direct_reads();
+  // Each round either loads, refuses sub-check programs for good (one target each), gives up
+  // direct reads or moves the plan one sub-check level down: it ends.
   while (true) {
     const std::set<size_t> enabled = enabled_targets(plan, out.refused);
-    Opened opened = open_for(plan, enabled);
+    Opened opened = open_for(plan, enabled, direct);
     if (!opened.error.empty()) {
       out.error = opened.error;
       return out;
     }
     std::string why;
     if (int err = probe_bpf__load(opened.skel.get()); err) {
-      std::map<size_t, std::string> alone = refused_alone(plan, enabled);
+      if (direct) {
+        spdlog::warn(
+            "probe mode: the kernel refused the check's program with direct reads ({}); "
+            "it reads kernel memory by helper calls instead",
+            errno_text(err));
+        direct = false;
+        continue;
+      }
+      std::map<size_t, std::string> alone = refused_alone(plan, enabled, direct);
       const size_t check = check_index(plan);
       if (!alone.empty() && !alone.contains(check)) {
         for (auto& [i, reason] : alone) {
@@ -229,7 +264,10 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     if (why.empty()) {
       std::unique_ptr<ProbeSession> self(new ProbeSession());
       self->skel_ = opened.skel.release();
+      self->direct_ = direct;
       self->latency_ = plan.maps.latency;
+      spdlog::info("probe mode reads kernel memory by {}",
+                   direct ? "direct loads (bpf_rdonly_cast)" : "bpf_probe_read_kernel() calls");
       self->possible_cpus_ = libbpf_num_possible_cpus();
       out.session = std::move(self);
       return out;
@@ -270,7 +308,7 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
   for (size_t i = 0; i < out.plan.targets.size(); ++i) {
     const TargetPlan& target = out.plan.targets[i];
     if (!out.statuses[i].attached()) continue;
-    bpf_program* program = program_for(*self->skel_, target);
+    bpf_program* program = program_for(*self->skel_, target, self->direct_);
     bpf_link* link = target.flavour == Flavour::Fentry
                          ? bpf_program__attach(program)
                          : bpf_program__attach_kprobe(
@@ -291,32 +329,61 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
 }
 
 void ProbeSession::retire_generation() {
-  hucprof::retire_generation(generation_, skel_->bss->generation);
+  // The programs read it once per run; the program barrier that follows orders this write
+  // before those runs (map_reader.h, retire_generation).
+  skel_->bss->generation_seq = ++seq_;
+}
+
+// The hot call sites' tables of every CPU (hucprof_abi.h): the prefix of each CPU's scratch.
+// Read only: the retired half stays still until the next retirement, and the programs reuse
+// its slots then.
+void ProbeSession::drain_site_tables(RawDrain& out) const {
+  const bpf_map* scratch = skel_->maps.scratch;
+  const size_t stride = (bpf_map__value_size(scratch) + 7) / 8 * 8;
+  if (stride < sizeof(huc_site_table)) return;  // check_probe_abi refuses such an object
+  std::vector<uint8_t> values(stride * static_cast<size_t>(possible_cpus_));
+  const uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(scratch), &zero, values.data()) != 0) {
+    spdlog::warn("cannot read probe mode's per-CPU site tables: {}", errno_text(errno));
+    return;
+  }
+  auto table = std::make_unique<huc_site_table>();
+  for (int cpu = 0; cpu < possible_cpus_; ++cpu) {
+    std::memcpy(table.get(), values.data() + static_cast<size_t>(cpu) * stride, sizeof(*table));
+    add_table_sites(*table, seq_ - 1, out.sites, out.subchecks);
+    out.helper_walks[HUC_WALK_LEARNED] += table->learned_walks;
+  }
 }
 
 void ProbeSession::drain(RawDrain& out) {
   out.probes = true;
+  const uint8_t generation = static_cast<uint8_t>(seq_);
   const int short_fd = bpf_map__fd(skel_->maps.short_stacks);
   const int full_fd = bpf_map__fd(skel_->maps.full_stacks);
   auto read_short = [&](const huc_site_key& key) {
     read_stack<huc_short_stack>(short_fd, key.short_stack_id, key.generation, out.short_stacks);
   };
+  drain_site_tables(out);
   drain_retired<huc_site_key, huc_site_value>(
-      bpf_map__fd(skel_->maps.sites), generation_,
+      bpf_map__fd(skel_->maps.sites), generation,
       [&](const huc_site_key& key, const huc_site_value& v) {
         out.sites.push_back({key, v.calls, v.bytes, v.full_stack_id});
         for (uint32_t kind = 0; kind < HUC_CHECK_KINDS; ++kind) {
           if (v.classified[kind]) out.subchecks.push_back({{key, kind, 0}, v.classified[kind]});
         }
-        read_short(key);
-        read_stack<huc_stack>(full_fd, v.full_stack_id, key.generation, out.full_stacks);
       });
-  drain_retired_counts(bpf_map__fd(skel_->maps.subchecks), generation_, out.subchecks);
-  if (latency_) drain_retired_counts(bpf_map__fd(skel_->maps.latency), generation_, out.latency);
+  drain_retired_counts(bpf_map__fd(skel_->maps.subchecks), generation, out.subchecks);
+  merge_equal_keys(out.sites);
+  merge_equal_keys(out.subchecks);
+  for (const auto& c : out.sites) {
+    read_short(c.key);
+    read_stack<huc_stack>(full_fd, c.full_stack_id, c.key.generation, out.full_stacks);
+  }
+  if (latency_) drain_retired_counts(bpf_map__fd(skel_->maps.latency), generation, out.latency);
   for (const auto& c : out.subchecks) read_short(c.key.site);
   for (const auto& c : out.latency) read_short(c.key.site);
-  delete_retired_stacks(short_fd, generation_);
-  delete_retired_stacks(full_fd, generation_);
+  delete_retired_stacks(short_fd, generation);
+  delete_retired_stacks(full_fd, generation);
   add_percpu_array(bpf_map__fd(skel_->maps.drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), possible_cpus_, out.helper_walks);
   add_object_costs(skel_->obj, out);

@@ -53,11 +53,14 @@ class ProbeSession {
 
  private:
   ProbeSession() = default;
+  void drain_site_tables(RawDrain& out) const;
   probe_bpf* skel_ = nullptr;
   std::vector<BpfLinkPtr> links_;
   int possible_cpus_ = 1;
   bool latency_ = false;
-  uint8_t generation_ = 0;
+  bool direct_ = false;  // the check's program that reads kernel memory by direct loads
+  // The generation sequence the programs count in; keys carry its low byte.
+  uint32_t seq_ = 0;
 };
 
 }  // namespace hucprof

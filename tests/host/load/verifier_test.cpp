@@ -44,7 +44,7 @@ TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
     bpf_program__set_autoload(prog, is_kprobe);
     kprobes += is_kprobe;
   }
-  EXPECT_EQ(kprobes, 8);  // check, return, 6 sub-checks
+  EXPECT_EQ(kprobes, 9);  // check (helper reads, direct loads), return, 6 sub-checks
   // A full helper array: the search's bound is the array's capacity, not 1.
   skel->rodata->nr_helper_ranges = HUC_MAX_HELPER_RANGES;
   for (uint64_t i = 0; i < HUC_MAX_HELPER_RANGES; ++i) {
@@ -74,6 +74,7 @@ TEST_F(VerifierTest, ProbeClassifyingSubchecksLoadsAndReadsTheKernelLayout) {
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel->obj) {
     bpf_program__set_autoload(prog, prog == skel->progs.huc_kprobe_check_object_size ||
+                                        prog == skel->progs.huc_kprobe_check_direct ||
                                         prog == skel->progs.huc_read_layout);
   }
   skel->rodata->classify_subchecks = true;
