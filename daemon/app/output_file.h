@@ -6,8 +6,8 @@
 #include <variant>
 
 #include "bpf/libbpf_ptr.h"
+#include "core/file_text.h"
 #include "core/output_target.h"
-#include "core/regular_file.h"
 
 namespace hucprof {
 

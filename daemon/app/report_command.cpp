@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "app/output_file.h"
-#include "core/regular_file.h"
+#include "core/file_text.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/pprof_format.h"
@@ -27,16 +27,18 @@ std::string flame_graph_for(const StackProfile& profile, const std::string& file
 }  // namespace
 
 int report_command(const ReportOptions& options) {
-  const RegularFile file = read_regular_file(options.input, kMaxProfileBytes);
-  if (!file.error.empty()) {
-    std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(), file.error.c_str());
+  FileIdentity input;
+  const Result<std::string> file = read_regular_file(options.input, kMaxProfileBytes, &input);
+  if (!file.ok()) {
+    std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(),
+                 file.error().text.c_str());
     return kBadInput;
   }
   // Opened before anything is printed: a flame graph path that cannot be written is a usage
   // error like a bad -o, and the input is never its own output.
   std::optional<OutputFile> flamegraph;
   if (options.flamegraph) {
-    auto opened = OutputFile::open(*options.flamegraph, file.identity);
+    auto opened = OutputFile::open(*options.flamegraph, input);
     if (auto* why = std::get_if<std::string>(&opened)) {
       std::fprintf(stderr, "hucprof report: --flamegraph %s: %s\n", options.flamegraph->c_str(),
                    why->c_str());
@@ -44,7 +46,7 @@ int report_command(const ReportOptions& options) {
     }
     flamegraph.emplace(std::move(std::get<OutputFile>(opened)));
   }
-  auto read = read_pprof(file.bytes);
+  auto read = read_pprof(file.value());
   if (auto* error = std::get_if<std::string>(&read)) {
     std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(), error->c_str());
     return kBadInput;

@@ -29,13 +29,6 @@ struct YamlLimits {
   size_t max_flow_characters = 10000;
 };
 
-// The text of a regular file, at most max_bytes. Anything else is refused before it is read:
-// a FIFO would block forever, /dev/zero never ends. Errors are one line,
-// "PATH: cannot read WHAT: reason" (what: "config file", "web config file").
-std::variant<std::string, std::string> read_bounded_regular_file(const std::string& path,
-                                                                 std::string_view what,
-                                                                 size_t max_bytes);
-
 // One YAML document from text that names itself `name` in messages ("FILE:LINE: words").
 // Refused: bytes that are not UTF-8 text (NUL, control characters), more flow collection
 // characters than max_flow_characters, aliases and anchors (a settings file never needs them, and
@@ -44,7 +37,8 @@ std::variant<std::string, std::string> read_bounded_regular_file(const std::stri
 std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, const std::string& name,
                                                      const YamlLimits& limits = {});
 
-// read_bounded_regular_file + load_yaml_text.
+// core/file_text's read_regular_file (at most limits.max_bytes) + load_yaml_text; a file that
+// cannot be read is "PATH: cannot read WHAT: reason" (what: "config file").
 std::variant<YAML::Node, std::string> load_yaml_file(const std::string& path, std::string_view what,
                                                      const YamlLimits& limits = {});
 

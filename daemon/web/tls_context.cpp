@@ -10,7 +10,8 @@
 #include <array>
 #include <ctime>
 
-#include "cli/safe_yaml.h"
+#include "cli/message_text.h"
+#include "core/file_text.h"
 
 namespace hucprof {
 namespace {
@@ -50,9 +51,9 @@ std::variant<Pem, std::string> read_pem(const std::string& file, const std::stri
                                         const char* file_key, const char* text_key) {
   const std::string prefix = "tls_server_config.";
   if (file.empty()) return Pem{inline_text, prefix + text_key};
-  auto read = read_bounded_regular_file(file, prefix + file_key, kMaxPemBytes);
-  if (read.index() == 1) return std::get<1>(read);
-  return Pem{std::get<0>(read), prefix + file_key + " " + file};
+  const Result<std::string> read = read_regular_file(file, kMaxPemBytes);
+  if (!read.ok()) return cannot_read(file, prefix + file_key, read.error()).text;
+  return Pem{read.value(), prefix + file_key + " " + file};
 }
 
 // OpenSSL's default when a PEM block is encrypted is to ask for the passphrase on the terminal:

@@ -11,6 +11,7 @@
 #include "cli/message_text.h"
 #include "cli/named_values.h"
 #include "cli/safe_yaml.h"
+#include "core/file_text.h"
 
 namespace hucprof {
 namespace {
@@ -444,10 +445,10 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
 }
 
 std::variant<WebConfig, std::string> load_web_config(const std::string& path) {
-  auto text = read_bounded_regular_file(path, "web config file", YamlLimits{}.max_bytes);
-  if (text.index() == 1) return std::get<1>(text);
+  const Result<std::string> text = read_regular_file(path, YamlLimits{}.max_bytes);
+  if (!text.ok()) return cannot_read(path, "web config file", text.error()).text;
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return parse_web_config(std::get<0>(text), path, dir.empty() ? "." : dir);
+  return parse_web_config(text.value(), path, dir.empty() ? "." : dir);
 }
 
 }  // namespace hucprof
