@@ -71,10 +71,8 @@ std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::bind(
   for (const std::string& address :
        options.listen_fds.empty() ? options.listen_addresses : std::vector<std::string>{}) {
     auto parsed = parse_listen_address(address);
-    if (const auto* error = std::get_if<std::string>(&parsed)) {
-      return WebStartError{2, flag_error(address, *error)};
-    }
-    auto resolved = resolve_listen_address(std::get<ListenAddress>(parsed));
+    if (!parsed.ok()) return WebStartError{2, flag_error(address, parsed.error().text)};
+    auto resolved = resolve_listen_address(parsed.value());
     if (const auto* error = std::get_if<std::string>(&resolved)) {
       return WebStartError{2, flag_error(address, *error)};
     }

@@ -108,8 +108,8 @@ template <typename T, size_t N>
 T one_of(const std::string& text, const NamedValues<T, N>& choices, int line,
          const std::string& key) {
   auto found = find_named(choices, text);
-  if (auto* error = std::get_if<std::string>(&found)) Section::fail(line, key + ": " + *error);
-  return std::get<T>(found);
+  if (!found.ok()) Section::fail(line, key + ": " + found.error().text);
+  return found.value();
 }
 
 constexpr NamedValues<ClientAuth, 6> kClientAuth{{
@@ -342,10 +342,8 @@ void read_rate_limit(const YAML::Node& node, int line, WebConfig& config) {
           {"interval",
            [&](const YAML::Node& v, int l) {
              auto parsed = parse_duration(scalar(v, l, "rate_limit.interval"));
-             if (const auto* error = std::get_if<std::string>(&parsed)) {
-               Section::fail(l, "rate_limit.interval: " + *error);
-             }
-             config.rate_limit_interval = std::get<std::chrono::milliseconds>(parsed);
+             if (!parsed.ok()) Section::fail(l, "rate_limit.interval: " + parsed.error().text);
+             config.rate_limit_interval = parsed.value();
            }},
           {"burst",
            [&](const YAML::Node& v, int l) {
@@ -410,8 +408,8 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
                                                       const std::string& name,
                                                       const std::string& base_dir) {
   auto loaded = load_yaml_text(text, name);
-  if (auto* error = std::get_if<std::string>(&loaded)) return control_bytes_escaped(*error);
-  const YAML::Node& root = std::get<YAML::Node>(loaded);
+  if (!loaded.ok()) return control_bytes_escaped(loaded.error().text);
+  const YAML::Node& root = loaded.value();
   WebConfig config;
   if (!root.IsDefined() || root.IsNull()) return config;  // empty: plain HTTP, no auth
   try {
