@@ -40,9 +40,13 @@ void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline,
                                           window = options.prediction_window, &interval_ms,
                                           telemetry_path = options.telemetry_path] {
                      pipeline.wait_while_draining();  // rendering steps aside for a drain
-                     return WebViewInput{pipeline.latest(), pipeline.profiles().window(), mode,
-                                         std::chrono::milliseconds(interval_ms.load()), window,
-                                         true, telemetry_path};
+                     return WebViewInput{pipeline.latest(),
+                                         pipeline.profiles().window(),
+                                         mode,
+                                         std::chrono::milliseconds(interval_ms.load()),
+                                         window,
+                                         true,
+                                         telemetry_path};
                    }));
 }
 
@@ -71,12 +75,12 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
     web.listen_fds = std::get<std::vector<int>>(sockets);
   }
   auto collectable = std::make_shared<SnapshotCollectable>();
-  auto server_or_error = MetricsServer::bind(web, collectable);
-  if (auto* error = std::get_if<WebStartError>(&server_or_error)) {
-    spdlog::error("{}", error->message);
-    return error->exit_code;
+  auto bound = MetricsServer::bind(web, collectable);
+  if (!bound.ok()) {
+    spdlog::error("{}", bound.error().text);
+    return bound.error().exit_code;
   }
-  auto server = std::move(std::get<std::unique_ptr<MetricsServer>>(server_or_error));
+  std::unique_ptr<MetricsServer> server = std::move(bound).value();
   // After the web config loaded: a usage error is the one line on stderr.
   spdlog::info("hucprof {} on kernel {}, mode {}, libbpf {}", hucprof_version(),
                kernel.facts.release, mode_name(options.mode), libbpf_version());

@@ -387,10 +387,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void route() {
     auto target = parse_request_target(std::string_view(request_.target()));
-    if (const auto* error = std::get_if<std::string>(&target)) {
-      return respond(text_response(400, "bad request: " + *error + "\n"));
-    }
-    auto& decoded = std::get<RequestTarget>(target);
+    if (!target.ok())
+      return respond(text_response(400, "bad request: " + target.error().text + "\n"));
+    RequestTarget& decoded = target.value();
     const auto route = server_.find_route(decoded.path);
     if (!route) return respond(text_response(404, "404 page not found\n"));
     if (request_.method() != http::verb::get && request_.method() != http::verb::head) {
@@ -505,8 +504,8 @@ tcp::endpoint endpoint_of(const ListenAddress& address) {
   return tcp::endpoint(net::ip::make_address(address.host, ec), address.port);
 }
 
-std::optional<std::string> listen_on(tcp::acceptor& acceptor, tcp::endpoint endpoint,
-                                     bool dual_stack) {
+// Errors mean exit 1: the address is well formed, this host cannot listen there.
+Result<void> listen_on(tcp::acceptor& acceptor, tcp::endpoint endpoint, bool dual_stack) {
   beast::error_code ec;
   acceptor.open(endpoint.protocol(), ec);
   if (ec && dual_stack && ec == net::error::address_family_not_supported) {
@@ -520,12 +519,12 @@ std::optional<std::string> listen_on(tcp::acceptor& acceptor, tcp::endpoint endp
   if (!ec && dual_stack) acceptor.set_option(net::ip::v6_only(false), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (!ec) return std::nullopt;
+  if (!ec) return {};
   beast::error_code ignored;
   acceptor.close(ignored);
   const std::string where =
       dual_stack ? "port " + std::to_string(endpoint.port()) : endpoint_text(endpoint);
-  return "cannot listen on " + where + ": " + lowercase_first(ec.message());
+  return Error{"cannot listen on " + where + ": " + lowercase_first(ec.message()), kExitCannotRun};
 }
 
 // Descriptors kept free beside the connections: the accept in flight, the spare one, files
@@ -687,11 +686,11 @@ void HttpServer::Impl::stop() {
   spare_fd = -1;
 }
 
-std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::start(
-    const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
-    HttpServerLimits limits) {
+Result<std::unique_ptr<HttpServer>> HttpServer::start(const ListenAddress& address,
+                                                      std::shared_ptr<WebSecuritySource> security,
+                                                      HttpServerLimits limits) {
   auto bound = bind(address, std::move(security), limits);
-  if (auto* server = std::get_if<std::unique_ptr<HttpServer>>(&bound)) (*server)->serve();
+  if (bound.ok()) bound.value()->serve();
   return bound;
 }
 
@@ -705,17 +704,18 @@ void HttpServer::serve() {
   }
 }
 
-std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::bind(
-    const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
-    HttpServerLimits limits) {
+Result<std::unique_ptr<HttpServer>> HttpServer::bind(const ListenAddress& address,
+                                                     std::shared_ptr<WebSecuritySource> security,
+                                                     HttpServerLimits limits) {
   if (!security) security = std::make_shared<WebSecuritySource>();
   auto impl = std::make_unique<Impl>(limits, std::move(security));
   auto resolved = resolve_listen_address(address);
-  if (auto* error = std::get_if<std::string>(&resolved)) return *error;
-  const auto& numeric = std::get<ListenAddress>(resolved);
-  if (auto error = listen_on(impl->acceptor, endpoint_of(numeric),
-                             numeric.kind == ListenAddress::Kind::Any)) {
-    return *error;
+  if (!resolved.ok()) return resolved.error();
+  const ListenAddress& numeric = resolved.value();
+  if (auto listening =
+          listen_on(impl->acceptor, endpoint_of(numeric), numeric.kind == ListenAddress::Kind::Any);
+      !listening.ok()) {
+    return listening.error();
   }
   impl->bound = impl->acceptor.local_endpoint();
   impl->work.emplace(impl->io.get_executor());
@@ -724,33 +724,40 @@ std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::bind(
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
-std::variant<std::unique_ptr<HttpServer>, std::string> HttpServer::adopt(
-    int listening_fd, std::shared_ptr<WebSecuritySource> security, HttpServerLimits limits) {
+Result<std::unique_ptr<HttpServer>> HttpServer::adopt(int listening_fd,
+                                                      std::shared_ptr<WebSecuritySource> security,
+                                                      HttpServerLimits limits) {
   if (!security) security = std::make_shared<WebSecuritySource>();
   auto impl = std::make_unique<Impl>(limits, std::move(security));
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (getsockname(listening_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
       (address.ss_family != AF_INET && address.ss_family != AF_INET6)) {
-    return "socket " + std::to_string(listening_fd) + " is not an IPv4 or IPv6 socket";
+    return Error{"socket " + std::to_string(listening_fd) + " is not an IPv4 or IPv6 socket",
+                 kExitCannotRun};
   }
   beast::error_code ec;
   impl->acceptor.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), listening_fd, ec);
   if (!ec) impl->bound = impl->acceptor.local_endpoint(ec);
-  if (ec) return "socket " + std::to_string(listening_fd) + ": " + lowercase_first(ec.message());
+  if (ec) {
+    return Error{"socket " + std::to_string(listening_fd) + ": " + lowercase_first(ec.message()),
+                 kExitCannotRun};
+  }
   impl->work.emplace(impl->io.get_executor());
   impl->accept();
   impl->check_config();
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
-std::variant<ListenAddress, std::string> resolve_listen_address(const ListenAddress& address) {
+Result<ListenAddress> resolve_listen_address(const ListenAddress& address) {
   if (address.kind != ListenAddress::Kind::HostName) return address;
   net::io_context io;
   tcp::resolver resolver(io);
   beast::error_code ec;
   const auto results = resolver.resolve(address.host, std::to_string(address.port), ec);
-  if (ec) return "cannot resolve host \"" + address.host + "\": " + lowercase_first(ec.message());
+  if (ec) {
+    return Error{"cannot resolve host \"" + address.host + "\": " + lowercase_first(ec.message())};
+  }
   std::optional<ListenAddress> v4, v6;
   for (const auto& entry : results) {
     const auto ip = entry.endpoint().address();
@@ -761,7 +768,7 @@ std::variant<ListenAddress, std::string> resolve_listen_address(const ListenAddr
   }
   if (v4) return *v4;
   if (v6) return *v6;
-  return "host \"" + address.host + "\" has no IPv4 or IPv6 address";
+  return Error{"host \"" + address.host + "\" has no IPv4 or IPv6 address"};
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -404,11 +404,10 @@ std::vector<std::string> web_config_warnings(const WebConfig& config) {
 
 const char* tls_version_name(TlsVersion version) { return name_of(kVersions, version).data(); }
 
-std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
-                                                      const std::string& name,
-                                                      const std::string& base_dir) {
+Result<WebConfig> parse_web_config(std::string_view text, const std::string& name,
+                                   const std::string& base_dir) {
   auto loaded = load_yaml_text(text, name);
-  if (!loaded.ok()) return control_bytes_escaped(loaded.error().text);
+  if (!loaded.ok()) return Error{control_bytes_escaped(loaded.error().text)};
   const YAML::Node& root = loaded.value();
   WebConfig config;
   if (!root.IsDefined() || root.IsNull()) return config;  // empty: plain HTTP, no auth
@@ -433,18 +432,19 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
              }},
         });
   } catch (const Invalid& invalid) {
-    return control_bytes_escaped(name + ":" + std::to_string(invalid.line) + ": " + invalid.words);
+    return Error{
+        control_bytes_escaped(name + ":" + std::to_string(invalid.line) + ": " + invalid.words)};
   } catch (const YAML::Exception& e) {
     // Node access on a malformed tree; the screen in load_yaml_text makes this unlikely.
-    return control_bytes_escaped(
-        name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " + e.msg);
+    return Error{control_bytes_escaped(
+        name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " + e.msg)};
   }
   return config;
 }
 
-std::variant<WebConfig, std::string> load_web_config(const std::string& path) {
+Result<WebConfig> load_web_config(const std::string& path) {
   const Result<std::string> text = read_regular_file(path, YamlLimits{}.max_bytes);
-  if (!text.ok()) return cannot_read(path, "web config file", text.error()).text;
+  if (!text.ok()) return cannot_read(path, "web config file", text.error());
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return parse_web_config(text.value(), path, dir.empty() ? "." : dir);
 }
