@@ -176,7 +176,7 @@ double cpu_ms(clockid_t clock) {
 double thread_cpu_ms() { return cpu_ms(CLOCK_THREAD_CPUTIME_ID); }
 double process_cpu_ms() { return cpu_ms(CLOCK_PROCESS_CPUTIME_ID); }
 
-struct Result {
+struct RunResult {
   double startup_ms, first_drain_ms, first_drain_cpu_ms, steady_drain_ms, steady_drain_cpu_ms;
   double lines_ms;        // from the first drain's start until every stack went out with its lines
   double lookups_cpu_ms;  // the process's CPU time over the same span, the drains' included
@@ -222,9 +222,9 @@ class OutputDigest {
 };
 
 // One configuration in this process: kallsyms, [debuginfo], the first drain, then `drains` more.
-Result run(const Kernel& k, const std::string& vmlinux, Config config, size_t stacks, int drains,
-           const std::string& notes_path) {
-  Result r{};
+RunResult run(const Kernel& k, const std::string& vmlinux, Config config, size_t stacks, int drains,
+              const std::string& notes_path) {
+  RunResult r{};
   mallopt(M_ARENA_MAX, 1);  // as the daemon's main() does, before any thread starts
   const std::string text = kallsyms_text(k);
   const std::vector<RawDrain> rounds = {make_drain(k, stacks, 0), make_drain(k, stacks, 1)};
@@ -341,12 +341,12 @@ int main(int argc, char** argv) {
       const pid_t pid = fork();
       if (pid == 0) {
         close(pipe_fd[0]);
-        const Result r = run(k, vmlinux, config, stacks, drains, notes_path);
+        const RunResult r = run(k, vmlinux, config, stacks, drains, notes_path);
         if (write(pipe_fd[1], &r, sizeof(r)) != sizeof(r)) _exit(1);
         _exit(0);
       }
       close(pipe_fd[1]);
-      Result r{};
+      RunResult r{};
       const bool got = read(pipe_fd[0], &r, sizeof(r)) == sizeof(r);
       close(pipe_fd[0]);
       int status = 0;

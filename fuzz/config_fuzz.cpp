@@ -12,13 +12,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto parsed = hucprof::parse_config_text(text, "fuzz.yaml");
-  if (const auto* error = std::get_if<std::string>(&parsed)) {
-    HUC_FUZZ_CHECK(hucprof::one_line(*error), "config error is one line");
+  if (!parsed.ok()) {
+    HUC_FUZZ_CHECK(hucprof::one_line(parsed.error().text), "config error is one line");
     return 0;
   }
   hucprof::RunOptions options;
-  const auto error = hucprof::apply_config_entries(
-      std::get<std::vector<hucprof::ConfigEntry>>(parsed), "fuzz.yaml", options);
+  const auto error = hucprof::apply_config_entries(parsed.value(), "fuzz.yaml", options);
   if (error) {
     HUC_FUZZ_CHECK(hucprof::one_line(*error), "setting error is one line");
     return 0;

@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <variant>
 
 #include "debuginfo/debug_file.h"
 #include "fuzz_check.h"
@@ -69,8 +68,8 @@ constexpr uint64_t kFarOffsets[] = {~uint64_t{0}, ~uint64_t{0} - 1, uint64_t{1} 
 
 void look_up_vmlinux(const std::string& path, size_t size) {
   auto opened = VmlinuxFile::open(path);
-  if (const auto* error = std::get_if<std::string>(&opened)) return check_refusal(*error);
-  VmlinuxFile& file = *std::get<std::unique_ptr<VmlinuxFile>>(opened);
+  if (!opened.ok()) return check_refusal(opened.error().text);
+  VmlinuxFile& file = *opened.value();
   check_facts(file.facts(), size);
   for (uint64_t offset = 0; offset < kProbeSpan; ++offset) check_lines(file.lines(offset));
   file.end_batch();  // the pages go, the parse stays: lookups after it must still work
@@ -81,8 +80,8 @@ void look_up_vmlinux(const std::string& path, size_t size) {
 
 void look_up_module(const std::string& path, size_t size) {
   auto opened = ModuleFile::open(path);
-  if (const auto* error = std::get_if<std::string>(&opened)) return check_refusal(*error);
-  ModuleFile& file = *std::get<std::unique_ptr<ModuleFile>>(opened);
+  if (!opened.ok()) return check_refusal(opened.error().text);
+  ModuleFile& file = *opened.value();
   check_facts(file.facts(), size);
   for (uint64_t offset = 0; offset < kProbeSpan / 4; ++offset) {
     check_lines(file.lines("udp_recvmsg", offset));

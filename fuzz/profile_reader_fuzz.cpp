@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <set>
 #include <string_view>
-#include <variant>
 
 #include "core/flame_tree.h"
 #include "core/folding_rules.h"
@@ -70,16 +69,17 @@ void check_within(const StackProfile& profile, const ProfileReadLimits& limits) 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   const ProfileReadLimits tight = tight_limits();
-  if (auto small = read_pprof(bytes, tight); std::holds_alternative<StackProfile>(small)) {
-    check_within(std::get<StackProfile>(small), tight);
+  if (auto small = read_pprof(bytes, tight); small.ok()) {
+    check_within(small.value(), tight);
   }
   auto read = read_pprof(bytes);
-  if (const auto* error = std::get_if<std::string>(&read)) {
+  if (!read.ok()) {
     // `hucprof report` prints it after the file name: one line that says what is wrong.
-    HUC_FUZZ_CHECK(!error->empty() && one_line(*error), "a refused profile is named in one line");
+    HUC_FUZZ_CHECK(!read.error().text.empty() && one_line(read.error().text),
+                   "a refused profile is named in one line");
     return 0;
   }
-  const StackProfile& profile = std::get<StackProfile>(read);
+  const StackProfile& profile = read.value();
   check_within(profile, ProfileReadLimits{});
   const UsercopyCost cost = summarize_cost(profile);
   render_report(profile, cost);

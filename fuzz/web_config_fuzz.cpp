@@ -12,15 +12,15 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto parsed = hucprof::parse_web_config(text, "fuzz.yml", "/etc/hucprof");
-  if (const auto* error = std::get_if<std::string>(&parsed)) {
+  if (!parsed.ok()) {
     // One line on stderr at start, one log line on reload.
-    HUC_FUZZ_CHECK(
-        !error->empty() && hucprof::one_line(*error) && error->find('\r') == std::string::npos,
-        "an error is one line");
-    HUC_FUZZ_CHECK(error->rfind("fuzz.yml:", 0) == 0, "an error names the file");
+    HUC_FUZZ_CHECK(!parsed.error().text.empty() && hucprof::one_line(parsed.error().text) &&
+                       parsed.error().text.find('\r') == std::string::npos,
+                   "an error is one line");
+    HUC_FUZZ_CHECK(parsed.error().text.rfind("fuzz.yml:", 0) == 0, "an error names the file");
     return 0;
   }
-  const auto& config = std::get<hucprof::WebConfig>(parsed);
+  const auto& config = parsed.value();
   if (config.tls) {
     const auto& tls = *config.tls;
     HUC_FUZZ_CHECK(tls.cert_file.empty() != tls.cert.empty(), "one certificate: file or inline");

@@ -71,8 +71,8 @@ int shell_status(int raw) {
 
 }  // namespace
 
-std::string ChildCommand::check_runnable(const std::vector<std::string>& argv) {
-  if (argv.empty()) return "no command given";
+Result<void> ChildCommand::check_runnable(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Error{"no command given"};
   const std::string& name = argv[0];
   auto runnable = [](const std::string& path) {
     struct stat st {};
@@ -80,37 +80,33 @@ std::string ChildCommand::check_runnable(const std::vector<std::string>& argv) {
            ::access(path.c_str(), X_OK) == 0;
   };
   if (name.find('/') != std::string::npos) {
-    if (runnable(name)) return "";
+    if (runnable(name)) return {};
     struct stat st {};
     const int err = ::stat(name.c_str(), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : EACCES;
-    return "cannot run " + name + ": " + std::strerror(err);
+    return Error{"cannot run " + name + ": " + std::strerror(err)};
   }
   const char* path = std::getenv("PATH");
   std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
   while (true) {
     const size_t colon = dirs.find(':');
     const std::string_view dir = dirs.substr(0, colon);
-    if (runnable((dir.empty() ? std::string(".") : std::string(dir)) + "/" + name)) return "";
+    if (runnable((dir.empty() ? std::string(".") : std::string(dir)) + "/" + name)) return {};
     if (colon == std::string_view::npos) break;
     dirs.remove_prefix(colon + 1);
   }
-  return "cannot run " + name + ": " + std::strerror(ENOENT);
+  return Error{"cannot run " + name + ": " + std::strerror(ENOENT)};
 }
 
-std::unique_ptr<ChildCommand> ChildCommand::start(const std::vector<std::string>& argv,
-                                                  std::string* error, int cgroup_procs_fd) {
-  if (argv.empty()) {
-    *error = "no command given";
-    return nullptr;
-  }
+Result<std::unique_ptr<ChildCommand>> ChildCommand::start(const std::vector<std::string>& argv,
+                                                          int cgroup_procs_fd) {
+  if (argv.empty()) return Error{"no command given"};
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (cgroup_procs_fd >= 0) {
     pid_t pid = -1;
     if (const int err = spawn_in_cgroup(&pid, args.data(), cgroup_procs_fd); err != 0) {
-      *error = "cannot run " + argv[0] + " in its cgroup: " + std::strerror(err);
-      return nullptr;
+      return Error{"cannot run " + argv[0] + " in its cgroup: " + std::strerror(err)};
     }
     return std::unique_ptr<ChildCommand>(new ChildCommand(pid));
   }
@@ -128,10 +124,7 @@ std::unique_ptr<ChildCommand> ChildCommand::start(const std::vector<std::string>
   pid_t pid = -1;
   const int err = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
   posix_spawnattr_destroy(&attr);
-  if (err != 0) {
-    *error = "cannot run " + argv[0] + ": " + std::strerror(err);
-    return nullptr;
-  }
+  if (err != 0) return Error{"cannot run " + argv[0] + ": " + std::strerror(err)};
   return std::unique_ptr<ChildCommand>(new ChildCommand(pid));
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
+
 namespace hucprof {
 
 // The COMMAND of `hucprof record -- COMMAND ARGS...`: started with the signal mask and
@@ -13,16 +15,16 @@ namespace hucprof {
 // SIGPIPE), reaped by its owner.
 class ChildCommand {
  public:
-  // "" when argv[0] names an executable file (searched in PATH unless it holds a "/", as
-  // posix_spawnp searches), else why not, in the words start() would use: checked before
+  // Whether argv[0] names an executable file (searched in PATH unless it holds a "/", as
+  // posix_spawnp searches), and if not why, in the words start() would use: checked before
   // anything is attached, so a typo in COMMAND costs nothing.
-  static std::string check_runnable(const std::vector<std::string>& argv);
+  static Result<void> check_runnable(const std::vector<std::string>& argv);
 
-  // nullptr and *error set (not found, not executable, in words) when it cannot start.
+  // The running child, or why it cannot start (not found, not executable, in words).
   // cgroup_procs_fd: a cgroup's cgroup.procs, open for writing: the command is in that cgroup
   // before its first instruction (workload/command_cgroup.h); -1 leaves it in hucprof's.
-  static std::unique_ptr<ChildCommand> start(const std::vector<std::string>& argv,
-                                             std::string* error, int cgroup_procs_fd = -1);
+  static Result<std::unique_ptr<ChildCommand>> start(const std::vector<std::string>& argv,
+                                                     int cgroup_procs_fd = -1);
 
   ChildCommand(const ChildCommand&) = delete;
   ChildCommand& operator=(const ChildCommand&) = delete;

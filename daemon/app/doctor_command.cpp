@@ -39,12 +39,13 @@ void print_target(const TargetPlan& t, const std::string* refused) {
 
 int doctor_command(const RunOptions& options) {
   auto loaded = load_kernel_view(options.kallsyms_path);
-  if (auto* error = std::get_if<std::string>(&loaded)) {
-    std::printf("hucprof doctor\n  kallsyms               no   %s\n\n", error->c_str());
-    std::printf("verdict: `hucprof run` cannot start: %s\n", error->c_str());
-    return 1;
+  if (!loaded.ok()) {
+    const char* why = loaded.error().text.c_str();
+    std::printf("hucprof doctor\n  kallsyms               no   %s\n\n", why);
+    std::printf("verdict: `hucprof run` cannot start: %s\n", why);
+    return loaded.error().exit_code;
   }
-  const KernelView& kernel = std::get<KernelView>(loaded);
+  const KernelView& kernel = loaded.value();
   const KernelFacts& f = kernel.facts;
 
   std::printf("hucprof doctor — kernel %s\n\nKernel\n", f.release.c_str());

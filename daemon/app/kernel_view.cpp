@@ -14,16 +14,21 @@ KallsymsIndex load_kallsyms(const std::string& path, bool* readable) {
   return KallsymsIndex::parse(in);
 }
 
-std::variant<KernelView, std::string> load_kernel_view(const std::string& kallsyms_path) {
+Result<KernelView> load_kernel_view(const std::string& kallsyms_path) {
   KernelView view;
   bool readable = false;
   view.modules = read_file_text(kModulesPath);
   view.kallsyms = load_kallsyms(kallsyms_path, &readable);
-  if (!readable) return "cannot read " + kallsyms_path + ": call sites cannot be named";
-  if (view.kallsyms.size() == 0) return kallsyms_path + " has no text symbols";
+  if (!readable) {
+    return Error{"cannot read " + kallsyms_path + ": call sites cannot be named", kExitCannotRun};
+  }
+  if (view.kallsyms.size() == 0) {
+    return Error{kallsyms_path + " has no text symbols", kExitCannotRun};
+  }
   if (view.kallsyms.addresses_hidden()) {
-    return kallsyms_path +
-           " shows zero addresses (kernel.kptr_restrict): run as root or with CAP_SYSLOG";
+    return Error{kallsyms_path +
+                     " shows zero addresses (kernel.kptr_restrict): run as root or with CAP_SYSLOG",
+                 kExitCannotRun};
   }
   view.facts = KernelFacts::probe();
   view.hardened = evaluate_hardened_usercopy(

@@ -1,13 +1,13 @@
 #pragma once
 #include <optional>
 #include <string>
-#include <variant>
 
 #include "bpf/kernel_facts.h"
 #include "cli/options.h"
 #include "core/attach_plan.h"
 #include "core/hardened_state.h"
 #include "core/kallsyms_index.h"
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -22,8 +22,9 @@ struct KernelView {
 };
 
 // Loads /proc/kallsyms (path overridable) and probes the kernel. Returns an error in words
-// when kallsyms is unreadable or its addresses are hidden: nothing can be attributed then.
-std::variant<KernelView, std::string> load_kernel_view(const std::string& kallsyms_path);
+// (exit 1) when kallsyms is unreadable or its addresses are hidden: nothing can be attributed
+// then.
+Result<KernelView> load_kernel_view(const std::string& kallsyms_path);
 
 // Reads a kallsyms file; empty index if unreadable.
 KallsymsIndex load_kallsyms(const std::string& path, bool* readable = nullptr);

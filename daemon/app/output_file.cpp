@@ -58,15 +58,14 @@ int rename_without_replacing(const std::string& temp, const std::string& path) {
 
 }  // namespace
 
-std::variant<OutputFile, std::string> OutputFile::open(const std::string& path,
-                                                       std::optional<FileIdentity> input) {
+Result<OutputFile> OutputFile::open(const std::string& path, std::optional<FileIdentity> input) {
   OutputFacts facts;
   struct stat entry {};
   if (::lstat(path.c_str(), &entry) == 0) {
     facts.symlink = S_ISLNK(entry.st_mode);
     facts.entry = facts.symlink ? Kind::Missing : kind_of(entry.st_mode);
   } else if (errno != ENOENT) {
-    return errno_words(errno);
+    return Error{errno_words(errno)};
   }
   // What the path leads to, held by an O_PATH descriptor: looking opens no device, and the
   // file written into below is this one even if the name changes meanwhile.
@@ -74,19 +73,19 @@ std::variant<OutputFile, std::string> OutputFile::open(const std::string& path,
   struct stat st {};
   if (facts.symlink || facts.entry != Kind::Missing) {
     target = UniqueFd(::open(path.c_str(), O_PATH | O_CLOEXEC));
-    if (!target && errno != ENOENT) return errno_words(errno);
+    if (!target && errno != ENOENT) return Error{errno_words(errno)};
     if (target) {
-      if (::fstat(target.get(), &st) != 0) return errno_words(errno);
+      if (::fstat(target.get(), &st) != 0) return Error{errno_words(errno)};
       facts.target = kind_of(st.st_mode);
       facts.device_major = major(st.st_rdev);
       facts.device_minor = minor(st.st_rdev);
     }
   }
   const OutputDecision decision = decide_output(facts);
-  if (decision.action == Action::Refuse) return decision.why;
+  if (decision.action == Action::Refuse) return Error{decision.why};
   if (target && input &&
       FileIdentity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)} == *input) {
-    return std::string("is the file being read; writing it would destroy the input");
+    return Error{"is the file being read; writing it would destroy the input"};
   }
 
   OutputFile out;
@@ -98,9 +97,9 @@ std::variant<OutputFile, std::string> OutputFile::open(const std::string& path,
     out.fd_ = UniqueFd(::open(self.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
     if (!out.fd_) {
       if (errno == ENXIO && facts.target == Kind::Fifo) {
-        return std::string("is a FIFO with no reader (start the reader first)");
+        return Error{"is a FIFO with no reader (start the reader first)"};
       }
-      return errno_words(errno);
+      return Error{errno_words(errno)};
     }
     // Writes may wait for a pipe's reader; only the open must not.
     ::fcntl(out.fd_.get(), F_SETFL, ::fcntl(out.fd_.get(), F_GETFL) & ~O_NONBLOCK);
@@ -114,7 +113,7 @@ std::variant<OutputFile, std::string> OutputFile::open(const std::string& path,
   if (!out.fd_) {
     const int err = errno;
     out.temp_.clear();
-    return "cannot create a file in " + directory_of(path) + ": " + errno_words(err);
+    return Error{"cannot create a file in " + directory_of(path) + ": " + errno_words(err)};
   }
   return out;
 }
@@ -135,23 +134,23 @@ OutputFile::~OutputFile() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
-std::string OutputFile::commit(std::string_view bytes) {
-  if (!fd_) return "already written";
+Result<void> OutputFile::commit(std::string_view bytes) {
+  if (!fd_) return Error{"already written", kExitCannotRun};
   if (action_ == Action::WriteInto) {
     if (regular_ && (::ftruncate(fd_.get(), 0) != 0 || ::lseek(fd_.get(), 0, SEEK_SET) != 0)) {
-      return "cannot truncate " + path_ + ": " + errno_words(errno);
+      return Error{"cannot truncate " + path_ + ": " + errno_words(errno), kExitCannotRun};
     }
     const bool written = write_all(fd_.get(), bytes) && (!regular_ || ::fsync(fd_.get()) == 0);
     const int err = errno;
     fd_.reset();
-    if (!written) return "cannot write " + path_ + ": " + errno_words(err);
-    return "";
+    if (!written) return Error{"cannot write " + path_ + ": " + errno_words(err), kExitCannotRun};
+    return {};
   }
   // mkstemp made it 0600, as perf makes perf.data: recorded as root, read by its owner.
   if (!write_all(fd_.get(), bytes) || ::fsync(fd_.get()) != 0) {
     const int err = errno;
     fd_.reset();
-    return "cannot write " + temp_ + ": " + errno_words(err);
+    return Error{"cannot write " + temp_ + ": " + errno_words(err), kExitCannotRun};
   }
   fd_.reset();
   const int placed = action_ == Action::Create ? rename_without_replacing(temp_, path_)
@@ -162,12 +161,14 @@ std::string OutputFile::commit(std::string_view bytes) {
       // Something was put at the path while we worked: the profile stays where it is.
       std::string kept = std::move(temp_);
       temp_.clear();
-      return path_ + " appeared meanwhile and is left alone; the profile is in " + kept;
+      return Error{path_ + " appeared meanwhile and is left alone; the profile is in " + kept,
+                   kExitCannotRun};
     }
-    return "cannot rename " + temp_ + " to " + path_ + ": " + errno_words(err);
+    return Error{"cannot rename " + temp_ + " to " + path_ + ": " + errno_words(err),
+                 kExitCannotRun};
   }
   temp_.clear();
-  return "";
+  return {};
 }
 
 }  // namespace hucprof

@@ -3,11 +3,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "bpf/libbpf_ptr.h"
+#include "core/file_text.h"
 #include "core/output_target.h"
-#include "core/regular_file.h"
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -21,8 +21,7 @@ class OutputFile {
  public:
   // The error names no path ("is a block device (8:0); ..."); callers say which flag it was.
   // `input`: a file the command reads, which its output must not overwrite.
-  static std::variant<OutputFile, std::string> open(const std::string& path,
-                                                    std::optional<FileIdentity> input = {});
+  static Result<OutputFile> open(const std::string& path, std::optional<FileIdentity> input = {});
 
   OutputFile(OutputFile&& other) noexcept { *this = std::move(other); }
   OutputFile& operator=(OutputFile&& other) noexcept;
@@ -30,8 +29,9 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
   ~OutputFile();  // a temporary file never committed is removed
 
-  // Writes `bytes` and puts them in place; "" or the error in words. Once only.
-  std::string commit(std::string_view bytes);
+  // Writes `bytes` and puts them in place, or says why not (exit 1: what was recorded is lost).
+  // Once only.
+  Result<void> commit(std::string_view bytes);
 
   const std::string& path() const { return path_; }
 

@@ -50,8 +50,8 @@ double monotonic_seconds(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, KernelView& kernel) {
-  Started out;
+Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOptions& options,
+                                                                    KernelView& kernel) {
   std::unique_ptr<ProfilingPipeline> self(new ProfilingPipeline());
   hucprof::v1::Snapshot& status = self->status_;
   status.set_hardened_usercopy_enabled(kernel.hardened.enabled);
@@ -77,10 +77,7 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
   self->sampler_ = std::move(attached.sampler);
 
   const Verdict verdict = judge(options.mode, kernel.hardened, attached.outcome);
-  if (!verdict.runs) {
-    out.error = verdict.summary;
-    return out;
-  }
+  if (!verdict.runs) return Error{verdict.summary, kExitCannotRun};
   spdlog::info("running: {}", verdict.summary);
 
   const std::string kallsyms_path = options.kallsyms_path;
@@ -128,8 +125,7 @@ ProfilingPipeline::Started ProfilingPipeline::start(const RunOptions& options, K
   self->profiles_ =
       std::make_unique<ProfileStore>(std::move(header), options.prediction_window, started_at);
   self->latest_ = status;
-  out.pipeline = std::move(self);
-  return out;
+  return self;
 }
 
 void ProfilingPipeline::publish_to(std::function<void(const hucprof::v1::Snapshot&)> publish) {

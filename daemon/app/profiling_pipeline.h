@@ -9,6 +9,7 @@
 #include "cli/options.h"
 #include "core/drain_gate.h"
 #include "core/profile_store.h"
+#include "core/result.h"
 #include "hucprof.pb.h"
 
 namespace hucprof {
@@ -30,12 +31,10 @@ class CgroupWorkloads;
 // periodic ones.
 class ProfilingPipeline {
  public:
-  struct Started {
-    std::unique_ptr<ProfilingPipeline> pipeline;
-    std::string error;  // why what attached is not enough to run (exit 1)
-  };
-  // Takes the kernel's kallsyms (the symbolizer keeps it).
-  static Started start(const RunOptions& options, KernelView& kernel);
+  // Takes the kernel's kallsyms (the symbolizer keeps it). The error: why what attached is not
+  // enough to run (exit 1).
+  static Result<std::unique_ptr<ProfilingPipeline>> start(const RunOptions& options,
+                                                          KernelView& kernel);
   ~ProfilingPipeline();
 
   // Called with every new snapshot, in drain order (under the drain lock, so a profile

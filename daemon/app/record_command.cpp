@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/child_command.h"
+#include "app/command_error.h"
 #include "app/kernel_view.h"
 #include "app/output_file.h"
 #include "app/profiling_pipeline.h"
@@ -28,7 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kDefaultDuration{30000};
 // How often the loop looks at COMMAND (a signalfd cannot tell us it exited).
 constexpr std::chrono::milliseconds kChildPoll{100};
-constexpr int kUsageError = 2;
 
 std::string joined(const std::vector<std::string>& argv) {
   std::string out;
@@ -66,15 +66,14 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   SignalInbox signals;  // before anything starts: Ctrl-C must end the recording, not the process
 
   auto opened = OutputFile::open(record.output);
-  if (auto* why = std::get_if<std::string>(&opened)) {
-    spdlog::error("-o {}: {}", record.output, *why);
-    return kUsageError;
+  if (!opened.ok()) {
+    spdlog::error("-o {}: {}", record.output, opened.error().text);
+    return opened.error().exit_code;
   }
-  OutputFile& output = std::get<OutputFile>(opened);
+  OutputFile& output = opened.value();
   if (!record.command.empty()) {
-    if (auto why = ChildCommand::check_runnable(record.command); !why.empty()) {
-      spdlog::error("{}", why);
-      return kUsageError;
+    if (auto runnable = ChildCommand::check_runnable(record.command); !runnable.ok()) {
+      return log_and_exit_code(runnable.error());
     }
   }
   // --only-command: COMMAND's own cgroup, made before anything is attached (the sampler is
@@ -83,38 +82,29 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   RunOptions options = run;
   if (record.only_command) {
     if (run.mode != Mode::Sample) {
-      spdlog::error(
-          "--only-command: only sampling can be restricted to COMMAND's cgroup (add --mode "
-          "sample)");
-      return kUsageError;
+      return log_and_exit_code(
+          Error{"--only-command: only sampling can be restricted to COMMAND's cgroup (add --mode "
+                "sample)"});
     }
     const UnifiedRoot root = find_unified_root();
     if (root.path.empty()) {
-      spdlog::error("--only-command: {}", root.error);
-      return 1;
+      return log_and_exit_code(Error{"--only-command: " + root.error, kExitCannotRun});
     }
     auto made = CommandCgroup::make(root.path, "hucprof-record-" + std::to_string(::getpid()));
-    if (!made.cgroup) {
-      spdlog::error("--only-command: {}", made.error);
-      return 1;
+    if (!made.ok()) {
+      return log_and_exit_code(Error{"--only-command: " + made.error().text, kExitCannotRun});
     }
-    cgroup = std::move(made.cgroup);
+    cgroup = std::move(made).value();
     options.only_cgroup_id = cgroup->id();
     spdlog::info("only `{}` is sampled: it runs in the cgroup {}", joined(record.command),
                  cgroup->path());
   }
   auto loaded = load_kernel_view(run.kallsyms_path);
-  if (auto* error = std::get_if<std::string>(&loaded)) {
-    spdlog::error("{}", *error);
-    return 1;
-  }
-  KernelView& kernel = std::get<KernelView>(loaded);
+  if (!loaded.ok()) return log_and_exit_code(loaded.error());
+  KernelView& kernel = loaded.value();
   auto started = ProfilingPipeline::start(options, kernel);
-  if (!started.pipeline) {
-    spdlog::error("{}", started.error);
-    return 1;
-  }
-  ProfilingPipeline& pipeline = *started.pipeline;
+  if (!started.ok()) return log_and_exit_code(started.error());
+  ProfilingPipeline& pipeline = *started.value();
   // What happened while attaching is not part of the recording: the file is the difference
   // from this drain on (settled: nothing of it may come later, waiting for its lines).
   pipeline.drain(true, true);
@@ -122,12 +112,9 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
 
   std::unique_ptr<ChildCommand> child;
   if (!record.command.empty()) {
-    std::string error;
-    child = ChildCommand::start(record.command, &error, cgroup ? cgroup->procs_fd() : -1);
-    if (!child) {
-      spdlog::error("{}", error);
-      return kUsageError;
-    }
+    auto spawned = ChildCommand::start(record.command, cgroup ? cgroup->procs_fd() : -1);
+    if (!spawned.ok()) return log_and_exit_code(spawned.error());
+    child = std::move(spawned).value();
   }
   // No --duration: 30 s, or as long as COMMAND runs.
   const bool bounded = record.duration.has_value() || !child;
@@ -167,11 +154,10 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   }
   pipeline.drain(true, true);
   const StackProfile profile = difference(pipeline.profiles().cumulative(), attached);
-  started.pipeline.reset();  // detach before writing and waiting
+  started.value().reset();  // detach before writing and waiting
 
-  if (auto error = output.commit(encode_pprof_gzip(profile)); !error.empty()) {
-    spdlog::error("{}", error);
-    return 1;
+  if (auto written = output.commit(encode_pprof_gzip(profile)); !written.ok()) {
+    return log_and_exit_code(written.error());
   }
   spdlog::info("wrote {}: {} stacks over {:.1f} s; `hucprof report {}` reads it", record.output,
                profile.samples.size(), static_cast<double>(profile.duration_ns) / 1e9,
@@ -182,7 +168,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
       spdlog::warn("`{}` exited with status {}", joined(record.command), *child_status);
   }
   if (cgroup) {
-    if (auto error = cgroup->remove(); !error.empty()) spdlog::warn("{}", error);
+    if (auto removed = cgroup->remove(); !removed.ok()) spdlog::warn("{}", removed.error().text);
   }
   return 0;
 }

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "app/output_file.h"
-#include "core/regular_file.h"
+#include "core/file_text.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/pprof_format.h"
@@ -15,7 +15,11 @@ namespace hucprof {
 
 namespace {
 
-constexpr int kBadInput = 2;
+// One line on stderr naming what could not be read or written, then the exit code.
+int refuse(const std::string& what, const Error& error) {
+  std::fprintf(stderr, "hucprof report: %s: %s\n", what.c_str(), error.text.c_str());
+  return error.exit_code;
+}
 
 std::string flame_graph_for(const StackProfile& profile, const std::string& file) {
   const std::string title = profile.sampling ? file + ": CPU in the hardened-usercopy checks"
@@ -27,36 +31,25 @@ std::string flame_graph_for(const StackProfile& profile, const std::string& file
 }  // namespace
 
 int report_command(const ReportOptions& options) {
-  const RegularFile file = read_regular_file(options.input, kMaxProfileBytes);
-  if (!file.error.empty()) {
-    std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(), file.error.c_str());
-    return kBadInput;
-  }
+  FileIdentity input;
+  const Result<std::string> file = read_regular_file(options.input, kMaxProfileBytes, &input);
+  if (!file.ok()) return refuse(options.input, file.error());
   // Opened before anything is printed: a flame graph path that cannot be written is a usage
   // error like a bad -o, and the input is never its own output.
   std::optional<OutputFile> flamegraph;
   if (options.flamegraph) {
-    auto opened = OutputFile::open(*options.flamegraph, file.identity);
-    if (auto* why = std::get_if<std::string>(&opened)) {
-      std::fprintf(stderr, "hucprof report: --flamegraph %s: %s\n", options.flamegraph->c_str(),
-                   why->c_str());
-      return kBadInput;
-    }
-    flamegraph.emplace(std::move(std::get<OutputFile>(opened)));
+    auto opened = OutputFile::open(*options.flamegraph, input);
+    if (!opened.ok()) return refuse("--flamegraph " + *options.flamegraph, opened.error());
+    flamegraph.emplace(std::move(opened).value());
   }
-  auto read = read_pprof(file.bytes);
-  if (auto* error = std::get_if<std::string>(&read)) {
-    std::fprintf(stderr, "hucprof report: %s: %s\n", options.input.c_str(), error->c_str());
-    return kBadInput;
-  }
-  const StackProfile& profile = std::get<StackProfile>(read);
+  const Result<StackProfile> read = read_pprof(file.value());
+  if (!read.ok()) return refuse(options.input, read.error());
+  const StackProfile& profile = read.value();
   const std::string text = render_report(profile, summarize_cost(profile));
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (flamegraph) {
-    if (auto error = flamegraph->commit(flame_graph_for(profile, options.input)); !error.empty()) {
-      std::fprintf(stderr, "hucprof report: --flamegraph %s: %s\n", options.flamegraph->c_str(),
-                   error.c_str());
-      return 1;
+    if (auto written = flamegraph->commit(flame_graph_for(profile, options.input)); !written.ok()) {
+      return refuse("--flamegraph " + *options.flamegraph, written.error());
     }
     std::fprintf(stderr, "flame graph: %s\n", options.flamegraph->c_str());
   }

@@ -6,11 +6,11 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <variant>
 
 #include <spdlog/spdlog.h>
 
 #include "app/build_info.h"
+#include "app/command_error.h"
 #include "app/kernel_view.h"
 #include "app/privileges.h"
 #include "app/profiling_pipeline.h"
@@ -40,9 +40,13 @@ void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline,
                                           window = options.prediction_window, &interval_ms,
                                           telemetry_path = options.telemetry_path] {
                      pipeline.wait_while_draining();  // rendering steps aside for a drain
-                     return WebViewInput{pipeline.latest(), pipeline.profiles().window(), mode,
-                                         std::chrono::milliseconds(interval_ms.load()), window,
-                                         true, telemetry_path};
+                     return WebViewInput{pipeline.latest(),
+                                         pipeline.profiles().window(),
+                                         mode,
+                                         std::chrono::milliseconds(interval_ms.load()),
+                                         window,
+                                         true,
+                                         telemetry_path};
                    }));
 }
 
@@ -53,30 +57,24 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   RunOptions options = started_with;  // SIGHUP may change the live settings
 
   auto loaded = load_kernel_view(options.kallsyms_path);
-  if (auto* error = std::get_if<std::string>(&loaded)) {
-    spdlog::error("{}", *error);
-    return 1;
-  }
-  KernelView& kernel = std::get<KernelView>(loaded);
+  if (!loaded.ok()) return log_and_exit_code(loaded.error());
+  KernelView& kernel = loaded.value();
   // Bind the port and load the web config before loading anything into the kernel: a taken
   // port or a bad file is a usage error the user fixes by flag, and should not cost an
   // attach/detach cycle. Serving (threads) starts only after the privilege drop below.
   WebOptions web{options.listen_addresses, options.web_config_file, options.telemetry_path, {}};
   if (options.systemd_socket) {
     auto sockets = systemd_listen_sockets();
-    if (auto* error = std::get_if<std::string>(&sockets)) {
-      spdlog::error("--web.systemd-socket: {}", *error);
-      return 2;
+    if (!sockets.ok()) {
+      return log_and_exit_code(
+          Error{"--web.systemd-socket: " + sockets.error().text, sockets.error().exit_code});
     }
-    web.listen_fds = std::get<std::vector<int>>(sockets);
+    web.listen_fds = sockets.value();
   }
   auto collectable = std::make_shared<SnapshotCollectable>();
-  auto server_or_error = MetricsServer::bind(web, collectable);
-  if (auto* error = std::get_if<WebStartError>(&server_or_error)) {
-    spdlog::error("{}", error->message);
-    return error->exit_code;
-  }
-  auto server = std::move(std::get<std::unique_ptr<MetricsServer>>(server_or_error));
+  auto bound = MetricsServer::bind(web, collectable);
+  if (!bound.ok()) return log_and_exit_code(bound.error());
+  std::unique_ptr<MetricsServer> server = std::move(bound).value();
   // After the web config loaded: a usage error is the one line on stderr.
   spdlog::info("hucprof {} on kernel {}, mode {}, libbpf {}", hucprof_version(),
                kernel.facts.release, mode_name(options.mode), libbpf_version());
@@ -87,11 +85,8 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   }
 
   auto started = ProfilingPipeline::start(options, kernel);
-  if (!started.pipeline) {
-    spdlog::error("{}", started.error);
-    return 1;
-  }
-  ProfilingPipeline& pipeline = *started.pipeline;
+  if (!started.ok()) return log_and_exit_code(started.error());
+  ProfilingPipeline& pipeline = *started.value();
   pipeline.publish_to([collectable](const hucprof::v1::Snapshot& s) { collectable->update(s); });
   std::atomic<int64_t> interval_ms = options.interval.count();
   // Registered before serving, so the first request already finds them; until the first drain

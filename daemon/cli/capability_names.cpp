@@ -40,14 +40,13 @@ std::string_view trimmed(std::string_view text) {
 
 }  // namespace
 
-std::variant<CapabilityKeep, std::string> parse_capability_keep(std::string_view text) {
+Result<CapabilityKeep> parse_capability_keep(std::string_view text) {
   std::string lower(trimmed(text));
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "all") return CapabilityKeep{true, 0};
   if (lower == "none") return CapabilityKeep{false, 0};
-  if (lower.empty())
-    return std::string("empty (a list such as cap_syslog,cap_bpf, or all, or none)");
+  if (lower.empty()) return Error{"empty (a list such as cap_syslog,cap_bpf, or all, or none)"};
   CapabilityKeep keep;
   std::string_view rest = lower;
   while (true) {
@@ -58,12 +57,13 @@ std::variant<CapabilityKeep, std::string> parse_capability_keep(std::string_view
     // Names only: libcap would also take numbers, which say nothing to whoever reads the config.
     const bool letters = std::all_of(name.begin(), name.end(),
                                      [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
-    if (word.empty()) return "empty name in the list \"" + std::string(trimmed(text)) + "\"";
+    if (word.empty()) return Error{"empty name in the list \"" + std::string(trimmed(text)) + "\""};
     cap_value_t value = 0;
     if (!letters || cap_from_name(name.c_str(), &value) != 0 || value < 0 ||
         value > kMaxCapability) {
-      return "\"" + std::string(word) +
-             "\" is not a capability name (e.g. cap_syslog, cap_bpf, cap_perfmon; or all, none)";
+      return Error{
+          "\"" + std::string(word) +
+          "\" is not a capability name (e.g. cap_syslog, cap_bpf, cap_perfmon; or all, none)"};
     }
     keep.caps |= capability_bit(value);
     if (comma == std::string_view::npos) break;

@@ -1,16 +1,16 @@
 #pragma once
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "core/privilege_plan.h"
+#include "core/result.h"
 
 namespace hucprof {
 
 // --capabilities.keep: "all", "none", or a comma-separated list of capability names as
 // capabilities(7) spells them, case-insensitive, "cap_" optional ("cap_syslog,cap_bpf",
 // "SYSLOG"). Errors are in words, e.g. `"cap_sysadmin" is not a capability (e.g. cap_syslog…)`.
-std::variant<CapabilityKeep, std::string> parse_capability_keep(std::string_view text);
+Result<CapabilityKeep> parse_capability_keep(std::string_view text);
 
 // "all", "none" or "cap_bpf,cap_syslog" (by capability number): what parse_capability_keep reads.
 std::string format_capability_keep(const CapabilityKeep& keep);

@@ -1,7 +1,6 @@
 #include "cli/config_file.h"
 
 #include <map>
-#include <optional>
 
 #include "cli/message_text.h"
 #include "cli/safe_yaml.h"
@@ -20,19 +19,18 @@ class Flattener {
  public:
   explicit Flattener(const std::string& path) : path_(path) {}
 
-  // Returns an error message, or nullopt when the mapping was flattened into entries().
-  std::optional<std::string> flatten(const YAML::Node& map, const std::string& prefix,
-                                     int parent_line) {
+  // Flattens the mapping into entries(), or says what is wrong with it.
+  Result<void> flatten(const YAML::Node& map, const std::string& prefix, int parent_line) {
     for (auto it = map.begin(); it != map.end(); ++it) {
       // Copies, not references: yaml-cpp's iterator hands out a temporary pair, so a reference
       // to its members dangles once this statement ends (AddressSanitizer found it).
       const YAML::Node key = it->first;
       const YAML::Node value = it->second;
       const int line = line_of(key, parent_line);
-      if (!key.IsScalar()) return at(line, "keys must be plain names");
+      if (!key.IsScalar()) return Error{at(line, "keys must be plain names")};
       const std::string name = prefix + key.Scalar();
       if (value.IsMap()) {
-        if (auto error = flatten(value, name + ".", line)) return error;
+        if (auto flattened = flatten(value, name + ".", line); !flattened.ok()) return flattened;
         continue;
       }
       ConfigEntry entry{name, line, ConfigEntry::Kind::Scalar, ""};
@@ -51,12 +49,12 @@ class Flattener {
       }
       // yaml-cpp keeps duplicate keys silently; which one wins would be an accident.
       if (const auto [seen, inserted] = first_line_.try_emplace(name, line); !inserted) {
-        return at(line, "duplicate key \"" + name + "\" (first set on line " +
-                            std::to_string(seen->second) + ")");
+        return Error{at(line, "duplicate key \"" + name + "\" (first set on line " +
+                                  std::to_string(seen->second) + ")")};
       }
       entries_.push_back(std::move(entry));
     }
-    return std::nullopt;
+    return {};
   }
 
   std::string at(int line, const std::string& words) const {
@@ -73,26 +71,27 @@ class Flattener {
 
 // yaml-cpp's messages and the keys we quote may hold control characters ("unknown escape
 // character: \n"): every error leaves here on one line.
-std::variant<std::vector<ConfigEntry>, std::string> flatten(
-    const std::variant<YAML::Node, std::string>& loaded, const std::string& name) {
-  if (const auto* error = std::get_if<std::string>(&loaded)) return on_one_line(*error);
-  const YAML::Node& root = std::get<YAML::Node>(loaded);
+Result<std::vector<ConfigEntry>> flatten(const Result<YAML::Node>& loaded,
+                                         const std::string& name) {
+  if (!loaded.ok()) return Error{on_one_line(loaded.error().text)};
+  const YAML::Node& root = loaded.value();
   if (!root.IsDefined() || root.IsNull()) return std::vector<ConfigEntry>{};  // empty file
   Flattener flattener(name);
   if (!root.IsMap())
-    return flattener.at(line_of(root, 1), "expected a mapping of settings (key: value)");
-  if (auto error = flattener.flatten(root, "", 1)) return on_one_line(*error);
+    return Error{flattener.at(line_of(root, 1), "expected a mapping of settings (key: value)")};
+  if (auto flattened = flattener.flatten(root, "", 1); !flattened.ok()) {
+    return Error{on_one_line(flattened.error().text)};
+  }
   return flattener.take();
 }
 
 }  // namespace
 
-std::variant<std::vector<ConfigEntry>, std::string> parse_config_text(std::string_view text,
-                                                                      const std::string& name) {
+Result<std::vector<ConfigEntry>> parse_config_text(std::string_view text, const std::string& name) {
   return flatten(load_yaml_text(text, name), name);
 }
 
-std::variant<std::vector<ConfigEntry>, std::string> read_config_file(const std::string& path) {
+Result<std::vector<ConfigEntry>> read_config_file(const std::string& path) {
   return flatten(load_yaml_file(path, "config file"), path);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
+
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -20,10 +21,9 @@ struct ConfigEntry {
 
 // Reads and flattens the config file; the error, if any, is one line naming the file (and the
 // line: "FILE:LINE: words"). Keys are not checked against the known settings here.
-std::variant<std::vector<ConfigEntry>, std::string> read_config_file(const std::string& path);
+Result<std::vector<ConfigEntry>> read_config_file(const std::string& path);
 
 // The same for text already read; `name` stands for the file in messages.
-std::variant<std::vector<ConfigEntry>, std::string> parse_config_text(std::string_view text,
-                                                                      const std::string& name);
+Result<std::vector<ConfigEntry>> parse_config_text(std::string_view text, const std::string& name);
 
 }  // namespace hucprof

@@ -44,11 +44,11 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
-std::variant<std::chrono::milliseconds, std::string> parse_duration(std::string_view text) {
+Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   const std::string shown = in_quotes(text);
   const std::string not_a_duration = shown + " is not a duration (e.g. 10s, 500ms, 1m30s)";
   if (text == "0") return std::chrono::milliseconds(0);
-  if (text.empty()) return not_a_duration;
+  if (text.empty()) return Error{not_a_duration};
 
   std::string_view rest = text;
   unsigned __int128 total_ns = 0;  // 128 bits: overflow is checked once, at the end
@@ -57,7 +57,7 @@ std::variant<std::chrono::milliseconds, std::string> parse_duration(std::string_
     uint64_t whole = 0;
     bool digits = false;
     for (; !rest.empty() && is_digit(rest.front()); rest.remove_prefix(1)) {
-      if (whole > (UINT64_MAX - 9) / 10) return shown + " is too long";
+      if (whole > (UINT64_MAX - 9) / 10) return Error{shown + " is too long"};
       whole = whole * 10 + static_cast<uint64_t>(rest.front() - '0');
       digits = true;
     }
@@ -71,33 +71,34 @@ std::variant<std::chrono::milliseconds, std::string> parse_duration(std::string_
         scale *= 10;
       }
     }
-    if (!digits) return not_a_duration;
-    if (rest.empty()) return shown + " has no unit (use ms, s, m or h, e.g. 10s)";
+    if (!digits) return Error{not_a_duration};
+    if (rest.empty()) return Error{shown + " has no unit (use ms, s, m or h, e.g. 10s)"};
     const auto unit = take_unit(rest);
-    if (!unit) return not_a_duration;
+    if (!unit) return Error{not_a_duration};
     const unsigned __int128 fraction_ns =
         static_cast<unsigned __int128>(fraction) * unit->nanoseconds;
     if (fraction_ns % scale != 0) fraction_lost = true;
     total_ns += static_cast<unsigned __int128>(whole) * unit->nanoseconds + fraction_ns / scale;
-    if (total_ns > static_cast<unsigned __int128>(INT64_MAX)) return shown + " is too long";
+    if (total_ns > static_cast<unsigned __int128>(INT64_MAX)) return Error{shown + " is too long"};
   }
   if (fraction_lost || total_ns % kNanosPerMilli != 0) {
-    return shown + " is finer than a millisecond";
+    return Error{shown + " is finer than a millisecond"};
   }
   return std::chrono::milliseconds(static_cast<int64_t>(total_ns / kNanosPerMilli));
 }
 
-std::variant<std::chrono::milliseconds, std::string> parse_duration_within(
+Result<std::chrono::milliseconds> parse_duration_within(
     std::string_view text, std::chrono::milliseconds min,
     std::optional<std::chrono::milliseconds> max) {
   auto parsed = parse_duration(text);
-  if (parsed.index() == 1) return parsed;
-  const auto duration = std::get<std::chrono::milliseconds>(parsed);
+  if (!parsed.ok()) return parsed;
+  const auto duration = parsed.value();
   if (max && (duration < min || duration > *max)) {
-    return in_quotes(text) + " is out of range " + format_duration(min) + ".." +
-           format_duration(*max);
+    return Error{in_quotes(text) + " is out of range " + format_duration(min) + ".." +
+                 format_duration(*max)};
   }
-  if (duration < min) return in_quotes(text) + " is below the minimum of " + format_duration(min);
+  if (duration < min)
+    return Error{in_quotes(text) + " is below the minimum of " + format_duration(min)};
   return duration;
 }
 

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/quoted_value.h"
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -12,6 +13,13 @@ namespace hucprof {
 inline std::string lowercase_first(std::string text) {
   if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
   return text;
+}
+
+// A file read_regular_file refused, as one line naming it: "PATH: cannot read WHAT: reason"
+// (what: "config file", "web config file", "tls_server_config.cert_file").
+inline Error cannot_read(const std::string& path, std::string_view what, const Error& why) {
+  return {path + ": cannot read " + std::string(what) + ": " + lowercase_first(why.text),
+          why.exit_code};
 }
 
 // What the user gave, in double quotes, inside a message that is made one line as a whole

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 #include "cli/message_text.h"
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -35,11 +35,11 @@ std::string comma_list(const Names& names) {
 
 // The value named `name`, or what is wrong in words: `"x" is not one of auto, probe, sample`.
 template <typename T, size_t N>
-std::variant<T, std::string> find_named(const NamedValues<T, N>& table, std::string_view name) {
+Result<T> find_named(const NamedValues<T, N>& table, std::string_view name) {
   for (const auto& [spelling, value] : table) {
     if (spelling == name) return value;
   }
-  return in_quotes(name) + " is not one of " + comma_list(table);
+  return Error{in_quotes(name) + " is not one of " + comma_list(table)};
 }
 
 // The first name `value` has in the table (a later entry may be an alias).

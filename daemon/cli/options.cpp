@@ -5,7 +5,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -100,8 +99,8 @@ void add_flags(SubcommandFlags& flags, CommandKind kind) {
 // keys a flag overrides, so a config that only works thanks to flags cannot go unnoticed.
 std::optional<std::string> apply_config(const std::string& path, RunOptions& options) {
   auto read = read_config_file(path);
-  if (const auto* error = std::get_if<std::string>(&read)) return *error;
-  return apply_config_entries(std::get<std::vector<ConfigEntry>>(read), path, options);
+  if (!read.ok()) return read.error().text;
+  return apply_config_entries(read.value(), path, options);
 }
 
 std::optional<std::string> apply_flags(const SubcommandFlags& flags, RunOptions& options) {

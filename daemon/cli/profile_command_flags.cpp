@@ -1,7 +1,6 @@
 #include "cli/profile_command_flags.h"
 
 #include <chrono>
-#include <variant>
 
 #include "cli/duration.h"
 
@@ -25,8 +24,8 @@ void add_record_flags(CLI::App* app, RecordFlags& flags) {
 std::optional<std::string> apply_record_flags(const RecordFlags& flags, RecordOptions& record) {
   if (flags.duration->count() > 0) {
     auto parsed = parse_duration_within(flags.duration_text, std::chrono::seconds(1));
-    if (const auto* error = std::get_if<std::string>(&parsed)) return "--duration: " + *error;
-    record.duration = std::get<std::chrono::milliseconds>(parsed);
+    if (!parsed.ok()) return "--duration: " + parsed.error().text;
+    record.duration = parsed.value();
   }
   if (flags.output.empty()) return std::string("--output: empty path");
   record.output = flags.output;

@@ -7,8 +7,8 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "cli/message_text.h"
+#include "core/file_text.h"
 #include "core/quoted_value.h"
-#include "core/regular_file.h"
 #include "core/utf8.h"
 
 namespace hucprof {
@@ -118,25 +118,13 @@ std::optional<Screen::Refused> screen_bytes(std::string_view text, const YamlLim
 
 }  // namespace
 
-std::variant<std::string, std::string> read_bounded_regular_file(const std::string& path,
-                                                                 std::string_view what,
-                                                                 size_t max_bytes) {
-  RegularFile file = read_regular_file(path, max_bytes);
-  if (!file.error.empty()) {
-    return std::variant<std::string, std::string>(
-        std::in_place_index<1>,
-        path + ": cannot read " + std::string(what) + ": " + lowercase_first(file.error));
-  }
-  return std::variant<std::string, std::string>(std::in_place_index<0>, std::move(file.bytes));
-}
-
-std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, const std::string& name,
-                                                     const YamlLimits& limits) {
+Result<YAML::Node> load_yaml_text(std::string_view text, const std::string& name,
+                                  const YamlLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    return name + ": larger than " + std::to_string(limits.max_bytes) + " bytes";
+    return Error{name + ": larger than " + std::to_string(limits.max_bytes) + " bytes"};
   }
   if (const auto refused = screen_bytes(text, limits)) {
-    return at(name, refused->line, refused->words);
+    return Error{at(name, refused->line, refused->words)};
   }
   const std::string copy(text);
   try {
@@ -144,21 +132,21 @@ std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, cons
     YAML::Parser parser(stream);
     Screen screen(limits);
     if (parser.HandleNextDocument(screen) && parser.HandleNextDocument(screen)) {
-      return at(name, 1, "more than one YAML document");
+      return Error{at(name, 1, "more than one YAML document")};
     }
     return YAML::Load(copy);
   } catch (const Screen::Refused& refused) {
-    return at(name, refused.line, refused.words);
+    return Error{at(name, refused.line, refused.words)};
   } catch (const YAML::Exception& e) {
-    return at(name, e.mark.line >= 0 ? e.mark.line + 1 : 1, "invalid YAML: " + e.msg);
+    return Error{at(name, e.mark.line >= 0 ? e.mark.line + 1 : 1, "invalid YAML: " + e.msg)};
   }
 }
 
-std::variant<YAML::Node, std::string> load_yaml_file(const std::string& path, std::string_view what,
-                                                     const YamlLimits& limits) {
-  auto text = read_bounded_regular_file(path, what, limits.max_bytes);
-  if (text.index() == 1) return std::get<1>(text);
-  return load_yaml_text(std::get<0>(text), path, limits);
+Result<YAML::Node> load_yaml_file(const std::string& path, std::string_view what,
+                                  const YamlLimits& limits) {
+  const Result<std::string> text = read_regular_file(path, limits.max_bytes);
+  if (!text.ok()) return cannot_read(path, what, text.error());
+  return load_yaml_text(text.value(), path, limits);
 }
 
 }  // namespace hucprof

@@ -2,7 +2,6 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <variant>
 
 // yaml-cpp 0.7's node/impl.h trips GCC 12's -Wdangling-pointer once inlined into our code (a
 // false positive inside the library's own header, which we cannot change).
@@ -14,6 +13,8 @@
 #else
 #include <yaml-cpp/yaml.h>
 #endif
+
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -29,23 +30,17 @@ struct YamlLimits {
   size_t max_flow_characters = 10000;
 };
 
-// The text of a regular file, at most max_bytes. Anything else is refused before it is read:
-// a FIFO would block forever, /dev/zero never ends. Errors are one line,
-// "PATH: cannot read WHAT: reason" (what: "config file", "web config file").
-std::variant<std::string, std::string> read_bounded_regular_file(const std::string& path,
-                                                                 std::string_view what,
-                                                                 size_t max_bytes);
-
 // One YAML document from text that names itself `name` in messages ("FILE:LINE: words").
 // Refused: bytes that are not UTF-8 text (NUL, control characters), more flow collection
 // characters than max_flow_characters, aliases and anchors (a settings file never needs them, and
 // nested aliases are how 800 bytes expand to gigabytes), more than max_nodes nodes, nesting deeper
 // than max_depth, more than one document.
-std::variant<YAML::Node, std::string> load_yaml_text(std::string_view text, const std::string& name,
-                                                     const YamlLimits& limits = {});
+Result<YAML::Node> load_yaml_text(std::string_view text, const std::string& name,
+                                  const YamlLimits& limits = {});
 
-// read_bounded_regular_file + load_yaml_text.
-std::variant<YAML::Node, std::string> load_yaml_file(const std::string& path, std::string_view what,
-                                                     const YamlLimits& limits = {});
+// core/file_text's read_regular_file (at most limits.max_bytes) + load_yaml_text; a file that
+// cannot be read is "PATH: cannot read WHAT: reason" (what: "config file").
+Result<YAML::Node> load_yaml_file(const std::string& path, std::string_view what,
+                                  const YamlLimits& limits = {});
 
 }  // namespace hucprof

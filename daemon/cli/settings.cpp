@@ -39,9 +39,9 @@ std::string apply_bounded(std::string_view value, uint32_t min, uint32_t max, ui
 
 // A parser's outcome stored into its option: "" when fine, else the parser's words.
 template <typename T>
-std::string store(std::variant<T, std::string> parsed, T& into) {
-  if (auto* error = std::get_if<std::string>(&parsed)) return std::move(*error);
-  into = std::get<T>(std::move(parsed));
+std::string store(Result<T> parsed, T& into) {
+  if (!parsed.ok()) return parsed.error().text;
+  into = std::move(parsed).value();
   return "";
 }
 
@@ -61,9 +61,9 @@ std::string append_listen_address(std::string_view value, RunOptions& options) {
   // Syntax only (no resolver, no socket): what is certainly wrong is a usage error now, not a
   // failure after start-up. Host names are resolved and ports bound when the server starts.
   if (value.empty()) return "empty address (expected host:port, :port or [::1]:port)";
-  auto parsed = parse_listen_address(value);
-  if (const auto* error = std::get_if<std::string>(&parsed))
-    return in_quotes(value) + ": " + *error;
+  if (auto parsed = parse_listen_address(value); !parsed.ok()) {
+    return in_quotes(value) + ": " + parsed.error().text;
+  }
   if (std::find(options.listen_addresses.begin(), options.listen_addresses.end(), value) !=
       options.listen_addresses.end()) {
     return in_quotes(value) + " is given twice";
@@ -164,8 +164,7 @@ std::string apply_probe_attach(std::string_view value, RunOptions& options) {
 
 std::string apply_probe_subchecks(std::string_view value, RunOptions& options) {
   auto parsed = find_named(kProbeSubchecks, value);
-  const auto* counting = std::get_if<SubcheckCounting>(&parsed);
-  if (!kCanClassifySubchecks && counting && *counting == SubcheckCounting::Classify) {
+  if (!kCanClassifySubchecks && parsed.ok() && parsed.value() == SubcheckCounting::Classify) {
     return "\"classify\" reads x86_64's kernel memory layout and this build is for another "
            "architecture (use attach)";
   }

@@ -108,15 +108,15 @@ std::string ListenAddress::text() const {
   return host + port_text;
 }
 
-std::variant<ListenAddress, std::string> parse_listen_address(std::string_view text) {
-  if (text.find('\0') != std::string_view::npos) return "contains a NUL byte";
+Result<ListenAddress> parse_listen_address(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) return Error{"contains a NUL byte"};
   std::string_view host, port_text;
   bool bracketed = false;
   if (!text.empty() && text.front() == '[') {
     const size_t close = text.find(']');
-    if (close == std::string_view::npos) return "missing \"]\" after the IPv6 address";
+    if (close == std::string_view::npos) return Error{"missing \"]\" after the IPv6 address"};
     if (close + 1 >= text.size() || text[close + 1] != ':') {
-      return std::string("missing port (") + kExpectedForms + ")";
+      return Error{std::string("missing port (") + kExpectedForms + ")"};
     }
     host = text.substr(1, close - 1);
     port_text = text.substr(close + 2);
@@ -124,25 +124,25 @@ std::variant<ListenAddress, std::string> parse_listen_address(std::string_view t
   } else {
     const size_t colon = text.rfind(':');
     if (colon == std::string_view::npos)
-      return std::string("missing port (") + kExpectedForms + ")";
+      return Error{std::string("missing port (") + kExpectedForms + ")"};
     host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
     if (host.find(':') != std::string_view::npos)
-      return "an IPv6 address needs brackets, e.g. [::1]:9478";
+      return Error{"an IPv6 address needs brackets, e.g. [::1]:9478"};
   }
   const auto port = parse_port(port_text);
-  if (!port) return "port " + quoted_value(port_text) + " is not a number in 0..65535";
+  if (!port) return Error{"port " + quoted_value(port_text) + " is not a number in 0..65535"};
 
   using Kind = ListenAddress::Kind;
   if (bracketed) {
-    if (!is_ipv6_literal(host)) return quoted_value(host) + " is not an IPv6 address";
+    if (!is_ipv6_literal(host)) return Error{quoted_value(host) + " is not an IPv6 address"};
     // "[::]" means every interface, as in Go and Prometheus.
     if (host == "::") return ListenAddress{Kind::Any, "", *port};
     return ListenAddress{Kind::IPv6, std::string(host), *port};
   }
   if (host.empty()) return ListenAddress{Kind::Any, "", *port};
   if (is_ipv4_literal(host)) return ListenAddress{Kind::IPv4, std::string(host), *port};
-  if (auto error = host_name_error(host)) return *error;
+  if (auto error = host_name_error(host)) return Error{*error};
   return ListenAddress{Kind::HostName, std::string(host), *port};
 }
 

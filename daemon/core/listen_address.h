@@ -2,7 +2,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <variant>
+
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -20,6 +21,6 @@ struct ListenAddress {
 };
 
 // Errors are in words without the flag name, e.g. `port "x" is not a number in 0..65535`.
-std::variant<ListenAddress, std::string> parse_listen_address(std::string_view text);
+Result<ListenAddress> parse_listen_address(std::string_view text);
 
 }  // namespace hucprof

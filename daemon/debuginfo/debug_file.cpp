@@ -71,16 +71,15 @@ const Dwfl_Callbacks kOfflineCallbacks = {
 
 }  // namespace
 
-std::variant<std::unique_ptr<VmlinuxFile>, std::string> VmlinuxFile::open(
-    const std::string& path) {
+Result<std::unique_ptr<VmlinuxFile>> VmlinuxFile::open(const std::string& path) {
   elf_version(EV_CURRENT);
   std::unique_ptr<VmlinuxFile> file(new VmlinuxFile());
   file->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file->fd_ < 0) return std::string(std::strerror(errno));
+  if (file->fd_ < 0) return Error{std::strerror(errno)};
   // Mapped read-only: nothing is copied, and pages can be dropped from the RSS at any time.
   file->elf_ = elf_begin(file->fd_, ELF_C_READ_MMAP, nullptr);
   if (file->elf_ == nullptr || elf_kind(file->elf_) != ELF_K_ELF) {
-    return std::string("not an ELF file");
+    return Error{"not an ELF file"};
   }
   const void* id = nullptr;
   const ssize_t id_size = dwelf_elf_gnu_build_id(file->elf_, &id);
@@ -129,12 +128,12 @@ void VmlinuxFile::end_batch() {
   }
 }
 
-std::variant<std::unique_ptr<ModuleFile>, std::string> ModuleFile::open(const std::string& path) {
+Result<std::unique_ptr<ModuleFile>> ModuleFile::open(const std::string& path) {
   std::unique_ptr<ModuleFile> file(new ModuleFile());
   file->dwfl_ = dwfl_begin(&kOfflineCallbacks);
-  if (file->dwfl_ == nullptr) return std::string(dwfl_errmsg(-1));
+  if (file->dwfl_ == nullptr) return Error{dwfl_errmsg(-1)};
   file->module_ = dwfl_report_offline(file->dwfl_, "module", path.c_str(), -1);
-  if (file->module_ == nullptr) return std::string(dwfl_errmsg(-1));
+  if (file->module_ == nullptr) return Error{dwfl_errmsg(-1)};
   dwfl_report_end(file->dwfl_, nullptr, nullptr);
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
@@ -160,8 +159,7 @@ void ModuleFile::index_symbols() {
     GElf_Sym sym;
     GElf_Addr addr = 0;
     GElf_Word section = 0;
-    const char* name =
-        dwfl_module_getsym_info(module_, i, &sym, &addr, &section, nullptr, nullptr);
+    const char* name = dwfl_module_getsym_info(module_, i, &sym, &addr, &section, nullptr, nullptr);
     if (name == nullptr || GELF_ST_TYPE(sym.st_info) != STT_FUNC || section == SHN_UNDEF) {
       continue;
     }

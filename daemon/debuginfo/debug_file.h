@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <variant>
 
+#include "core/result.h"
 #include "core/source_lines.h"
 #include "debuginfo/dwarf_lines.h"
 
@@ -26,7 +26,7 @@ struct DebugFileFacts {
 // one); end_batch() gives them back, so only the parsed units stay resident.
 class VmlinuxFile {
  public:
-  static std::variant<std::unique_ptr<VmlinuxFile>, std::string> open(const std::string& path);
+  static Result<std::unique_ptr<VmlinuxFile>> open(const std::string& path);
   ~VmlinuxFile();
   VmlinuxFile(const VmlinuxFile&) = delete;
   VmlinuxFile& operator=(const VmlinuxFile&) = delete;
@@ -65,7 +65,7 @@ class VmlinuxFile {
 // a module's load address changes with every load.
 class ModuleFile {
  public:
-  static std::variant<std::unique_ptr<ModuleFile>, std::string> open(const std::string& path);
+  static Result<std::unique_ptr<ModuleFile>> open(const std::string& path);
   ~ModuleFile();
   ModuleFile(const ModuleFile&) = delete;
   ModuleFile& operator=(const ModuleFile&) = delete;

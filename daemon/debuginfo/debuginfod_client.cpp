@@ -43,20 +43,20 @@ int progress(debuginfod_client* client, long, long) {
 
 }  // namespace
 
-std::variant<std::unique_ptr<DebuginfodClient>, std::string> DebuginfodClient::open() {
+Result<std::unique_ptr<DebuginfodClient>> DebuginfodClient::open() {
   const char* urls = std::getenv(DEBUGINFOD_URLS_ENV_VAR);
   if (urls == nullptr || *urls == '\0') {
-    return std::string(DEBUGINFOD_URLS_ENV_VAR) +
-           " is not set: no debuginfod server to ask (e.g. " DEBUGINFOD_URLS_ENV_VAR
-           "=https://debuginfod.debian.net)";
+    return Error{std::string(DEBUGINFOD_URLS_ENV_VAR) +
+                 " is not set: no debuginfod server to ask (e.g. " DEBUGINFOD_URLS_ENV_VAR
+                 "=https://debuginfod.debian.net)"};
   }
   std::unique_ptr<DebuginfodClient> self(new DebuginfodClient());
   self->urls_ = urls;
   self->library_ = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (self->library_ == nullptr) {
     const char* why = dlerror();
-    return std::string(why ? why : DEBUGINFOD_SONAME ": cannot be loaded") +
-           " (Debian: apt-get install libdebuginfod1)";
+    return Error{std::string(why ? why : DEBUGINFOD_SONAME ": cannot be loaded") +
+                 " (Debian: apt-get install libdebuginfod1)"};
   }
   self->api_ = std::make_unique<Api>();
   Api& a = *self->api_;
@@ -66,10 +66,10 @@ std::variant<std::unique_ptr<DebuginfodClient>, std::string> DebuginfodClient::o
       !load(self->library_, "debuginfod_set_progressfn", a.set_progressfn) ||
       !load(self->library_, "debuginfod_set_user_data", a.set_user_data) ||
       !load(self->library_, "debuginfod_get_user_data", a.get_user_data)) {
-    return std::string(DEBUGINFOD_SONAME " lacks the client functions hucprof uses");
+    return Error{DEBUGINFOD_SONAME " lacks the client functions hucprof uses"};
   }
   self->client_ = a.begin();
-  if (self->client_ == nullptr) return std::string("debuginfod_begin failed");
+  if (self->client_ == nullptr) return Error{"debuginfod_begin failed"};
   g_get_user_data = a.get_user_data;
   a.set_user_data(self->client_, self.get());
   a.set_progressfn(self->client_, progress);
@@ -81,22 +81,21 @@ DebuginfodClient::~DebuginfodClient() {
   if (library_) dlclose(library_);
 }
 
-std::variant<DebuginfodClient::Fetched, std::string> DebuginfodClient::fetch(
-    std::string_view build_id_hex) {
+Result<std::string> DebuginfodClient::fetch(std::string_view build_id_hex) {
   const std::string id(build_id_hex);
   char* path = nullptr;
   // A build-id length of 0: the id is given as a hex string.
-  const int fd = api_->find_debuginfo(client_, reinterpret_cast<const unsigned char*>(id.c_str()),
-                                      0, &path);
+  const int fd =
+      api_->find_debuginfo(client_, reinterpret_cast<const unsigned char*>(id.c_str()), 0, &path);
   if (fd < 0) {
-    if (cancelled_) return std::string("cancelled");
-    return "no server in " DEBUGINFOD_URLS_ENV_VAR " (" + urls_ + ") gave build-id " + id + ": " +
-           std::strerror(-fd);
+    if (cancelled_) return Error{"cancelled"};
+    return Error{"no server in " DEBUGINFOD_URLS_ENV_VAR " (" + urls_ + ") gave build-id " + id +
+                 ": " + std::strerror(-fd)};
   }
   ::close(fd);
-  Fetched out{path ? path : ""};
+  std::string fetched = path ? path : "";
   std::free(path);
-  return out;
+  return fetched;
 }
 
 }  // namespace hucprof

@@ -3,7 +3,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <variant>
+
+#include "core/result.h"
 
 struct debuginfod_client;  // elfutils' opaque client (C)
 
@@ -16,18 +17,15 @@ class DebuginfodClient {
  public:
   // The library and a client, or why not ("DEBUGINFOD_URLS is not set", "libdebuginfod.so.1:
   // cannot open shared object file").
-  static std::variant<std::unique_ptr<DebuginfodClient>, std::string> open();
+  static Result<std::unique_ptr<DebuginfodClient>> open();
   ~DebuginfodClient();
   DebuginfodClient(const DebuginfodClient&) = delete;
   DebuginfodClient& operator=(const DebuginfodClient&) = delete;
 
   // Downloads (or finds in the client's cache: DEBUGINFOD_CACHE_PATH, else
-  // $XDG_CACHE_HOME/debuginfod_client) the debuginfo of a build-id; the file's path or, as the
-  // second alternative, why not. Blocks for as long as the download takes; cancel() ends it.
-  struct Fetched {
-    std::string path;
-  };
-  std::variant<Fetched, std::string> fetch(std::string_view build_id_hex);
+  // $XDG_CACHE_HOME/debuginfod_client) the debuginfo of a build-id: the file's path, or why not.
+  // Blocks for as long as the download takes; cancel() ends it.
+  Result<std::string> fetch(std::string_view build_id_hex);
   // From any thread: the running fetch gives up at its next progress report.
   void cancel() { cancelled_ = true; }
   bool cancelled() const { return cancelled_; }

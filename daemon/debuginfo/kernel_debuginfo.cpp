@@ -39,12 +39,12 @@ CandidateCheck check(const std::string& path, const std::string& running,
   c.path = path;
   if (!exists(path)) return c;
   auto opened = File::open(path);
-  if (auto* error = std::get_if<std::string>(&opened)) {
+  if (!opened.ok()) {
     c.outcome = CandidateCheck::Unreadable;
-    c.detail = *error;
+    c.detail = opened.error().text;
     return c;
   }
-  auto& file = std::get<std::unique_ptr<File>>(opened);
+  std::unique_ptr<File>& file = opened.value();
   c.build_id = file->facts().build_id;
   if (!file->facts().has_dwarf) {
     c.outcome = CandidateCheck::NoDwarf;
@@ -111,12 +111,12 @@ void KernelDebuginfo::find_vmlinux(bool wait) {
     return;
   }
   auto client = DebuginfodClient::open();
-  if (auto* problem = std::get_if<std::string>(&client)) {
-    r.debuginfod = *problem;
-    client_problem_ = *problem;
+  if (!client.ok()) {
+    r.debuginfod = client.error().text;
+    client_problem_ = client.error().text;
     return;
   }
-  client_ = std::move(std::get<std::unique_ptr<DebuginfodClient>>(client));
+  client_ = std::move(client).value();
   const Download job{"", r.build_id};
   if (wait) {
     Arrival got = download(job);
@@ -142,11 +142,11 @@ KernelDebuginfo::Arrival KernelDebuginfo::download(const Download& job) {
   out.module = job.module;
   const std::string what = job.module.empty() ? "vmlinux" : "module " + job.module;
   auto fetched = client_->fetch(job.build_id);
-  if (auto* problem = std::get_if<std::string>(&fetched)) {
-    out.what = "debuginfod: " + what + ": " + *problem;
+  if (!fetched.ok()) {
+    out.what = "debuginfod: " + what + ": " + fetched.error().text;
     return out;
   }
-  out.path = std::get<DebuginfodClient::Fetched>(fetched).path;
+  out.path = fetched.value();
   const CandidateCheck c = job.module.empty() ? check(out.path, job.build_id, &out.vmlinux)
                                               : check(out.path, job.build_id, &out.file);
   out.what = "debuginfod: " + what + ": fetched " + describe(c, job.build_id);

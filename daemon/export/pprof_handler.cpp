@@ -98,18 +98,18 @@ class WindowSlot {
 
 }  // namespace
 
-std::variant<std::optional<int>, std::string> profile_seconds(
-    const std::multimap<std::string, std::string>& query, int max_seconds) {
+Result<std::optional<int>> profile_seconds(const std::multimap<std::string, std::string>& query,
+                                           int max_seconds) {
   const auto given = query.equal_range("seconds");
   if (given.first == given.second) return std::nullopt;
-  if (std::next(given.first) != given.second) return "seconds: given twice";
+  if (std::next(given.first) != given.second) return Error{"seconds: given twice"};
   const std::string& value = given.first->second;
   int seconds = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
   if (ec != std::errc{} || end != value.data() + value.size() || seconds < 1 ||
       seconds > max_seconds) {
-    return "seconds: " + quoted_value(value) + " is not a whole number of seconds from 1 to " +
-           std::to_string(max_seconds);
+    return Error{"seconds: " + quoted_value(value) +
+                 " is not a whole number of seconds from 1 to " + std::to_string(max_seconds)};
   }
   return seconds;
 }
@@ -122,8 +122,8 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
   return [source = std::move(source), limits = std::move(limits),
           windows](const HttpRequest& request) -> HttpResponse {
     auto parsed = profile_seconds(request.query, limits.max_seconds);
-    if (auto* error = std::get_if<std::string>(&parsed)) return text(400, std::move(*error));
-    const std::optional<int> seconds = std::get<std::optional<int>>(parsed);
+    if (!parsed.ok()) return text(400, parsed.error().text);
+    const std::optional<int> seconds = parsed.value();
     if (!seconds) return profile_response(source.cumulative(), source.pause);
 
     std::list<Windows::Open>::iterator window;

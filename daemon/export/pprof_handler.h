@@ -6,9 +6,9 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 
 #include "core/http_types.h"
+#include "core/result.h"
 #include "core/stack_profile.h"
 
 namespace hucprof {
@@ -35,8 +35,8 @@ struct PprofHandlerLimits {
 
 // The ?seconds=N of a profile request: nullopt when absent, N when it is a whole number from 1 to
 // max_seconds, else the 400 text naming the problem (the value quoted on one line). Pure, fuzzed.
-std::variant<std::optional<int>, std::string> profile_seconds(
-    const std::multimap<std::string, std::string>& query, int max_seconds);
+Result<std::optional<int>> profile_seconds(const std::multimap<std::string, std::string>& query,
+                                           int max_seconds);
 
 // GET /debug/pprof/usercopy: the cumulative profile. ?seconds=N: what happened during the next
 // N seconds (a drain at both ends, the difference in between); N outside 1..max_seconds, not a

@@ -525,11 +525,10 @@ class Reader {
 
 }  // namespace
 
-std::variant<StackProfile, std::string> read_pprof(std::string_view file_bytes,
-                                                   const ProfileReadLimits& limits) {
-  if (file_bytes.empty()) return std::string("empty file");
+Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLimits& limits) {
+  if (file_bytes.empty()) return Error{"empty file"};
   if (!looks_gzipped(file_bytes) && file_bytes.size() > limits.max_inflated_bytes) {
-    return "larger than " + byte_size_words(limits.max_inflated_bytes);
+    return Error{"larger than " + byte_size_words(limits.max_inflated_bytes)};
   }
   try {
     // Two passes over the file: everything but the samples first (they may come before the
@@ -560,11 +559,11 @@ std::variant<StackProfile, std::string> read_pprof(std::string_view file_bytes,
             }
             return true;
           });
-      if (!stream.error().empty()) return stream.error();
-      if (!parsed) return std::string(kNotAProfile);
+      if (!stream.error().empty()) return Error{stream.error()};
+      if (!parsed) return Error{kNotAProfile};
     }
     pprof::Profile header;
-    if (!header.ParseFromString(rest)) return std::string(kNotAProfile);
+    if (!header.ParseFromString(rest)) return Error{kNotAProfile};
     rest = std::string();
     Reader reader(header, limits, std::move(oversized));
     reader.read_header(samples);
@@ -579,11 +578,11 @@ std::variant<StackProfile, std::string> read_pprof(std::string_view file_bytes,
           return true;
         },
         [](uint32_t) { return false; });  // not called: nothing is kept on this pass
-    if (!stream.error().empty()) return stream.error();
-    if (!parsed) return std::string(kNotAProfile);
+    if (!stream.error().empty()) return Error{stream.error()};
+    if (!parsed) return Error{kNotAProfile};
     return reader.take();
   } catch (const Malformed& e) {
-    return "not a valid pprof profile: " + e.what;
+    return Error{"not a valid pprof profile: " + e.what};
   }
 }
 

@@ -2,8 +2,8 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <variant>
 
+#include "core/result.h"
 #include "core/stack_profile.h"
 #include "export/pprof_format.h"
 
@@ -36,7 +36,6 @@ struct ProfileReadLimits {
 // foreign or oversized file gives one line saying what is wrong, never a crash. Profiles from
 // other tools are read as far as they carry hucprof's sample types (samples, cpu, calls, bytes,
 // latency, subchecks). Samples with the same stack and labels are merged into one.
-std::variant<StackProfile, std::string> read_pprof(std::string_view file_bytes,
-                                                   const ProfileReadLimits& limits = {});
+Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLimits& limits = {});
 
 }  // namespace hucprof

@@ -3,10 +3,10 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <variant>
 
 #include "core/http_types.h"
 #include "core/listen_address.h"
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -50,20 +50,22 @@ class HttpServer {
  public:
   // Binds `address` (":port" and "[::]:port" are one dual-stack socket; a host name is resolved
   // first, see resolve_listen_address) and starts serving. The error is in words, e.g.
-  // "cannot listen on 127.0.0.1:9478: address already in use".
-  static std::variant<std::unique_ptr<HttpServer>, std::string> start(
-      const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
-      HttpServerLimits limits = {});
+  // "cannot listen on 127.0.0.1:9478: address already in use" (exit 1: this host), or a host
+  // name that does not resolve (exit 2).
+  static Result<std::unique_ptr<HttpServer>> start(const ListenAddress& address,
+                                                   std::shared_ptr<WebSecuritySource> security,
+                                                   HttpServerLimits limits = {});
   // Binds as start() does but runs no thread until serve(): connections wait in the listen
   // backlog. Capabilities belong to each thread and threads inherit their creator's, so hucprof
   // binds before attaching (a taken port is found at once) and serves after dropping them.
-  static std::variant<std::unique_ptr<HttpServer>, std::string> bind(
-      const ListenAddress& address, std::shared_ptr<WebSecuritySource> security,
-      HttpServerLimits limits = {});
+  static Result<std::unique_ptr<HttpServer>> bind(const ListenAddress& address,
+                                                  std::shared_ptr<WebSecuritySource> security,
+                                                  HttpServerLimits limits = {});
   // Serves a socket that is already listening (socket activation: systemd passes it), as bind()
-  // does; the server owns it from then on. The error is in words.
-  static std::variant<std::unique_ptr<HttpServer>, std::string> adopt(
-      int listening_fd, std::shared_ptr<WebSecuritySource> security, HttpServerLimits limits = {});
+  // does; the server owns it from then on. The error is in words (exit 1).
+  static Result<std::unique_ptr<HttpServer>> adopt(int listening_fd,
+                                                   std::shared_ptr<WebSecuritySource> security,
+                                                   HttpServerLimits limits = {});
   void serve();
   // Stops: closes the listener and every connection, tells running handlers (cancelled()), and
   // waits for them.
@@ -88,6 +90,6 @@ class HttpServer {
 
 // A host name resolved like Go's net.Listen does it: the first IPv4 address, else the first
 // IPv6 one. Other addresses come back unchanged. The error is in words.
-std::variant<ListenAddress, std::string> resolve_listen_address(const ListenAddress& address);
+Result<ListenAddress> resolve_listen_address(const ListenAddress& address);
 
 }  // namespace hucprof

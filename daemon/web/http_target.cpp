@@ -17,8 +17,7 @@ int hex_value(char c) {
 
 }  // namespace
 
-std::variant<std::string, std::string> percent_decode(std::string_view text, bool plus_is_space) {
-  using Result = std::variant<std::string, std::string>;
+Result<std::string> percent_decode(std::string_view text, bool plus_is_space) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -26,7 +25,7 @@ std::variant<std::string, std::string> percent_decode(std::string_view text, boo
     if (c == '%') {
       const int high = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
       const int low = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
-      if (high < 0 || low < 0) return Result(std::in_place_index<1>, "bad percent-encoding");
+      if (high < 0 || low < 0) return Error{"bad percent-encoding"};
       out.push_back(static_cast<char>(high * 16 + low));
       i += 2;
     } else if (c == '+' && plus_is_space) {
@@ -35,11 +34,10 @@ std::variant<std::string, std::string> percent_decode(std::string_view text, boo
       out.push_back(c);
     }
   }
-  return Result(std::in_place_index<0>, std::move(out));
+  return out;
 }
 
-std::variant<std::multimap<std::string, std::string>, std::string> parse_query(
-    std::string_view query) {
+Result<std::multimap<std::string, std::string>> parse_query(std::string_view query) {
   std::multimap<std::string, std::string> params;
   size_t start = 0;
   while (start <= query.size()) {
@@ -51,16 +49,16 @@ std::variant<std::multimap<std::string, std::string>, std::string> parse_query(
     auto name = percent_decode(pair.substr(0, equals), true);
     auto value = percent_decode(
         equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1), true);
-    if (name.index() == 1 || value.index() == 1) {
-      return "bad percent-encoding in query parameter " +
-             quoted_value(pair.substr(0, std::min<size_t>(equals, 64)));
+    if (!name.ok() || !value.ok()) {
+      return Error{"bad percent-encoding in query parameter " +
+                   quoted_value(pair.substr(0, std::min<size_t>(equals, 64)))};
     }
-    params.emplace(std::move(std::get<0>(name)), std::move(std::get<0>(value)));
+    params.emplace(std::move(name).value(), std::move(value).value());
   }
   return params;
 }
 
-std::variant<RequestTarget, std::string> parse_request_target(std::string_view target) {
+Result<RequestTarget> parse_request_target(std::string_view target) {
   // Absolute form: drop "scheme://authority"; the host is not ours to check (Host decides
   // nothing here: one site per port). "http://node?x=1" has the empty path, which is "/".
   std::string origin_form;
@@ -68,25 +66,27 @@ std::variant<RequestTarget, std::string> parse_request_target(std::string_view t
       starts_with_ignoring_case(target, "https://")) {
     const size_t authority = target.find("://") + 3;
     const size_t path_start = target.find_first_of("/?#", authority);
-    if (authority == target.size() || path_start == authority) return "absolute URL without a host";
+    if (authority == target.size() || path_start == authority) {
+      return Error{"absolute URL without a host"};
+    }
     const std::string_view rest =
         path_start == std::string_view::npos ? std::string_view() : target.substr(path_start);
     origin_form = (rest.empty() || rest.front() != '/' ? "/" : "") + std::string(rest);
     target = origin_form;
   }
-  if (target.empty() || target.front() != '/') return "request target is not a path";
+  if (target.empty() || target.front() != '/') return Error{"request target is not a path"};
   // A fragment is never sent by a conforming client; drop it like Go does.
   target = target.substr(0, target.find('#'));
   const size_t question = target.find('?');
   auto path = percent_decode(target.substr(0, question), false);
-  if (path.index() == 1) return "bad percent-encoding in the path";
+  if (!path.ok()) return Error{"bad percent-encoding in the path"};
   RequestTarget decoded;
-  decoded.path = std::move(std::get<0>(path));
-  if (decoded.path.find('\0') != std::string::npos) return "NUL byte in the path";
+  decoded.path = std::move(path).value();
+  if (decoded.path.find('\0') != std::string::npos) return Error{"NUL byte in the path"};
   if (question != std::string_view::npos) {
     auto query = parse_query(target.substr(question + 1));
-    if (const auto* error = std::get_if<std::string>(&query)) return *error;
-    decoded.query = std::move(std::get<0>(query));
+    if (!query.ok()) return query.error();
+    decoded.query = std::move(query).value();
   }
   return decoded;
 }

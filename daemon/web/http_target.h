@@ -2,7 +2,8 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <variant>
+
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -16,13 +17,12 @@ struct RequestTarget {
 // Origin form ("/metrics?x=1") and absolute form ("http://host:9478/metrics", what proxies
 // send); anything else (authority form, "*") is not a resource here. Errors are in words for a
 // 400 response: `bad percent-encoding in the path`.
-std::variant<RequestTarget, std::string> parse_request_target(std::string_view target);
+Result<RequestTarget> parse_request_target(std::string_view target);
 
 // "a=1&b=x%20y&c" -> {a:1, b:"x y", c:""}.
-std::variant<std::multimap<std::string, std::string>, std::string> parse_query(
-    std::string_view query);
+Result<std::multimap<std::string, std::string>> parse_query(std::string_view query);
 
-// %XX decoding; plus_is_space for query components. nullopt-like error on "%", "%4", "%zz".
-std::variant<std::string, std::string> percent_decode(std::string_view text, bool plus_is_space);
+// %XX decoding; plus_is_space for query components. An error on "%", "%4", "%zz".
+Result<std::string> percent_decode(std::string_view text, bool plus_is_space);
 
 }  // namespace hucprof

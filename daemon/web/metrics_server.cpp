@@ -15,8 +15,8 @@ namespace {
 // prometheus-cpp's and client_golang's content type for the text format.
 constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 
-std::string flag_error(const std::string& listen_address, const std::string& cause) {
-  return "--web.listen-address \"" + listen_address + "\": " + cause;
+Error flag_error(const std::string& listen_address, const Error& cause) {
+  return {"--web.listen-address \"" + listen_address + "\": " + cause.text, cause.exit_code};
 }
 
 }  // namespace
@@ -53,10 +53,10 @@ HttpResponse render_metrics(const SnapshotCollectable& collectable, const HttpRe
   return response;
 }
 
-std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::start(
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(
     const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable) {
   auto bound = bind(options, std::move(collectable));
-  if (auto* server = std::get_if<std::unique_ptr<MetricsServer>>(&bound)) (*server)->serve();
+  if (bound.ok()) bound.value()->serve();
   return bound;
 }
 
@@ -64,46 +64,40 @@ void MetricsServer::serve() {
   for (auto& http : servers_) http->serve();
 }
 
-std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::bind(
+Result<std::unique_ptr<MetricsServer>> MetricsServer::bind(
     const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable) {
   // Every address is checked before any is bound: a typo in the second costs no socket.
   std::vector<ListenAddress> addresses;
   for (const std::string& address :
        options.listen_fds.empty() ? options.listen_addresses : std::vector<std::string>{}) {
     auto parsed = parse_listen_address(address);
-    if (const auto* error = std::get_if<std::string>(&parsed)) {
-      return WebStartError{2, flag_error(address, *error)};
-    }
-    auto resolved = resolve_listen_address(std::get<ListenAddress>(parsed));
-    if (const auto* error = std::get_if<std::string>(&resolved)) {
-      return WebStartError{2, flag_error(address, *error)};
-    }
-    addresses.push_back(std::get<ListenAddress>(resolved));
+    if (!parsed.ok()) return flag_error(address, parsed.error());
+    auto resolved = resolve_listen_address(parsed.value());
+    if (!resolved.ok()) return flag_error(address, resolved.error());
+    addresses.push_back(resolved.value());
   }
   if (addresses.empty() && options.listen_fds.empty()) {
-    return WebStartError{2, "--web.listen-address: no address to serve on"};
+    return Error{"--web.listen-address: no address to serve on"};
   }
   auto security = std::make_shared<WebSecuritySource>();
   if (!options.web_config_file.empty()) {
     auto loaded = WebSecuritySource::load(options.web_config_file);
-    if (auto* error = std::get_if<std::string>(&loaded)) return WebStartError{2, *error};
-    security = std::move(std::get<std::unique_ptr<WebSecuritySource>>(loaded));
+    if (!loaded.ok()) return loaded.error();
+    security = std::move(loaded).value();
   }
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   server->tls_ = security->tls();
   for (size_t i = 0; i < addresses.size(); ++i) {
     auto started = HttpServer::bind(addresses[i], security);
-    if (auto* error = std::get_if<std::string>(&started)) {
-      return WebStartError{1, flag_error(options.listen_addresses[i], *error)};
-    }
-    server->servers_.push_back(std::move(std::get<std::unique_ptr<HttpServer>>(started)));
+    if (!started.ok()) return flag_error(options.listen_addresses[i], started.error());
+    server->servers_.push_back(std::move(started).value());
   }
   for (const int fd : options.listen_fds) {
     auto adopted = HttpServer::adopt(fd, security);
-    if (auto* error = std::get_if<std::string>(&adopted)) {
-      return WebStartError{1, "--web.systemd-socket: " + *error};
+    if (!adopted.ok()) {
+      return Error{"--web.systemd-socket: " + adopted.error().text, adopted.error().exit_code};
     }
-    server->servers_.push_back(std::move(std::get<std::unique_ptr<HttpServer>>(adopted)));
+    server->servers_.push_back(std::move(adopted).value());
   }
   server->collectable_ = std::move(collectable);
   // Scrapes and health checks are answered on the I/O threads (fast, never waiting); pages that
@@ -123,11 +117,9 @@ std::variant<std::unique_ptr<MetricsServer>, WebStartError> MetricsServer::bind(
   return server;
 }
 
-std::variant<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(
     const std::string& listen_address, std::shared_ptr<SnapshotCollectable> collectable) {
-  auto started = start(WebOptions{{listen_address}, ""}, std::move(collectable));
-  if (auto* error = std::get_if<WebStartError>(&started)) return error->message;
-  return std::move(std::get<std::unique_ptr<MetricsServer>>(started));
+  return start(WebOptions{{listen_address}, ""}, std::move(collectable));
 }
 
 MetricsServer::~MetricsServer() = default;

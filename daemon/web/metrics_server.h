@@ -2,10 +2,10 @@
 #include <atomic>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "core/http_types.h"
+#include "core/result.h"
 #include "export/prometheus_exporter.h"
 
 namespace hucprof {
@@ -22,28 +22,22 @@ struct WebOptions {
   std::vector<int> listen_fds = {};
 };
 
-// Why the server did not start, in one line naming the flag or file, and the exit code it
-// means: 2 for a listen address or web config that cannot work anywhere, 1 for this host
-// (port taken, address not here).
-struct WebStartError {
-  int exit_code = 1;
-  std::string message;
-};
-
 // /metrics (prometheus-cpp's text format, gzip when the client takes it), the landing page on
 // "/" and Prometheus' health endpoints /-/healthy and /-/ready, over one HttpServer per listen
 // address; other exporters add their pages with add_route.
 class MetricsServer {
  public:
-  static std::variant<std::unique_ptr<MetricsServer>, WebStartError> start(
+  // The error names the flag or file, in one line; its exit code is 2 for a listen address or
+  // web config that cannot work anywhere, 1 for this host (port taken, address not here).
+  static Result<std::unique_ptr<MetricsServer>> start(
       const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable);
   // Binds and loads the web config like start(), but serves only after serve() (see
   // HttpServer::bind: no thread runs before that).
-  static std::variant<std::unique_ptr<MetricsServer>, WebStartError> bind(
+  static Result<std::unique_ptr<MetricsServer>> bind(
       const WebOptions& options, std::shared_ptr<SnapshotCollectable> collectable);
   void serve();
-  // Plain HTTP on `listen_address`; the error as a message.
-  static std::variant<std::unique_ptr<MetricsServer>, std::string> start(
+  // Plain HTTP on `listen_address`.
+  static Result<std::unique_ptr<MetricsServer>> start(
       const std::string& listen_address, std::shared_ptr<SnapshotCollectable> collectable);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;

@@ -10,7 +10,8 @@
 #include <array>
 #include <ctime>
 
-#include "cli/safe_yaml.h"
+#include "cli/message_text.h"
+#include "core/file_text.h"
 
 namespace hucprof {
 namespace {
@@ -46,13 +47,13 @@ struct Pem {
   std::string origin;  // "tls_server_config.cert_file /etc/x.crt" or "tls_server_config.cert"
 };
 
-std::variant<Pem, std::string> read_pem(const std::string& file, const std::string& inline_text,
-                                        const char* file_key, const char* text_key) {
+Result<Pem> read_pem(const std::string& file, const std::string& inline_text, const char* file_key,
+                     const char* text_key) {
   const std::string prefix = "tls_server_config.";
   if (file.empty()) return Pem{inline_text, prefix + text_key};
-  auto read = read_bounded_regular_file(file, prefix + file_key, kMaxPemBytes);
-  if (read.index() == 1) return std::get<1>(read);
-  return Pem{std::get<0>(read), prefix + file_key + " " + file};
+  const Result<std::string> read = read_regular_file(file, kMaxPemBytes);
+  if (!read.ok()) return cannot_read(file, prefix + file_key, read.error());
+  return Pem{read.value(), prefix + file_key + " " + file};
 }
 
 // OpenSSL's default when a PEM block is encrypted is to ask for the passphrase on the terminal:
@@ -100,49 +101,52 @@ void check_validity(X509* certificate, const Pem& cert, std::vector<std::string>
   }
 }
 
-std::optional<std::string> use_certificate_and_key(SSL_CTX* ctx, const Pem& cert, const Pem& key,
-                                                   std::vector<std::string>* warnings) {
+Result<void> use_certificate_and_key(SSL_CTX* ctx, const Pem& cert, const Pem& key,
+                                     std::vector<std::string>* warnings) {
   auto chain = read_certificates(cert.text);
-  if (chain.empty()) return cert.origin + ": no PEM certificate in it";
+  if (chain.empty()) return Error{cert.origin + ": no PEM certificate in it"};
   check_validity(chain.front().get(), cert, warnings);
   if (SSL_CTX_use_certificate(ctx, chain.front().get()) != 1) {
-    return cert.origin + ": " + openssl_error();
+    return Error{cert.origin + ": " + openssl_error()};
   }
   for (size_t i = 1; i < chain.size(); ++i) {
     if (SSL_CTX_add1_chain_cert(ctx, chain[i].get()) != 1)
-      return cert.origin + ": " + openssl_error();
+      return Error{cert.origin + ": " + openssl_error()};
   }
   BioPtr bio = memory_bio(key.text);
   bool asked = false;
   KeyPtr private_key(PEM_read_bio_PrivateKey(bio.get(), nullptr, refuse_passphrase, &asked));
   if (!private_key && asked) {
     ERR_clear_error();
-    return key.origin +
-           ": the key is encrypted, and hucprof (like exporter-toolkit) takes no passphrase: "
-           "store it unencrypted, readable by root only (openssl pkey -in KEY -out KEY.plain)";
+    return Error{
+        key.origin +
+        ": the key is encrypted, and hucprof (like exporter-toolkit) takes no passphrase: "
+        "store it unencrypted, readable by root only (openssl pkey -in KEY -out KEY.plain)"};
   }
-  if (!private_key) return key.origin + ": no PEM private key in it (" + openssl_error() + ")";
+  if (!private_key)
+    return Error{key.origin + ": no PEM private key in it (" + openssl_error() + ")"};
   if (SSL_CTX_use_PrivateKey(ctx, private_key.get()) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
-    return key.origin + ": the key does not belong to the certificate (" + openssl_error() + ")";
+    return Error{key.origin + ": the key does not belong to the certificate (" + openssl_error() +
+                 ")"};
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> use_client_ca(SSL_CTX* ctx, const Pem& ca) {
+Result<void> use_client_ca(SSL_CTX* ctx, const Pem& ca) {
   auto certificates = read_certificates(ca.text);
-  if (certificates.empty()) return ca.origin + ": no PEM certificate in it";
+  if (certificates.empty()) return Error{ca.origin + ": no PEM certificate in it"};
   X509_STORE* store = SSL_CTX_get_cert_store(ctx);
   STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
   for (const auto& certificate : certificates) {
     if (X509_STORE_add_cert(store, certificate.get()) != 1) {
       sk_X509_NAME_pop_free(names, X509_NAME_free);
-      return ca.origin + ": " + openssl_error();
+      return Error{ca.origin + ": " + openssl_error()};
     }
     // Tells clients which CA their certificate must come from.
     sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(certificate.get())));
   }
   SSL_CTX_set_client_CA_list(ctx, names);
-  return std::nullopt;
+  return {};
 }
 
 // Go's ClientAuthType in OpenSSL's terms. "Any" policies accept whatever certificate comes.
@@ -185,11 +189,10 @@ int protocol_version(TlsVersion version) {
 
 // Go names suites by their IANA names, OpenSSL by its own; SSL_CIPHER_standard_name bridges
 // them, over every suite this OpenSSL has.
-std::variant<std::string, std::string> openssl_cipher_list(const std::vector<std::string>& names) {
-  using Result = std::variant<std::string, std::string>;
+Result<std::string> openssl_cipher_list(const std::vector<std::string>& names) {
   SslCtxPtr all(SSL_CTX_new(TLS_server_method()));
   if (!all || SSL_CTX_set_cipher_list(all.get(), "ALL:COMPLEMENTOFALL") != 1) {
-    return Result(std::in_place_index<1>, "tls_server_config.cipher_suites: " + openssl_error());
+    return Error{"tls_server_config.cipher_suites: " + openssl_error()};
   }
   STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(all.get());
   std::string list;
@@ -203,14 +206,13 @@ std::variant<std::string, std::string> openssl_cipher_list(const std::vector<std
       }
     }
     if (found == nullptr) {
-      return Result(std::in_place_index<1>, "tls_server_config.cipher_suites: \"" + name +
-                                                "\" is not a TLS 1.2 cipher suite this OpenSSL "
-                                                "knows (use Go's names, e.g. "
-                                                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
+      return Error{"tls_server_config.cipher_suites: \"" + name +
+                   "\" is not a TLS 1.2 cipher suite this OpenSSL knows (use Go's names, e.g. "
+                   "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)"};
     }
     list += (list.empty() ? "" : ":") + std::string(SSL_CIPHER_get_name(found));
   }
-  return Result(std::in_place_index<0>, list);
+  return list;
 }
 
 std::string join(const std::vector<std::string>& items, char separator) {
@@ -221,7 +223,7 @@ std::string join(const std::vector<std::string>& items, char separator) {
 
 }  // namespace
 
-std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_context(
+Result<std::shared_ptr<boost::asio::ssl::context>> make_tls_context(
     const WebTlsConfig& tls, std::vector<std::string>* warnings) {
   ERR_clear_error();
   auto context = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
@@ -234,17 +236,16 @@ std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_c
   SSL_CTX_set_max_proto_version(ctx, protocol_version(tls.max_version));
 
   auto cert = read_pem(tls.cert_file, tls.cert, "cert_file", "cert");
-  if (auto* error = std::get_if<std::string>(&cert)) return *error;
+  if (!cert.ok()) return cert.error();
   auto key = read_pem(tls.key_file, tls.key, "key_file", "key");
-  if (auto* error = std::get_if<std::string>(&key)) return *error;
-  if (auto error =
-          use_certificate_and_key(ctx, std::get<Pem>(cert), std::get<Pem>(key), warnings)) {
-    return *error;
+  if (!key.ok()) return key.error();
+  if (auto used = use_certificate_and_key(ctx, cert.value(), key.value(), warnings); !used.ok()) {
+    return used.error();
   }
   if (tls.has_client_ca()) {
     auto ca = read_pem(tls.client_ca_file, tls.client_ca, "client_ca_file", "client_ca");
-    if (auto* error = std::get_if<std::string>(&ca)) return *error;
-    if (auto error = use_client_ca(ctx, std::get<Pem>(ca))) return *error;
+    if (!ca.ok()) return ca.error();
+    if (auto used = use_client_ca(ctx, ca.value()); !used.ok()) return used.error();
   }
   set_client_auth(ctx, tls.client_auth);
   // Session resumption with client certificates needs a context id, or OpenSSL refuses it.
@@ -253,15 +254,15 @@ std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_c
 
   if (!tls.cipher_suites.empty()) {
     auto list = openssl_cipher_list(tls.cipher_suites);
-    if (list.index() == 1) return std::get<1>(list);
-    if (const auto& names = std::get<0>(list);
+    if (!list.ok()) return list.error();
+    if (const std::string& names = list.value();
         !names.empty() && SSL_CTX_set_cipher_list(ctx, names.c_str()) != 1) {
-      return "tls_server_config.cipher_suites: " + openssl_error();
+      return Error{"tls_server_config.cipher_suites: " + openssl_error()};
     }
   }
   if (!tls.curve_groups.empty() &&
       SSL_CTX_set1_groups_list(ctx, join(tls.curve_groups, ':').c_str()) != 1) {
-    return "tls_server_config.curve_preferences: " + openssl_error();
+    return Error{"tls_server_config.curve_preferences: " + openssl_error()};
   }
   return context;
 }

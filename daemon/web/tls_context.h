@@ -1,11 +1,11 @@
 #pragma once
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include <boost/asio/ssl/context.hpp>
 
+#include "core/result.h"
 #include "web/web_config.h"
 
 namespace hucprof {
@@ -14,7 +14,7 @@ namespace hucprof {
 // key, TLS versions, cipher suites and groups, and the client certificate policy mapped from
 // Go's ClientAuthType. Errors name the setting and the file, in one line. What loads but will
 // not work as meant (a certificate outside its validity period) is added to `warnings`.
-std::variant<std::shared_ptr<boost::asio::ssl::context>, std::string> make_tls_context(
+Result<std::shared_ptr<boost::asio::ssl::context>> make_tls_context(
     const WebTlsConfig& tls, std::vector<std::string>* warnings = nullptr);
 
 // The subject alternative names of a certificate as client_allowed_sans compares them: DNS

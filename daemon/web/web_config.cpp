@@ -11,6 +11,7 @@
 #include "cli/message_text.h"
 #include "cli/named_values.h"
 #include "cli/safe_yaml.h"
+#include "core/file_text.h"
 
 namespace hucprof {
 namespace {
@@ -107,8 +108,8 @@ template <typename T, size_t N>
 T one_of(const std::string& text, const NamedValues<T, N>& choices, int line,
          const std::string& key) {
   auto found = find_named(choices, text);
-  if (auto* error = std::get_if<std::string>(&found)) Section::fail(line, key + ": " + *error);
-  return std::get<T>(found);
+  if (!found.ok()) Section::fail(line, key + ": " + found.error().text);
+  return found.value();
 }
 
 constexpr NamedValues<ClientAuth, 6> kClientAuth{{
@@ -341,10 +342,8 @@ void read_rate_limit(const YAML::Node& node, int line, WebConfig& config) {
           {"interval",
            [&](const YAML::Node& v, int l) {
              auto parsed = parse_duration(scalar(v, l, "rate_limit.interval"));
-             if (const auto* error = std::get_if<std::string>(&parsed)) {
-               Section::fail(l, "rate_limit.interval: " + *error);
-             }
-             config.rate_limit_interval = std::get<std::chrono::milliseconds>(parsed);
+             if (!parsed.ok()) Section::fail(l, "rate_limit.interval: " + parsed.error().text);
+             config.rate_limit_interval = parsed.value();
            }},
           {"burst",
            [&](const YAML::Node& v, int l) {
@@ -405,12 +404,11 @@ std::vector<std::string> web_config_warnings(const WebConfig& config) {
 
 const char* tls_version_name(TlsVersion version) { return name_of(kVersions, version).data(); }
 
-std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
-                                                      const std::string& name,
-                                                      const std::string& base_dir) {
+Result<WebConfig> parse_web_config(std::string_view text, const std::string& name,
+                                   const std::string& base_dir) {
   auto loaded = load_yaml_text(text, name);
-  if (auto* error = std::get_if<std::string>(&loaded)) return control_bytes_escaped(*error);
-  const YAML::Node& root = std::get<YAML::Node>(loaded);
+  if (!loaded.ok()) return Error{control_bytes_escaped(loaded.error().text)};
+  const YAML::Node& root = loaded.value();
   WebConfig config;
   if (!root.IsDefined() || root.IsNull()) return config;  // empty: plain HTTP, no auth
   try {
@@ -434,20 +432,21 @@ std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
              }},
         });
   } catch (const Invalid& invalid) {
-    return control_bytes_escaped(name + ":" + std::to_string(invalid.line) + ": " + invalid.words);
+    return Error{
+        control_bytes_escaped(name + ":" + std::to_string(invalid.line) + ": " + invalid.words)};
   } catch (const YAML::Exception& e) {
     // Node access on a malformed tree; the screen in load_yaml_text makes this unlikely.
-    return control_bytes_escaped(
-        name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " + e.msg);
+    return Error{control_bytes_escaped(
+        name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " + e.msg)};
   }
   return config;
 }
 
-std::variant<WebConfig, std::string> load_web_config(const std::string& path) {
-  auto text = read_bounded_regular_file(path, "web config file", YamlLimits{}.max_bytes);
-  if (text.index() == 1) return std::get<1>(text);
+Result<WebConfig> load_web_config(const std::string& path) {
+  const Result<std::string> text = read_regular_file(path, YamlLimits{}.max_bytes);
+  if (!text.ok()) return cannot_read(path, "web config file", text.error());
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return parse_web_config(std::get<0>(text), path, dir.empty() ? "." : dir);
+  return parse_web_config(text.value(), path, dir.empty() ? "." : dir);
 }
 
 }  // namespace hucprof

@@ -5,8 +5,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
+
+#include "core/result.h"
 
 namespace hucprof {
 
@@ -57,12 +58,11 @@ struct WebConfig {
 
 // Parses `text`, naming it `name` in errors ("NAME:LINE: words", one line, never a secret);
 // relative file names are resolved against base_dir. Pure: reads no file.
-std::variant<WebConfig, std::string> parse_web_config(std::string_view text,
-                                                      const std::string& name,
-                                                      const std::string& base_dir);
+Result<WebConfig> parse_web_config(std::string_view text, const std::string& name,
+                                   const std::string& base_dir);
 
 // Reads `path` through load_yaml_file (regular file, 1 MiB, no aliases) and parses it.
-std::variant<WebConfig, std::string> load_web_config(const std::string& path);
+Result<WebConfig> load_web_config(const std::string& path);
 
 // What loads but weakens what the file asks for, one message each (no secret in them): TLS 1.0
 // or 1.1 allowed, bcrypt hashes cheap enough to crack when leaked. The web server logs them

@@ -30,13 +30,13 @@ void warn_about(const std::string& path, const WebSecurity& security) {
 
 }  // namespace
 
-std::variant<std::shared_ptr<const WebSecurity>, std::string> WebSecurity::build(WebConfig config) {
+Result<std::shared_ptr<const WebSecurity>> WebSecurity::build(WebConfig config) {
   auto security = std::make_shared<WebSecurity>();
   security->warnings = web_config_warnings(config);
   if (config.tls) {
     auto context = make_tls_context(*config.tls, &security->warnings);
-    if (auto* error = std::get_if<std::string>(&context)) return *error;
-    security->tls = std::get<std::shared_ptr<boost::asio::ssl::context>>(context);
+    if (!context.ok()) return context.error();
+    security->tls = context.value();
   }
   if (config.requires_auth()) {
     security->auth = std::make_shared<BasicAuthenticator>(config.basic_auth_users);
@@ -51,20 +51,17 @@ std::variant<std::shared_ptr<const WebSecurity>, std::string> WebSecurity::build
 
 WebSecuritySource::WebSecuritySource() : current_(std::make_shared<WebSecurity>()) {}
 
-std::variant<std::unique_ptr<WebSecuritySource>, std::string> WebSecuritySource::load(
-    const std::string& path) {
+Result<std::unique_ptr<WebSecuritySource>> WebSecuritySource::load(const std::string& path) {
   std::unique_ptr<WebSecuritySource> source(new WebSecuritySource());
   source->path_ = path;
   // Each file is stamped before it is read: a change while loading is seen at the next check.
   std::vector<FileStamp> stamps{stamp_file(path)};
   auto config = load_web_config(path);
-  if (auto* error = std::get_if<std::string>(&config)) return *error;
-  for (const std::string& file : named_files(std::get<WebConfig>(config))) {
-    stamps.push_back(stamp_file(file));
-  }
-  auto security = WebSecurity::build(std::move(std::get<WebConfig>(config)));
-  if (auto* error = std::get_if<std::string>(&security)) return path + ": " + *error;
-  source->current_ = std::get<std::shared_ptr<const WebSecurity>>(security);
+  if (!config.ok()) return config.error();
+  for (const std::string& file : named_files(config.value())) stamps.push_back(stamp_file(file));
+  auto security = WebSecurity::build(std::move(config).value());
+  if (!security.ok()) return Error{path + ": " + security.error().text, security.error().exit_code};
+  source->current_ = security.value();
   source->tls_ = source->current_->tls != nullptr;
   source->stamps_ = std::move(stamps);
   spdlog::info("web config {}: {}", path, describe(source->current_->config));
@@ -120,29 +117,30 @@ void WebSecuritySource::reload(std::vector<FileStamp> now) {
   // Remembered even when the new version fails, so it is reported once, not every second.
   stamps_ = std::move(now);
   auto config = load_web_config(path_);
-  if (auto* error = std::get_if<std::string>(&config)) {
-    spdlog::error("web config changed but does not load, keeping the last good one: {}", *error);
+  if (!config.ok()) {
+    spdlog::error("web config changed but does not load, keeping the last good one: {}",
+                  config.error().text);
     return;
   }
   // From now on, watch the files this version names.
   stamps_.resize(1);
-  for (const std::string& file : named_files(std::get<WebConfig>(config))) {
+  for (const std::string& file : named_files(config.value())) {
     stamps_.push_back(stamp_file(file));
   }
-  if (std::get<WebConfig>(config).tls.has_value() != tls_) {
+  if (config.value().tls.has_value() != tls_) {
     spdlog::error(
         "web config {} changed but does not load, keeping the last good one: tls_server_config "
         "can only be turned {} by a restart",
         path_, tls_ ? "off" : "on");
     return;
   }
-  auto security = WebSecurity::build(std::move(std::get<WebConfig>(config)));
-  if (auto* error = std::get_if<std::string>(&security)) {
+  auto security = WebSecurity::build(std::move(config.value()));
+  if (!security.ok()) {
     spdlog::error("web config changed but does not load, keeping the last good one: {}: {}", path_,
-                  *error);
+                  security.error().text);
     return;
   }
-  const auto& loaded = std::get<std::shared_ptr<const WebSecurity>>(security);
+  const auto& loaded = security.value();
   spdlog::info("web config {} reloaded: {}", path_, describe(loaded->config));
   warn_about(path_, *loaded);
   replace(loaded);

@@ -3,11 +3,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include <boost/asio/ssl/context.hpp>
 
+#include "core/result.h"
 #include "web/basic_auth.h"
 #include "web/rate_limiter.h"
 #include "web/web_config.h"
@@ -24,7 +24,7 @@ struct WebSecurity {
   // What loads but weakens it (web_config_warnings, an expired certificate): logged at load.
   std::vector<std::string> warnings;
 
-  static std::variant<std::shared_ptr<const WebSecurity>, std::string> build(WebConfig config);
+  static Result<std::shared_ptr<const WebSecurity>> build(WebConfig config);
 };
 
 // --web.config.file, kept current as exporter-toolkit keeps it (it re-reads the file per
@@ -40,8 +40,7 @@ class WebSecuritySource {
   // No file: plain HTTP, no authentication.
   WebSecuritySource();
   // The file as it is now; an error (one line naming the file) when it does not load.
-  static std::variant<std::unique_ptr<WebSecuritySource>, std::string> load(
-      const std::string& path);
+  static Result<std::unique_ptr<WebSecuritySource>> load(const std::string& path);
 
   // The version in force: what each new connection and each request is served with.
   std::shared_ptr<const WebSecurity> current() const;

@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include "core/result.h"
+
 namespace hucprof {
 
 // A cgroup of hucprof's own on the unified hierarchy for `record --only-command`'s COMMAND: made
@@ -11,15 +13,12 @@ namespace hucprof {
 // number (docs/design.md, "Which workload").
 class CommandCgroup {
  public:
-  struct Made {
-    std::unique_ptr<CommandCgroup> cgroup;
-    std::string error;  // why not, in words
-  };
   // `root`: the unified root (find_unified_root); `name`: the directory made below it.
-  static Made make(const std::string& root, const std::string& name);
+  static Result<std::unique_ptr<CommandCgroup>> make(const std::string& root,
+                                                     const std::string& name);
   ~CommandCgroup();  // removes the directory, if remove() was not called
-  // Removes the directory now: "" or why not (COMMAND left processes in it).
-  std::string remove();
+  // Removes the directory now, or says why not (COMMAND left processes in it).
+  Result<void> remove();
   CommandCgroup(const CommandCgroup&) = delete;
   CommandCgroup& operator=(const CommandCgroup&) = delete;
 

@@ -78,11 +78,11 @@ int main(int argc, char** argv) {
   auto collectable = std::make_shared<hucprof::SnapshotCollectable>();
   collectable->update(fixed_snapshot());
   auto started = hucprof::MetricsServer::start(options, collectable);
-  if (auto* error = std::get_if<hucprof::WebStartError>(&started)) {
-    std::fprintf(stderr, "%s\n", error->message.c_str());
-    return error->exit_code;
+  if (!started.ok()) {
+    std::fprintf(stderr, "%s\n", started.error().text.c_str());
+    return started.error().exit_code;
   }
-  auto server = std::move(std::get<std::unique_ptr<hucprof::MetricsServer>>(started));
+  std::unique_ptr<hucprof::MetricsServer> server = std::move(started).value();
   if (slow_route) server->add_route("/slow", slow_page);
   std::printf("listening on %s%s\n", server->bound_address().c_str(),
               server->tls() ? " (TLS)" : "");

@@ -11,11 +11,11 @@ namespace {
 
 CapabilityKeep keep_of(std::string_view text) {
   auto parsed = parse_capability_keep(text);
-  if (auto* error = std::get_if<std::string>(&parsed)) {
-    ADD_FAILURE() << text << ": " << *error;
+  if (!parsed.ok()) {
+    ADD_FAILURE() << text << ": " << parsed.error().text;
     return {};
   }
-  return std::get<CapabilityKeep>(parsed);
+  return parsed.value();
 }
 
 // Capability numbers from the kernel's UAPI header, not from libcap.

@@ -133,8 +133,8 @@ using ModuleFileTest = Fixture;
 
 TEST_F(VmlinuxFileTest, EveryAddressOfTheCallerGivesAddr2linesInlineChain) {
   auto opened = VmlinuxFile::open(HUC_INLINE_ELF);
-  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<VmlinuxFile>>(opened));
-  auto& file = std::get<std::unique_ptr<VmlinuxFile>>(opened);
+  ASSERT_TRUE(opened.ok());
+  auto& file = opened.value();
   EXPECT_TRUE(file->facts().has_dwarf);
   EXPECT_EQ(file->facts().build_id.size(), 40u);  // the linker's --build-id (sha1)
   size_t full_chains = 0;
@@ -155,8 +155,8 @@ TEST_F(VmlinuxFileTest, EveryAddressOfTheCallerGivesAddr2linesInlineChain) {
 
 TEST_F(VmlinuxFileTest, CountsTheUnitsItParsesAcrossBatches) {
   auto opened = VmlinuxFile::open(HUC_INLINE_ELF);
-  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<VmlinuxFile>>(opened));
-  auto& file = std::get<std::unique_ptr<VmlinuxFile>>(opened);
+  ASSERT_TRUE(opened.ok());
+  auto& file = opened.value();
   EXPECT_EQ(file->parsed_units(), 0u);
   // Every address of udp_recvmsg is in inline_chain.c's one unit: parsed once.
   for (uint64_t a : addrs) ASSERT_TRUE(file->lines(a - syms["_stext"]));
@@ -169,8 +169,8 @@ TEST_F(VmlinuxFileTest, CountsTheUnitsItParsesAcrossBatches) {
 
 TEST_F(ModuleFileTest, TheObjectFileAnswersBySymbolAsAModuleWould) {
   auto opened = ModuleFile::open(HUC_INLINE_OBJECT);
-  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<ModuleFile>>(opened));
-  auto& file = std::get<std::unique_ptr<ModuleFile>>(opened);
+  ASSERT_TRUE(opened.ok());
+  auto& file = opened.value();
   EXPECT_EQ(file->facts().build_id, "d4514c0c8789c5c69a83c5762ad58b0f43a5d94e");
   EXPECT_TRUE(file->facts().has_dwarf);
   for (size_t i = 0; i < addrs.size(); ++i) {
@@ -192,7 +192,7 @@ struct KernelDebuginfoTest : Fixture {
     fs::create_directories(dir / "debug/lib/modules/6.1.0-test/kernel/net");
     fs::copy_file(HUC_INLINE_OBJECT, dir / "debug/lib/modules/6.1.0-test/kernel/net/inline-mod.ko");
     auto opened = VmlinuxFile::open(HUC_INLINE_ELF);
-    elf_build_id = std::get<std::unique_ptr<VmlinuxFile>>(opened)->facts().build_id;
+    elf_build_id = opened.value()->facts().build_id;
     write(dir / "sys/module/inline_mod/notes/.note.gnu.build-id",
           notes_with("d4514c0c8789c5c69a83c5762ad58b0f43a5d94e"));
     fs::copy_file(HUC_INLINE_ELF, dir / "debug/lib/modules/6.1.0-test/vmlinux");

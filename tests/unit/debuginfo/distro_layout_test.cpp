@@ -13,7 +13,6 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "build_id_notes.h"
@@ -42,8 +41,8 @@ class DistroLayoutTest : public ::testing::Test {
     root = fs::temp_directory_path() / ("huc-distro-" + std::to_string(getpid()));
     fs::remove_all(root);
     auto opened = VmlinuxFile::open(HUC_INLINE_ELF);
-    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<VmlinuxFile>>(opened));
-    vmlinux_build_id = std::get<std::unique_ptr<VmlinuxFile>>(opened)->facts().build_id;
+    ASSERT_TRUE(opened.ok());
+    vmlinux_build_id = opened.value()->facts().build_id;
     ASSERT_FALSE(vmlinux_build_id.empty());
   }
   void TearDown() override { fs::remove_all(root); }

@@ -58,11 +58,11 @@ HttpRequest get(std::multimap<std::string, std::string> query = {}) {
 
 StackProfile body_profile(const HttpResponse& r) {
   auto read = read_pprof(r.body);
-  if (auto* e = std::get_if<std::string>(&read)) {
-    ADD_FAILURE() << *e;
+  if (!read.ok()) {
+    ADD_FAILURE() << read.error().text;
     return {};
   }
-  return std::get<StackProfile>(read);
+  return read.value();
 }
 
 PprofHandlerLimits no_wait(std::vector<std::chrono::milliseconds>* slept = nullptr) {
@@ -125,9 +125,9 @@ TEST(PprofHandler, BadSecondsAreQuotedOnOneLine) {
   const HttpResponse r = make_pprof_handler(fake.source(), no_wait())(get({{"seconds", "1\n2"}}));
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.body, "seconds: \"1\\x0a2\" is not a whole number of seconds from 1 to 600\n");
-  EXPECT_EQ(std::get<std::optional<int>>(profile_seconds({{"seconds", "30"}}, 600)), 30);
-  EXPECT_EQ(std::get<std::optional<int>>(profile_seconds({{"other", "x"}}, 600)), std::nullopt);
-  EXPECT_EQ(std::get<std::string>(profile_seconds({{"seconds", "601"}}, 600)),
+  EXPECT_EQ(profile_seconds({{"seconds", "30"}}, 600).value(), 30);
+  EXPECT_EQ(profile_seconds({{"other", "x"}}, 600).value(), std::nullopt);
+  EXPECT_EQ(profile_seconds({{"seconds", "601"}}, 600).error().text,
             "seconds: \"601\" is not a whole number of seconds from 1 to 600");
 }
 

@@ -48,8 +48,8 @@ class PprofWorkloads : public testing::Test {
 TEST_F(PprofWorkloads, ReadsBackEachWorkloadsBusyCpuAndTheNodesTotals) {
   const StackProfile original = profile();
   auto read = read_pprof(encode_pprof_gzip(original));
-  ASSERT_TRUE(std::holds_alternative<StackProfile>(read)) << std::get<std::string>(read);
-  const StackProfile& back = std::get<StackProfile>(read);
+  ASSERT_TRUE(read.ok()) << read.error().text;
+  const StackProfile& back = read.value();
   EXPECT_EQ(back.sampled_by_context.at("kernel"), 450u);
   EXPECT_EQ(back.sampled_by_context.at("user"), 500u);
   EXPECT_EQ(back.excluded_samples, original.excluded_samples);

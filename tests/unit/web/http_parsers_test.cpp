@@ -13,20 +13,20 @@ using ::testing::HasSubstr;
 
 RequestTarget target_ok(std::string_view text) {
   auto parsed = parse_request_target(text);
-  if (auto* error = std::get_if<std::string>(&parsed)) {
-    ADD_FAILURE() << text << ": " << *error;
+  if (!parsed.ok()) {
+    ADD_FAILURE() << text << ": " << parsed.error().text;
     return {};
   }
-  return std::get<RequestTarget>(parsed);
+  return parsed.value();
 }
 
 std::string target_error(std::string_view text) {
   auto parsed = parse_request_target(text);
-  if (std::holds_alternative<RequestTarget>(parsed)) {
+  if (parsed.ok()) {
     ADD_FAILURE() << text << " parsed, expected an error";
     return "";
   }
-  return std::get<std::string>(parsed);
+  return parsed.error().text;
 }
 
 // RFC 9112 3.2: origin form and absolute form; RFC 3986 2.1 percent-encoding.

@@ -21,11 +21,11 @@ using Clock = std::chrono::steady_clock;
 std::unique_ptr<HttpServer> start_server(HttpServerLimits limits = {}) {
   auto started = HttpServer::start(ListenAddress{ListenAddress::Kind::IPv4, "127.0.0.1", 0},
                                    std::make_shared<WebSecuritySource>(), limits);
-  if (auto* error = std::get_if<std::string>(&started)) {
-    ADD_FAILURE() << *error;
+  if (!started.ok()) {
+    ADD_FAILURE() << started.error().text;
     return nullptr;
   }
-  return std::move(std::get<std::unique_ptr<HttpServer>>(started));
+  return std::move(started).value();
 }
 
 HttpResponse text(std::string body) {
@@ -341,23 +341,21 @@ TEST(HttpServer, ListenErrorsAreInWords) {
   auto second = HttpServer::start(
       ListenAddress{ListenAddress::Kind::IPv4, "127.0.0.1", static_cast<uint16_t>(first->port())},
       nullptr);
-  ASSERT_TRUE(std::holds_alternative<std::string>(second));
-  EXPECT_EQ(
-      std::get<std::string>(second),
-      "cannot listen on 127.0.0.1:" + std::to_string(first->port()) + ": address already in use");
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().text, "cannot listen on 127.0.0.1:" + std::to_string(first->port()) +
+                                     ": address already in use");
 }
 
 TEST(HttpServer, HostNamesResolvePreferringIpv4) {
   auto resolved =
       resolve_listen_address(ListenAddress{ListenAddress::Kind::HostName, "localhost", 80});
-  ASSERT_TRUE(std::holds_alternative<ListenAddress>(resolved)) << std::get<std::string>(resolved);
-  EXPECT_EQ(std::get<ListenAddress>(resolved).kind, ListenAddress::Kind::IPv4);
-  EXPECT_EQ(std::get<ListenAddress>(resolved).host, "127.0.0.1");
+  ASSERT_TRUE(resolved.ok()) << resolved.error().text;
+  EXPECT_EQ(resolved.value().kind, ListenAddress::Kind::IPv4);
+  EXPECT_EQ(resolved.value().host, "127.0.0.1");
   auto missing = resolve_listen_address(
       ListenAddress{ListenAddress::Kind::HostName, "no-such-host.invalid", 80});
-  ASSERT_TRUE(std::holds_alternative<std::string>(missing));
-  EXPECT_THAT(std::get<std::string>(missing),
-              HasSubstr("cannot resolve host \"no-such-host.invalid\""));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().text, HasSubstr("cannot resolve host \"no-such-host.invalid\""));
 }
 
 }  // namespace

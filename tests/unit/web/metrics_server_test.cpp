@@ -40,21 +40,21 @@ std::shared_ptr<SnapshotCollectable> collectable_with_one_check() {
 
 std::unique_ptr<MetricsServer> start_ok(const std::string& address) {
   auto started = MetricsServer::start(address, collectable_with_one_check());
-  if (auto* error = std::get_if<std::string>(&started)) {
-    ADD_FAILURE() << *error;
+  if (!started.ok()) {
+    ADD_FAILURE() << started.error().text;
     return nullptr;
   }
-  return std::move(std::get<std::unique_ptr<MetricsServer>>(started));
+  return std::move(started).value();
 }
 
-WebStartError start_error(const std::string& address, const std::string& web_config = "") {
+Error start_error(const std::string& address, const std::string& web_config = "") {
   auto started =
       MetricsServer::start(WebOptions{{address}, web_config}, collectable_with_one_check());
-  if (std::holds_alternative<std::unique_ptr<MetricsServer>>(started)) {
+  if (started.ok()) {
     ADD_FAILURE() << address << " started, expected an error";
     return {};
   }
-  return std::get<WebStartError>(started);
+  return started.error();
 }
 
 bool ipv6_loopback_usable() {
@@ -315,36 +315,36 @@ TEST(MetricsServer, RoutesServeBesideMetricsAndMayTakeTheLandingPage) {
 
 TEST_F(LiveServer, PortTakenIsAnErrorNamingTheFlag) {
   const std::string address = "127.0.0.1:" + std::to_string(port());
-  const WebStartError error = start_error(address);
+  const Error error = start_error(address);
   EXPECT_EQ(error.exit_code, 1);
-  EXPECT_THAT(error.message, StartsWith("--web.listen-address \"" + address + "\": "));
-  EXPECT_THAT(error.message, HasSubstr("address already in use"));
+  EXPECT_THAT(error.text, StartsWith("--web.listen-address \"" + address + "\": "));
+  EXPECT_THAT(error.text, HasSubstr("address already in use"));
   const auto response = request_once(port(), "GET", "/metrics");  // still serving
   ASSERT_TRUE(response);
   EXPECT_EQ(response->status, 200);
 }
 
 TEST(MetricsServer, AddressErrorsNameTheFlagWithTheirExitCode) {
-  WebStartError error = start_error("localhost:notaport");
+  Error error = start_error("localhost:notaport");
   EXPECT_EQ(error.exit_code, 2);
-  EXPECT_EQ(error.message,
+  EXPECT_EQ(error.text,
             "--web.listen-address \"localhost:notaport\": port \"notaport\" is not a number in "
             "0..65535");
   error = start_error("no-such-host.invalid:0");
   EXPECT_EQ(error.exit_code, 2);
-  EXPECT_THAT(error.message,
+  EXPECT_THAT(error.text,
               StartsWith("--web.listen-address \"no-such-host.invalid:0\": cannot resolve host"));
   // An address this host does not have: a fact about this host, exit 1.
   error = start_error("192.0.2.1:0");
   EXPECT_EQ(error.exit_code, 1);
-  EXPECT_THAT(error.message,
+  EXPECT_THAT(error.text,
               StartsWith("--web.listen-address \"192.0.2.1:0\": cannot listen on 192.0.2.1:0: "));
 }
 
 TEST(MetricsServer, WebConfigErrorsAreUsageErrors) {
-  const WebStartError error = start_error("127.0.0.1:0", "/nonexistent/web.yml");
+  const Error error = start_error("127.0.0.1:0", "/nonexistent/web.yml");
   EXPECT_EQ(error.exit_code, 2);
-  EXPECT_EQ(error.message,
+  EXPECT_EQ(error.text,
             "/nonexistent/web.yml: cannot read web config file: no such file or directory");
 }
 

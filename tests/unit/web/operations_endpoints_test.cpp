@@ -23,11 +23,11 @@ using testing_http::request_once;
 
 std::unique_ptr<MetricsServer> start_ok(WebOptions options) {
   auto started = MetricsServer::start(options, std::make_shared<SnapshotCollectable>());
-  if (auto* error = std::get_if<WebStartError>(&started)) {
-    ADD_FAILURE() << error->message;
+  if (!started.ok()) {
+    ADD_FAILURE() << started.error().text;
     return nullptr;
   }
-  return std::move(std::get<std::unique_ptr<MetricsServer>>(started));
+  return std::move(started).value();
 }
 
 TEST(OperationsEndpoints, HealthyAtOnceReadyOnlyAfterTheFirstDrain) {
@@ -96,10 +96,10 @@ TEST(OperationsEndpoints, EveryListenAddressServesTheSamePages) {
 TEST(OperationsEndpoints, ABadSecondAddressBindsNothing) {
   auto started = MetricsServer::start(WebOptions{{"127.0.0.1:0", "127.0.0.1:99999"}, ""},
                                       std::make_shared<SnapshotCollectable>());
-  ASSERT_TRUE(std::holds_alternative<WebStartError>(started));
-  const auto& error = std::get<WebStartError>(started);
+  ASSERT_FALSE(started.ok());
+  const Error& error = started.error();
   EXPECT_EQ(error.exit_code, 2);
-  EXPECT_THAT(error.message, StartsWith("--web.listen-address \"127.0.0.1:99999\": "));
+  EXPECT_THAT(error.text, StartsWith("--web.listen-address \"127.0.0.1:99999\": "));
 }
 
 TEST(OperationsEndpoints, ServesASocketThatIsAlreadyListening) {
@@ -129,10 +129,9 @@ TEST(OperationsEndpoints, ASocketThatIsNotTcpIsRefusedByName) {
   WebOptions options;
   options.listen_fds = {pair[0]};
   auto started = MetricsServer::start(options, std::make_shared<SnapshotCollectable>());
-  ASSERT_TRUE(std::holds_alternative<WebStartError>(started));
-  EXPECT_EQ(
-      std::get<WebStartError>(started).message,
-      "--web.systemd-socket: socket " + std::to_string(pair[0]) + " is not an IPv4 or IPv6 socket");
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().text, "--web.systemd-socket: socket " + std::to_string(pair[0]) +
+                                      " is not an IPv4 or IPv6 socket");
   close(pair[0]);
   close(pair[1]);
 }

@@ -24,8 +24,8 @@ class WebRoutes : public ::testing::Test {
  protected:
   void SetUp() override {
     auto started = MetricsServer::start("127.0.0.1:0", std::make_shared<SnapshotCollectable>());
-    if (auto* error = std::get_if<std::string>(&started)) FAIL() << *error;
-    server_ = std::move(std::get<std::unique_ptr<MetricsServer>>(started));
+    if (!started.ok()) FAIL() << started.error().text;
+    server_ = std::move(started).value();
     ProfileSource source{[] { return StackProfile{}; }, [this] { ++drains_; }, {}};
     server_->add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));
     server_->add_route("/", make_web_view_handler([this] {
