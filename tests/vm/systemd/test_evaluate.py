@@ -151,6 +151,8 @@ def main() -> int:
            lambda f: f.update(workload_paranoid="3"))
     mutate("a unit's work failed", "udp_pairs exit status",
            lambda f: f["workload_done"]["huc-one"].update(rc=2))
+    mutate("perf never set up", "perf record -G: enabled for the work",
+           lambda f: f.update(workload_perf_enable="no reader on the control fifo"))
     mutate("perf script failed", "perf script exit status",
            lambda f: f["workload_perf_script"].__setitem__(1, 255))
     mutate("guest step error", "guest step errors",

@@ -448,6 +448,8 @@ def evaluate_workloads(f: dict, check, info) -> None:
     info("  the config for the restart after kill -9", "; ".join(f.get("workload_config") or []))
     check("  perf record -G: enabled for the work (its control fifo's ack)", "ack",
           f.get("workload_perf_enable"))
+    if f.get("workload_perf_enable") != "ack":  # what perf said instead
+        info("  perf record's output", (f.get("workload_perf_record_log") or "none")[-300:])
     done = f.get("workload_done") or {}
     pairs = f.get("workload_pairs")
     check("  units huc-three, huc-one: udp_pairs exit status", "0 0",
@@ -486,6 +488,8 @@ def evaluate_workloads(f: dict, check, info) -> None:
           f"{hs:.3f} - {ps:.3f} = {hs - ps:+.3f}", ok=bool(hn and pn) and abs(hs - ps) <= tol)
     script = f.get("workload_perf_script") or ["", None, ""]
     check("  perf script exit status", 0, script[1])
+    if script[1] != 0:
+        info("  perf script's stderr", (script[2] or "none")[-300:])
     usage = f.get("workload_cpu_usage_ns") or {}
     for u in WORKLOADS:
         w = f"{u}.service"
