@@ -114,6 +114,47 @@ def main() -> int:
            lambda f: f.update(purge_load_state="loaded"))
     mutate("a process left after purge", "no hucprof process left",
            lambda f: f.update(purge_processes="1234 /usr/bin/hucprof run"))
+    # Which workload pays
+    checks_of = 'usercopy_workload_cpu_seconds_total{workload="%s.service"'
+    three_line = [l for l in base["workload_metrics_after"]
+                  if l.startswith(checks_of % "huc-three")]
+
+    def as_cgroup(f):  # the unit named by its cgroup path, as on a host without the unit rule
+        f["workload_metrics_after"] = [
+            l.replace('workload="huc-three.service",workload_kind="unit"',
+                      'workload="/system.slice/huc-three.service",workload_kind="cgroup"')
+            for l in f["workload_metrics_after"]]
+
+    def equal_split(f):  # huc-three's checks counted like huc-one's (samples keyed wrongly)
+        one = [l for l in f["workload_metrics_after"]
+               if l.startswith(checks_of % "huc-one")][0].split()[-1]
+        f["workload_metrics_after"] = [l.rsplit(" ", 1)[0] + " " + one if l in three_line else l
+                                       for l in f["workload_metrics_after"]]
+
+    def perf_equal(f):  # perf counts huc-three's checks like huc-one's
+        f["workload_perf"]["huc-three"]["in_check"] = f["workload_perf"]["huc-one"]["in_check"]
+
+    def few_samples(f):  # 99 Hz under emulation: a split of a few dozen samples says nothing
+        for u in f["workload_perf"].values():
+            u["in_check"] //= 20
+
+    mutate("a unit named by its cgroup path", "/metrics names them", as_cgroup)
+    mutate("hucprof splits the checks 1:1", "hucprof (/metrics delta): huc-three's share",
+           equal_split)
+    mutate("... and so disagrees with perf", "hucprof's split = perf's", equal_split)
+    mutate("perf's split 1:1", "perf -G <unit's cgroup>: huc-three's share", perf_equal)
+    mutate("too few samples in the checks", "perf -G <unit's cgroup>: huc-three's share",
+           few_samples)
+    mutate("sampler off under the unit", "the sampler under the unit",
+           lambda f: f.update(workload_running=["info: running: sampling off, probes on (fentry)"]))
+    mutate("paranoid still 3", "the sampler under the unit",
+           lambda f: f.update(workload_paranoid="3"))
+    mutate("a unit's work failed", "udp_pairs exit status",
+           lambda f: f["workload_done"]["huc-one"].update(rc=2))
+    mutate("perf never set up", "perf record -G: enabled for the work",
+           lambda f: f.update(workload_perf_enable="no reader on the control fifo"))
+    mutate("perf script failed", "perf script exit status",
+           lambda f: f["workload_perf_script"].__setitem__(1, 255))
     mutate("guest step error", "guest step errors",
            lambda f: f["errors"].append("kill9: RuntimeError: no MainPID to kill"))
     print(f"{'PASS' if not bad else 'FAIL'}: {len(bad)} failed")

@@ -11,7 +11,10 @@ serves /metrics with the usercopy probe attached, answers /-/ready, runs with ex
 capabilities (/proc/PID/status), that `journalctl -p warning` holds its warnings and none of
 its info lines, that it is restarted after `kill -9` and stops cleanly, that
 `systemd-analyze security` rates the unit at most MAX_EXPOSURE, and that `dpkg --purge` leaves
-the root as it was.
+the root as it was. Which workload pays: with the sampler on (the package's sysctl file), two
+transient units doing 3 and 1 units of UDP work side by side are named by their unit names in
+/metrics, and hucprof's split of the checks' CPU between them is 3/4 and agrees with perf's
+(the host's perf, chrooted into the host root's share, one `-G` event per unit's cgroup).
 
 Usage: vm_systemd.py BUILD_DIR [--hucprof BINARY] [--kernel 6.1|6.12] [--timeout S]
                       [--cmdline 'systemd.log_level=debug'] [-v]
@@ -71,6 +74,19 @@ CAP_NAMES = ["chown", "dac_override", "dac_read_search", "fowner", "fsetid", "ki
              "block_suspend", "audit_read", "perfmon", "bpf", "checkpoint_restore"]
 CAP_NUM = {"cap_" + n: i for i, n in enumerate(CAP_NAMES)}
 DYNAMIC_UID = range(61184, 65520)  # systemd's DynamicUser= range
+# Which workload pays: two transient units doing 3 and 1 units of UDP work side by side, while
+# hucprof samples at SAMPLE_HZ (the config edited for the restart after kill -9: guest/checks.py
+# says why) and perf records the same window per cgroup. One unit is WORK_PAIRS loopback
+# send/recv pairs of 64 bytes, one udp_pairs process: the four ran side by side for 2-2.6 s, with
+# 136-242 samples in the checks per unit at 999 Hz (five runs under TCG, host load 3-7).
+WORKLOADS = {"huc-three": 3, "huc-one": 1}
+WORK_PAIRS = 10000
+SAMPLE_HZ = 999
+DRAIN = "2s"
+# Fewer samples in the checks than this and a split says nothing (tests/host/test_workloads.py).
+MIN_CHECK_SAMPLES = 100
+# Debian's linux-perf of the host (scripts/install-deps.sh), run in the guest from the host root.
+HOST_PERF = Path("/usr/bin/perf")
 # sd-messages.h: "Deactivated successfully." / "Failed with result '...'."
 SD_MESSAGE_UNIT_SUCCESS = "7ad2d189f7e94e70a38c781354912448"
 SD_MESSAGE_UNIT_FAILURE_RESULT = "d9b373ed55a64feb8242e02dbe79a49c"
@@ -386,8 +402,108 @@ def evaluate(f: dict, results: Path) -> list[Row]:
           or "no difference", ok=not leftover and f.get("purge_added") is not None)
     info("  changes to the clean root before the install (boot)", f.get("root_paths_before"))
 
+    evaluate_workloads(f, check, info)
+
     check("guest step errors", "none", "; ".join(f.get("errors", [])) or "none")
     return rows
+
+
+def parsed(lines: list[str]) -> list:
+    """The guest's saved /metrics lines, parsed (nothing when they are not the format)."""
+    try:
+        return tl.parse_metrics("\n".join(lines) + "\n") if lines else []
+    except ValueError:
+        return []
+
+
+def workload_counts(lines: list[str], name: str) -> dict[str, tuple[str, float]]:
+    """workload -> (workload_kind, value) of one family among the guest's saved /metrics lines."""
+    return {l.get("workload", ""): (l.get("workload_kind", ""), v)
+            for l, v in tl.select(parsed(lines), name)}
+
+
+def split(three: float, one: float) -> tuple[float, int, float]:
+    """(huc-three's share, samples, 4 sigma of a binomial at 3/4 + 0.02), as the host test."""
+    n = three + one
+    share = three / n if n else 0.0
+    return share, round(n), (4 * (0.75 * 0.25 / n) ** 0.5 + 0.02) if n else 1.0
+
+
+def evaluate_workloads(f: dict, check, info) -> None:
+    """Which workload pays: hucprof's split of the checks' CPU between two units doing 3 and 1
+    units of the same work, against the work itself (3/4) and against perf's own per-cgroup
+    samples whose callchain passes through a check (the daemon's test, guest/checks.py)."""
+    three, one = (f"{u}.service" for u in WORKLOADS)
+    running = " ".join(f.get("workload_running") or [])
+    before, after = f.get("workload_metrics_before") or [], f.get("workload_metrics_after") or []
+    freq = [v for _, v in tl.select(parsed(after), "hucprof_sample_frequency_hertz")]
+    hz = int(freq[0]) if freq else 0
+    sampling = "sampling on" if "running: sampling on" in running else \
+        running[:80] or "no running: line"
+    check("which workload pays: the sampler under the unit (paranoid 2 by the package's sysctl "
+          "file; sample-frequency, interval in the config)",
+          f"sampling on, {SAMPLE_HZ} Hz, paranoid 2",
+          f"{sampling}, {hz} Hz, paranoid {f.get('workload_paranoid')}",
+          ok=sampling == "sampling on" and hz == SAMPLE_HZ and f.get("workload_paranoid") == "2")
+    info("  the config for the restart after kill -9", "; ".join(f.get("workload_config") or []))
+    check("  perf record -G: enabled for the work (its control fifo's ack)", "ack",
+          f.get("workload_perf_enable"))
+    if f.get("workload_perf_enable") != "ack":  # what perf said instead
+        info("  perf record's output", (f.get("workload_perf_record_log") or "none")[-300:])
+    done = f.get("workload_done") or {}
+    pairs = f.get("workload_pairs")
+    check("  units huc-three, huc-one: udp_pairs exit status", "0 0",
+          " ".join(str(done.get(u, {}).get("rc", "missing")) for u in WORKLOADS))
+    info("  the work (units side by side)", "; ".join(
+        f"{u}: {n} x {pairs} pairs (one process each) in "
+        f"{done[u]['end'] - done[u]['start']:.1f} s from {done[u]['start']:.1f} s"
+        for u, n in WORKLOADS.items() if u in done))
+    checks_after = workload_counts(after, "usercopy_workload_cpu_seconds_total")
+    checks_before = workload_counts(before, "usercopy_workload_cpu_seconds_total")
+    busy_after = workload_counts(after, "usercopy_workload_busy_cpu_seconds_total")
+    busy_before = workload_counts(before, "usercopy_workload_busy_cpu_seconds_total")
+    check(f'  /metrics names them: workload="{three}" and "{one}", workload_kind="unit"',
+          "unit unit", " ".join(checks_after.get(w, ("absent", 0))[0] for w in (three, one)))
+    # Seconds back to samples: each cpu-clock sample is NSEC_PER_SEC // hz ns (core/cpu_time.h).
+    period = (10**9 // hz) / 1e9 if hz else 0
+
+    def samples(after_, before_, w):
+        if not period:
+            return 0.0
+        return (after_.get(w, ("", 0))[1] - before_.get(w, ("", 0))[1]) / period
+
+    h3, h1 = (samples(checks_after, checks_before, w) for w in (three, one))
+    perf = f.get("workload_perf") or {}
+    p3, p1 = (perf.get(u, {}).get("in_check", 0) for u in WORKLOADS)
+    for who, a, b in (("hucprof (/metrics delta)", h3, h1), ("perf -G <unit's cgroup>", p3, p1)):
+        share, n, tol = split(a, b)
+        check(f"  {who}: huc-three's share of the checks' CPU, 3 of 4 units (4 sigma + 0.02)",
+              f"0.75 +- {tol:.3f}, >= {MIN_CHECK_SAMPLES} samples",
+              f"{share:.3f} ({a:.0f} + {b:.0f} samples in the checks)",
+              ok=n >= MIN_CHECK_SAMPLES and abs(share - 0.75) <= tol)
+    (hs, hn, _), (ps, pn, _) = split(h3, h1), split(p3, p1)
+    pooled = (h3 + p3) / (hn + pn) if hn and pn else 0.5
+    tol = 4 * (pooled * (1 - pooled) * (1 / max(hn, 1) + 1 / max(pn, 1))) ** 0.5 + 0.02
+    check("  hucprof's split = perf's (4 sigma of both binomials + 0.02)", f"|diff| <= {tol:.3f}",
+          f"{hs:.3f} - {ps:.3f} = {hs - ps:+.3f}", ok=bool(hn and pn) and abs(hs - ps) <= tol)
+    script = f.get("workload_perf_script") or ["", None, ""]
+    check("  perf script exit status", 0, script[1])
+    if script[1] != 0:
+        info("  perf script's stderr", (script[2] or "none")[-300:])
+    usage = f.get("workload_cpu_usage_ns") or {}
+    for u in WORKLOADS:
+        w = f"{u}.service"
+        busy = samples(busy_after, busy_before, w) * period
+        cpu = int(usage[u]) / 1e9 if str(usage.get(u, "")).isdigit() else None
+        pc = perf.get(u, {})
+        info(f"  {w}: busy CPU hucprof / perf / systemd (CPUUsageNSec)",
+             f"{busy:.2f} / {pc.get('samples', 0) * period:.2f} / "
+             f"{'?' if cpu is None else f'{cpu:.2f}'} s; in the checks "
+             f"{samples(checks_after, checks_before, w) * period:.2f} / "
+             f"{pc.get('in_check', 0) * period:.2f} s (perf: {pc.get('interrupted', 0)} "
+             f"interrupted in a check)")
+    info("  guest time: waiting for perf, work, perf script", f"{f.get('workload_perf_wait_s')} s, "
+         f"{f.get('workload_s')} s, {f.get('workload_perf_script_s')} s")
 
 
 def print_table(rows: list[Row]) -> None:
@@ -438,6 +554,13 @@ def main() -> int:
             deb = debian_package.ensure_deb(build, hucprof, log)
         except debian_package.PackageError as e:
             raise VmFailure(str(e)) from e
+        # The clean root has no compiler and no test tools: a static udp_pairs, read from /host.
+        pairs_bin = vmlib.compile_c(VM / "workloads" / "udp_pairs.c",
+                                    cache / "bin" / "udp_pairs-static",
+                                    cflags=("-O2", "-Wall", "-Wextra", "-Werror", "-static"))
+        if not HOST_PERF.exists():
+            raise VmFailure(f"{HOST_PERF} not found: the workload split's reference is Debian's "
+                            "perf of the host root (linux-perf, scripts/install-deps.sh)")
         t_root = time.monotonic()
         root = ensure_root(cache, deb)
         root_s = time.monotonic() - t_root
@@ -448,7 +571,11 @@ def main() -> int:
                                          f"systemd.unit=hucvm.target systemd.show_status=error "
                                          f"{args.cmdline}",
                            env={"HUCVM_DEB": "/host" + str(deb), "HUCVM_PORT": str(listen_port()),
-                                "HUCVM_ROOT": str(root)},
+                                "HUCVM_ROOT": str(root),
+                                "HUCVM_PAIRS_BIN": "/host" + str(pairs_bin),
+                                "HUCVM_WORK_PAIRS": str(WORK_PAIRS),
+                                "HUCVM_SAMPLE_HZ": str(SAMPLE_HZ), "HUCVM_DRAIN": DRAIN,
+                                "HUCVM_PERF": str(HOST_PERF)},
                            timeout_s=args.timeout, echo_console=args.verbose)
     except Skip as e:
         print(f"SKIP: {e}")

@@ -12,10 +12,12 @@ of /metrics in the shipped config).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -255,6 +257,103 @@ def _security():
     facts["exposure_verdict"] = m.group(2) if m else None
 
 
+# --- which workload pays (docs/metrics.md): two transient units, hucprof's split against perf's
+# The sampler needs kernel.perf_event_paranoid <= 2 under the unit (the sampler's warning
+# above): the package's own opt-in sysctl file sets it. The shipped config samples at 99 Hz and
+# drains every 10 s: under emulation that leaves a few dozen samples in the checks for a
+# minute of work, too few to tell a split from noise. So the config is edited as an
+# administrator would (sample-frequency, interval) for the restart after the kill -9, and put
+# back byte for byte after the work: the purge below still sees the package's own conffile.
+SAMPLE_HZ = int(os.environ.get("HUCVM_SAMPLE_HZ", "999"))
+DRAIN = os.environ.get("HUCVM_DRAIN", "2s")
+PAIRS = int(os.environ.get("HUCVM_WORK_PAIRS", "0"))  # one unit of work: UDP send/recv pairs
+PAIRS_BIN = os.environ.get("HUCVM_PAIRS_BIN", "")  # static udp_pairs, under /host
+PERF = os.environ.get("HUCVM_PERF", "/usr/bin/perf")  # Debian's perf in the host root
+WORKLOADS = {"huc-three": 3, "huc-one": 1}  # unit -> units of work, started side by side
+PAYLOAD = 64
+SYSCTL = "/usr/share/hucprof/sysctl/60-hucprof-perf-events.conf"
+CONFIG = "/etc/hucprof/hucprof.yaml"
+PERF_DIR = "/tmp/hucvm-perf"  # the guest's tmpfs, perf's /tmp in the host root
+GO = "/run/hucvm-workloads-go"  # the units wait for a shared flock on it: no CPU while waiting
+shipped_config = ""
+go_lock = None
+perf_proc = None
+perf_log = None
+
+
+def perf_chrooted(*args: str) -> list[str]:
+    """perf of the host root, run chrooted into the 9p share in a mount namespace of its own with
+    the guest's /proc, /sys, cgroup tree and /dev, and PERF_DIR as its /tmp and $HOME (no
+    perfconfig of the host's): nothing of the clean root under test is touched or needed."""
+    return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-euc",
+            'for d in /proc /sys /sys/fs/cgroup /dev; do mount --bind "$d" "/host$d"; done; '
+            f'mount --bind {PERF_DIR} /host/tmp; '
+            'exec env HOME=/tmp PERF_CONFIG_NOSYSTEM=1 chroot /host "$@"', "perf", PERF, *args]
+
+
+@step("sampler on")
+def _sampler_on():
+    """Before the kill -9, whose restart by systemd is the start that brings the sampler up
+    (the restart checks hold for it unchanged): paranoid 2, the config edited, the two units
+    waiting for GO, and perf record started, disabled (~25 s under emulation to start over 9p,
+    while systemd waits RestartSec=)."""
+    global shipped_config, go_lock, perf_proc, perf_log
+    rc, out = run("/lib/systemd/systemd-sysctl", SYSCTL)
+    facts["workload_sysctl"] = [rc, out.strip()]
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        facts["workload_paranoid"] = f.read().strip()
+    with open(CONFIG) as f:
+        shipped_config = f.read()
+    edited, n = re.subn(r"^sample-frequency: \d+$|^interval: \S+$",
+                        lambda m: f"sample-frequency: {SAMPLE_HZ}" if m.group(0).startswith("s")
+                        else f"interval: {DRAIN}", shipped_config, flags=re.M)
+    if n != 2:
+        raise RuntimeError(f"{CONFIG}: sample-frequency and interval not found ({n} of 2)")
+    write(CONFIG, edited)
+    facts["workload_config"] = [l for l in edited.splitlines()
+                                if l.startswith(("sample-frequency:", "interval:"))]
+    if not PAIRS or not PAIRS_BIN:
+        raise RuntimeError("no HUCVM_WORK_PAIRS/HUCVM_PAIRS_BIN from the host")
+    go_lock = open(GO, "w")
+    fcntl.flock(go_lock, fcntl.LOCK_EX)
+    # Each unit does its work once GO is released: one udp_pairs process per unit of work, all
+    # four side by side, and CPUWeight= in proportion so that each process gets the same CPU.
+    # Under emulation what a pair costs in guest CPU time follows the host's contention (one
+    # process next to one three times longer paid 1.9x as much per pair, both by hucprof and by
+    # perf): only work done under the same conditions splits as the work does. Then the unit
+    # stays (sleep) so that its cgroup still exists at the drain after the work: a cgroup gone
+    # before its samples are read is "[unknown]" (docs/design.md), and this test is about names.
+    for unit, n in WORKLOADS.items():
+        each = " ".join(str(i) for i in range(n))
+        script = (f"flock -s {GO} true; read a _ < /proc/uptime; pids=; for i in {each}; "
+                  f"do {PAIRS_BIN} {PAIRS} {PAYLOAD} & "
+                  f'pids="$pids $!"; done; rc=0; for p in $pids; do wait $p || rc=$?; done; '
+                  f'read b _ < /proc/uptime; echo "$rc $a $b" > /run/hucvm-{unit}.done; '
+                  f"exec sleep 900")
+        rc, out = run("systemd-run", f"--unit={unit}", "--collect", "--quiet",
+                      f"--property=CPUWeight={100 * n}",
+                      f"--description=vm_systemd: {n} units of UDP work", "/bin/sh", "-c", script)
+        if rc != 0:
+            raise RuntimeError(f"systemd-run --unit={unit}: rc={rc}: {out.strip()}")
+    facts["workload_cgroups"] = {u: os.path.isdir(f"/sys/fs/cgroup/system.slice/{u}.service")
+                                 for u in WORKLOADS}
+    shutil.rmtree(PERF_DIR, ignore_errors=True)
+    os.makedirs(PERF_DIR)
+    for fifo in ("ctl", "ack"):
+        os.mkfifo(f"{PERF_DIR}/{fifo}")
+    # One event per unit's cgroup (-G applies to the events before it, in order), kernel
+    # callchains only (the checks are kernel code), started disabled until the work.
+    events = [a for u in WORKLOADS for a in ("-e", f"cpu-clock/name={u}/")]
+    cgroups = ",".join(f"system.slice/{u}.service" for u in WORKLOADS)
+    record = ["record", "-a", "-g", "--kernel-callchains", "-F", str(SAMPLE_HZ), *events,
+              "-G", cgroups, "-B", "-N", "-D", "-1", "--control", "fifo:/tmp/ctl,/tmp/ack",
+              "-o", "/tmp/perf.data"]
+    facts["workload_perf_record"] = "perf " + " ".join(record)
+    perf_log = open(f"{PERF_DIR}/record.log", "w")
+    perf_proc = subprocess.Popen(perf_chrooted(*record), stdout=perf_log,
+                                 stderr=subprocess.STDOUT)
+
+
 @step("kill9")
 def _kill9():
     before = show()
@@ -288,6 +387,200 @@ def _kill9():
     status, body = scrape(port)
     facts["scrape_status_restarted"] = status
     write("metrics-restarted.txt", body)
+
+
+def metric_lines(body: str) -> list[str]:
+    """The /metrics lines the workload judgement reads (parsed on the host, prometheus_client)."""
+    keep = ("usercopy_workload_", "hucprof_sample_frequency_hertz", "hucprof_drains_total",
+            "hucprof_dropped_total")
+    return [l for l in body.splitlines() if l.startswith(keep)]
+
+
+def checks_seconds(lines: list[str]) -> dict[str, float]:
+    """unit -> usercopy_workload_cpu_seconds_total of its workload (unit name) in `lines`."""
+    out = {}
+    for line in lines:
+        m = re.match(r'usercopy_workload_cpu_seconds_total\{workload="([^"]+)\.service"'
+                     r'[^}]*\} (\S+)$', line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def drains(port: int) -> float:
+    m = re.search(r"^hucprof_drains_total (\S+)$", scrape(port)[1], re.M)
+    return float(m.group(1)) if m else -1
+
+
+def perf_control(command: str, timeout: float = 60) -> str:
+    """Send `command` on perf record's control fifo, return its ack (or why there is none)."""
+    deadline = time.monotonic() + timeout
+    while True:  # perf opens the fifo once it is set up: until then nobody reads it
+        try:
+            fd = os.open(f"{PERF_DIR}/ctl", os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                return "no reader on the control fifo"
+            time.sleep(0.2)
+    os.write(fd, (command + "\n").encode())
+    os.close(fd)
+    ack = os.open(f"{PERF_DIR}/ack", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        got = b""
+        while time.monotonic() < deadline and b"\n" not in got:
+            try:
+                got += os.read(ack, 64)
+            except BlockingIOError:
+                pass
+            time.sleep(0.05)
+        return got.decode().strip("\0\n ") or "no ack"
+    finally:
+        os.close(ack)
+
+
+# The callchain test of the daemon's sampler (bpf/sampler.bpf.c, kernel_ranges.h): from the
+# sampled frame outwards, a check function before any interrupt entry is a sample in a check;
+# an interrupt entry first means the interrupt's own time (excluded), a check further out or not.
+CHECK_FUNCTIONS = {"__check_object_size", "check_heap_object"}
+IRQ_FUNCTIONS = {"__do_softirq", "handle_softirqs", "do_softirq_own_stack", "__irq_exit_rcu",
+                 "irq_exit_rcu", "irq_exit"}
+IRQ_PREFIXES = ("asm_sysvec_", "asm_common_interrupt", "asm_spurious_interrupt", "asm_exc_")
+
+
+def irq_sections() -> list[tuple[int, int]]:
+    """__irqentry_text and __softirqentry_text from /proc/kallsyms (the daemon's sections)."""
+    found = {}
+    with open("/proc/kallsyms") as f:
+        for line in f:
+            addr, _, name = line.split()[:3]
+            if name in ("__irqentry_text_start", "__irqentry_text_end",
+                        "__softirqentry_text_start", "__softirqentry_text_end"):
+                found[name] = int(addr, 16)
+    return [(found[f"{s}_start"], found[f"{s}_end"])
+            for s in ("__irqentry_text", "__softirqentry_text")
+            if f"{s}_start" in found and f"{s}_end" in found]
+
+
+def perf_counts(script: str, sections: list[tuple[int, int]]) -> dict[str, dict[str, int]]:
+    """Per perf event (one per unit's cgroup): samples, samples in a check, samples an interrupt
+    took from a check, from `perf script -F event,ip,sym` (a header line per sample, then its
+    callchain leaf first, one tab-indented "ip symbol" line per frame)."""
+    counts: dict[str, dict[str, int]] = {}
+    event, verdict, interrupted = None, "outside", False
+
+    def close():
+        if event is not None:
+            c = counts.setdefault(event, {"samples": 0, "in_check": 0, "interrupted": 0})
+            c["samples"] += 1
+            c["in_check"] += verdict == "check"
+            c["interrupted"] += verdict == "interrupted"
+
+    for line in script.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith("\t"):
+            close()
+            event, verdict, interrupted = line.strip().rstrip(":").strip(), "outside", False
+            continue
+        parts = line.split(None, 1)
+        if verdict != "outside" or len(parts) < 2:
+            continue
+        ip = int(parts[0], 16)
+        name = parts[1].split(" (")[0].strip().split(".")[0]  # __check_object_size.cold too
+        if name in CHECK_FUNCTIONS:
+            verdict = "interrupted" if interrupted else "check"
+        elif name in IRQ_FUNCTIONS or name.startswith(IRQ_PREFIXES) or \
+                any(lo <= ip < hi for lo, hi in sections):
+            interrupted = True
+    close()
+    return counts
+
+
+@step("workloads")
+def _workloads():
+    global go_lock
+    try:
+        if perf_proc is None:
+            raise RuntimeError("perf record not started (the sampler on step failed)")
+        new = int(show().get("MainPID", "0") or 0)
+        facts["workload_running"] = [l for l in run("journalctl", "-u", UNIT, f"_PID={new}",
+                                                    "-o", "cat", "--no-pager")[1].splitlines()
+                                     if "running:" in l or "sampler" in l]
+        facts["workload_pairs"] = PAIRS
+        t = time.monotonic()
+        facts["workload_perf_enable"] = perf_control("enable")  # once perf is set up
+        facts["workload_perf_wait_s"] = round(time.monotonic() - t, 2)
+        facts["workload_metrics_before"] = metric_lines(scrape(port)[1])
+        t_go = time.monotonic()
+        fcntl.flock(go_lock, fcntl.LOCK_UN)
+        go_lock.close()
+        go_lock = None
+        deadline = t_go + 180
+        done = {}
+        while len(done) < len(WORKLOADS) and time.monotonic() < deadline:
+            for u in WORKLOADS:
+                try:
+                    with open(f"/run/hucvm-{u}.done") as f:
+                        rc_s, a, b = f.read().split()
+                        done[u] = {"rc": int(rc_s), "start": float(a), "end": float(b)}
+                except (OSError, ValueError):
+                    pass
+            time.sleep(0.25)
+        facts["workload_done"] = done
+        facts["workload_s"] = round(time.monotonic() - t_go, 2)
+        facts["workload_perf_disable"] = perf_control("disable")
+        # Every sample of the work read by the daemon: two drains after the work ended.
+        d0, deadline = drains(port), time.monotonic() + 30
+        while drains(port) < d0 + 2 and time.monotonic() < deadline:
+            time.sleep(0.25)
+        facts["workload_metrics_after"] = metric_lines(scrape(port)[1])
+        facts["workload_cpu_usage_ns"] = {
+            u: run("systemctl", "show", f"{u}.service", "--property=CPUUsageNSec", "--value")[1]
+            .strip() for u in WORKLOADS}
+    finally:  # whatever failed: perf ended, the units gone, the config as shipped
+        if perf_proc is not None:
+            perf_proc.send_signal(signal.SIGINT)
+            try:
+                facts["workload_perf_rc"] = perf_proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                perf_proc.kill()
+                facts["workload_perf_rc"] = "killed after 60 s"
+            perf_log.close()
+        if go_lock is not None:
+            go_lock.close()
+        run("systemctl", "stop", *(f"{u}.service" for u in WORKLOADS), timeout=60)
+        if shipped_config:
+            write(CONFIG, shipped_config)
+    with open(f"{PERF_DIR}/record.log") as f:
+        facts["workload_perf_record_log"] = f.read()[-1500:]
+    t = time.monotonic()
+    script_args = ["script", "-i", "/tmp/perf.data", "-F", "event,ip,sym", "--max-stack", "24",
+                   "--kallsyms", "/proc/kallsyms"]
+    r = subprocess.run(perf_chrooted(*script_args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=180)
+    facts["workload_perf_script"] = ["perf " + " ".join(script_args), r.returncode,
+                                     r.stderr[-800:]]
+    facts["workload_perf"] = perf_counts(r.stdout, irq_sections())
+    facts["workload_perf_script_s"] = round(time.monotonic() - t, 2)
+    # The numbers in the guest's log too (the console a CI digest keeps); judged on the host.
+    hz = SAMPLE_HZ
+    m = re.search(r"^hucprof_sample_frequency_hertz (\S+)$",
+                  "\n".join(facts["workload_metrics_after"]), re.M)
+    if m and float(m.group(1)) > 0:
+        hz = int(float(m.group(1)))
+    seconds = [checks_seconds(facts[k]) for k in ("workload_metrics_before",
+                                                   "workload_metrics_after")]
+    period = (10**9 // hz) / 1e9
+    hucprof = {u: (seconds[1].get(u, 0) - seconds[0].get(u, 0)) / period for u in WORKLOADS}
+    perf_in = {u: facts["workload_perf"].get(u, {}).get("in_check", 0) for u in WORKLOADS}
+    for who, c in (("hucprof", hucprof), ("perf", perf_in)):
+        n = sum(c.values())
+        print(f"HUCVM: which workload pays: {who}: "
+              + ", ".join(f"{u} {v:.0f}" for u, v in c.items())
+              + f" samples in the checks, huc-three's share {c['huc-three'] / n if n else 0:.3f}"
+              f" (3 of 4 units: 0.75)", flush=True)
+    shutil.rmtree(PERF_DIR, ignore_errors=True)
 
 
 def journal_cursor() -> str:
