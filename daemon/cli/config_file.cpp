@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "cli/safe_yaml.h"
 
 namespace hucprof {

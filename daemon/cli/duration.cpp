@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "cli/message_text.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 namespace {

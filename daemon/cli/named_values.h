@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "core/result.h"
 
 namespace hucprof {

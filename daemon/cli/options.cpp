@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/config_file.h"
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "cli/profile_command_flags.h"
 #include "cli/settings.h"
 

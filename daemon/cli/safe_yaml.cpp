@@ -6,7 +6,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "core/file_text.h"
 #include "core/quoted_value.h"
 #include "core/utf8.h"

@@ -8,7 +8,7 @@
 
 #include "cli/capability_names.h"
 #include "cli/duration.h"
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "cli/named_values.h"
 #include "core/listen_address.h"
 

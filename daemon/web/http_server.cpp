@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "web/http_listener.h"
 #include "web/http_server_impl.h"
 #include "web/web_security.h"

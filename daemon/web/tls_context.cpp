@@ -10,7 +10,7 @@
 #include <array>
 #include <ctime>
 
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "core/file_text.h"
 
 namespace hucprof {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "cli/duration.h"
-#include "cli/message_text.h"
+#include "core/message_text.h"
 #include "cli/named_values.h"
 #include "cli/safe_yaml.h"
 #include "core/file_text.h"
