@@ -25,11 +25,6 @@ namespace {
 
 namespace pbio = google::protobuf::io;
 
-// Thrown inside the reader only; read_pprof turns it into the message.
-struct Malformed {
-  std::string what;
-};
-
 // hucprof writes 2 contexts (kernel, user) and 1 exclusion (interrupt); a file with many more
 // is not one of its profiles, and its labels must not grow the report without bound.
 constexpr size_t kMaxRestKinds = 16;
@@ -37,6 +32,8 @@ constexpr int kSampleField = 2;       // Profile.sample
 constexpr int kStringTableField = 6;  // Profile.string_table
 constexpr int kLengthDelimited = 2;
 constexpr const char* kNotAProfile = "not a pprof profile (the protobuf message does not parse)";
+// Before every reason a file is refused for.
+const std::string kNotValid = "not a valid pprof profile: ";
 
 std::string count_words(size_t n, const char* what) { return std::to_string(n) + " " + what; }
 
@@ -62,9 +59,13 @@ class FileStream {
   pbio::ZeroCopyInputStream* stream_ = nullptr;
 };
 
+// What walk_profile does with a string of the string table, by its length.
+enum class StringVerdict { Keep, Skip, Stop };
+
 // Walks the top-level fields of a Profile, handing each sample to `on_sample` and every other
 // field, as it was encoded, to `rest`: the samples (nearly all of a large profile) are read one
-// at a time and never all held. False when the bytes are not a protobuf message.
+// at a time and never all held. False when the bytes are not a protobuf message, or when
+// on_sample or on_string said to stop.
 template <typename OnSample, typename OnString>
 bool walk_profile(pbio::ZeroCopyInputStream* stream, std::string* rest, OnSample&& on_sample,
                   OnString&& on_string) {
@@ -102,11 +103,17 @@ bool walk_profile(pbio::ZeroCopyInputStream* stream, std::string* rest, OnSample
         if (!in.ReadVarint32(&length)) return false;
         // What is not kept (everything on the samples' pass, a string too long to be a name)
         // is not read into memory at all.
-        if (!out || (field == kStringTableField && !on_string(length))) {
-          if (!in.Skip(static_cast<int>(length))) return false;
-          length = 0;
-        } else if (!in.ReadString(&bytes, static_cast<int>(length))) {
-          return false;
+        {
+          const StringVerdict verdict =
+              !out ? StringVerdict::Skip
+                   : field == kStringTableField ? on_string(length) : StringVerdict::Keep;
+          if (verdict == StringVerdict::Stop) return false;
+          if (verdict == StringVerdict::Skip) {
+            if (!in.Skip(static_cast<int>(length))) return false;
+            length = 0;
+          } else if (!in.ReadString(&bytes, static_cast<int>(length))) {
+            return false;
+          }
         }
         break;
       case 5:
@@ -163,30 +170,36 @@ class Reader {
          std::unordered_map<int64_t, size_t> oversized)
       : in_(header), limits_(limits), oversized_(std::move(oversized)) {}
 
+  // The first reason the file is not a profile hucprof reads; once there is one, the reader
+  // stops at its next step and nothing it made is used.
+  bool refused() const { return refusal_.has_value(); }
+  const std::string& refusal() const { return *refusal_; }
+
   // Everything but the samples, checked; then read_sample for each sample.
   void read_header(size_t samples) {
-    if (in_.string_table_size() == 0) throw Malformed{"it has no string table"};
-    if (!in_.string_table(0).empty()) {
-      throw Malformed{"string_table[0] must be the empty string"};
-    }
+    if (in_.string_table_size() == 0) return refuse("it has no string table");
+    if (!in_.string_table(0).empty()) return refuse("string_table[0] must be the empty string");
     if (samples > limits_.max_samples) {
-      throw Malformed{"it has " + count_words(samples, "samples") + ", more than the " +
-                      std::to_string(limits_.max_samples) + " hucprof reads"};
+      return refuse("it has " + count_words(samples, "samples") + ", more than the " +
+                    std::to_string(limits_.max_samples) + " hucprof reads");
     }
-    map_sample_types();
-    read_comments();
-    read_functions();
-    read_mappings();
-    read_locations();
+    for (void (Reader::*step)() : {&Reader::map_sample_types, &Reader::read_comments,
+                                   &Reader::read_functions, &Reader::read_mappings,
+                                   &Reader::read_locations}) {
+      (this->*step)();
+      if (refused()) return;
+    }
     out_.time_unix_ns = in_.time_nanos();
     out_.duration_ns = in_.duration_nanos();
   }
 
-  void read_sample(const pprof::Sample& s) {
+  // False once the file is refused: the walk over the samples stops there.
+  bool read_sample(const pprof::Sample& s) {
     const int types = in_.sample_type_size();
     if (s.value_size() != types) {
-      throw Malformed{"a sample has " + std::to_string(s.value_size()) + " values for " +
-                      std::to_string(types) + " sample types"};
+      refuse("a sample has " + std::to_string(s.value_size()) + " values for " +
+             std::to_string(types) + " sample types");
+      return false;
     }
     ProfileValues values{};
     for (size_t v = 0; v < kProfileValueCount; ++v) {
@@ -198,10 +211,12 @@ class Reader {
       if (out_.sample_period_ns == 0) out_.sample_period_ns = 1;
       values[kSamples] = ns / out_.sample_period_ns;
     }
-    if (rest_of_busy_cpu(s, values[kSamples])) return;
+    if (refused()) return false;
+    if (rest_of_busy_cpu(s, values[kSamples])) return !refused();
     in_checks_ += values[kSamples];
     const StackPtr& stack = stack_of(s);
     const LabelsPtr& labels = labels_of(s);
+    if (refused()) return false;
     if (!labels->workload.empty() && values[kSamples]) {
       in_checks_by_workload_[labels->workload] += values[kSamples];
     }
@@ -209,12 +224,13 @@ class Reader {
         sample_index_.try_emplace({stack.get(), labels.get()}, out_.samples.size());
     if (fresh) {
       out_.samples.push_back(ProfileSample{stack, labels, values});
-      return;
+      return true;
     }
     ProfileValues& into = out_.samples[merged->second].values;
     for (size_t v = 0; v < kProfileValueCount; ++v) {
       into[v] = values[v] > UINT64_MAX - into[v] ? UINT64_MAX : into[v] + values[v];
     }
+    return true;
   }
 
   StackProfile take() {
@@ -236,30 +252,42 @@ class Reader {
   }
 
  private:
-  const std::string& str(int64_t index, const char* what) const {
+  // What a step that refused the file hands back: never read, the file is thrown away.
+  static inline const std::string kNone;
+  static inline const std::vector<FramePtr> kNoFrames;
+  static inline const StackPtr kNoStack = std::make_shared<const ProfileStack>();
+  static inline const LabelsPtr kNoLabels = make_labels({});
+
+  void refuse(std::string why) {
+    if (!refusal_) refusal_ = std::move(why);
+  }
+
+  const std::string& str(int64_t index, const char* what) {
     if (index < 0 || index >= in_.string_table_size()) {
-      throw Malformed{std::string(what) + " names string " + std::to_string(index) +
-                      " of a table of " + std::to_string(in_.string_table_size())};
+      refuse(std::string(what) + " names string " + std::to_string(index) + " of a table of " +
+             std::to_string(in_.string_table_size()));
+      return kNone;
     }
     return in_.string_table(static_cast<int>(index));
   }
 
   // A string the report keeps and prints: bounded, so a few kilobytes of file cannot become
   // gigabytes of names.
-  const std::string& name(int64_t index, const char* what) const {
+  const std::string& name(int64_t index, const char* what) {
     const std::string& text = str(index, what);
     if (const auto long_one = oversized_.find(index); long_one != oversized_.end()) {
-      throw Malformed{std::string(what) + " is " + count_words(long_one->second, "bytes") +
-                      " long, more than the " + std::to_string(limits_.max_name_bytes) +
-                      " hucprof reads (a kernel symbol has at most 512)"};
+      refuse(std::string(what) + " is " + count_words(long_one->second, "bytes") +
+             " long, more than the " + std::to_string(limits_.max_name_bytes) +
+             " hucprof reads (a kernel symbol has at most 512)");
+      return kNone;
     }
     return text;
   }
 
-  void at_most(size_t n, size_t max, const char* what) const {
+  void at_most(size_t n, size_t max, const char* what) {
     if (n > max) {
-      throw Malformed{"it has " + count_words(n, what) + ", more than the " + std::to_string(max) +
-                      " hucprof reads"};
+      refuse("it has " + count_words(n, what) + ", more than the " + std::to_string(max) +
+             " hucprof reads");
     }
   }
 
@@ -275,9 +303,9 @@ class Reader {
     }
     if (!cpu_index_ &&
         std::all_of(value_index_.begin(), value_index_.end(), [](const auto& i) { return !i; })) {
-      throw Malformed{
+      return refuse(
           "no sample type hucprof knows (samples, cpu, calls, bytes, latency, "
-          "subchecks): not a usercopy profile"};
+          "subchecks): not a usercopy profile");
     }
     out_.sampling = value_index_[kSamples] || cpu_index_;
     out_.probes = value_index_[kCalls] || value_index_[kBytes] || value_index_[kSubchecks];
@@ -291,6 +319,7 @@ class Reader {
 
   void read_comments() {
     for (int64_t index : in_.comment()) {
+      if (refused()) return;
       std::string_view text = str(index, "a comment");
       if (!text.starts_with(kCommentPrefix)) continue;
       text = name(index, "a comment");
@@ -305,7 +334,7 @@ class Reader {
         uint64_t n = 0;
         auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
         if (ec != std::errc{} || end != value.data() + value.size()) {
-          throw Malformed{"comment " + quoted_value(text) + " is not a count"};
+          return refuse("comment " + quoted_value(text) + " is not a count");
         }
         out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
       }
@@ -315,11 +344,12 @@ class Reader {
   void read_functions() {
     at_most(static_cast<size_t>(in_.function_size()), limits_.max_functions, "functions");
     for (const auto& f : in_.function()) {
-      if (f.id() == 0) throw Malformed{"a function has the reserved id 0"};
+      if (refused()) return;
+      if (f.id() == 0) return refuse("a function has the reserved id 0");
       str(f.name(), "a function name");
       str(f.filename(), "a function file");
       if (!functions_.emplace(f.id(), FunctionNames{f.name(), f.filename()}).second) {
-        throw Malformed{"two functions with id " + std::to_string(f.id())};
+        return refuse("two functions with id " + std::to_string(f.id()));
       }
     }
   }
@@ -327,7 +357,8 @@ class Reader {
   void read_mappings() {
     at_most(static_cast<size_t>(in_.mapping_size()), limits_.max_mappings, "mappings");
     for (const auto& m : in_.mapping()) {
-      if (m.id() == 0) throw Malformed{"a mapping has the reserved id 0"};
+      if (refused()) return;
+      if (m.id() == 0) return refuse("a mapping has the reserved id 0");
       std::string name = this->name(m.filename(), "a mapping file name");
       // "[nf_tables]" is a module; the kernel image (and anything else) is not.
       std::string module;
@@ -336,7 +367,7 @@ class Reader {
         module = name.substr(1, name.size() - 2);
       }
       if (!modules_.emplace(m.id(), std::move(module)).second) {
-        throw Malformed{"two mappings with id " + std::to_string(m.id())};
+        return refuse("two mappings with id " + std::to_string(m.id()));
       }
     }
   }
@@ -344,25 +375,25 @@ class Reader {
   // Every location is checked here; its frames are made when a sample first uses it.
   void read_locations() {
     at_most(static_cast<size_t>(in_.location_size()), limits_.max_locations, "locations");
-    for (int i = 0; i < in_.location_size(); ++i) {
+    for (int i = 0; i < in_.location_size() && !refused(); ++i) {
       const auto& loc = in_.location(i);
-      if (loc.id() == 0) throw Malformed{"a location has the reserved id 0"};
+      if (loc.id() == 0) return refuse("a location has the reserved id 0");
       if (loc.mapping_id() != 0 && !modules_.contains(loc.mapping_id())) {
-        throw Malformed{"location " + std::to_string(loc.id()) + " names mapping " +
-                        std::to_string(loc.mapping_id()) + ", which does not exist"};
+        return refuse("location " + std::to_string(loc.id()) + " names mapping " +
+                      std::to_string(loc.mapping_id()) + ", which does not exist");
       }
       for (const auto& line : loc.line()) {
         if (!functions_.contains(line.function_id())) {
-          throw Malformed{"location " + std::to_string(loc.id()) + " names function " +
-                          std::to_string(line.function_id()) + ", which does not exist"};
+          return refuse("location " + std::to_string(loc.id()) + " names function " +
+                        std::to_string(line.function_id()) + ", which does not exist");
         }
         if (line.line() < 0 || line.line() > UINT32_MAX) {
-          throw Malformed{"location " + std::to_string(loc.id()) + " has line " +
-                          std::to_string(line.line())};
+          return refuse("location " + std::to_string(loc.id()) + " has line " +
+                        std::to_string(line.line()));
         }
       }
       if (!locations_.emplace(loc.id(), Location{i, {}, false}).second) {
-        throw Malformed{"two locations with id " + std::to_string(loc.id())};
+        return refuse("two locations with id " + std::to_string(loc.id()));
       }
     }
   }
@@ -372,7 +403,8 @@ class Reader {
   const std::vector<FramePtr>& frames_of(uint64_t id) {
     auto found = locations_.find(id);
     if (found == locations_.end()) {
-      throw Malformed{"a sample names location " + std::to_string(id) + ", which does not exist"};
+      refuse("a sample names location " + std::to_string(id) + ", which does not exist");
+      return kNoFrames;
     }
     auto& location = found->second;
     if (location.made) return location.frames;
@@ -409,9 +441,10 @@ class Reader {
     for (uint64_t id : key_) {
       const auto& frames = frames_of(id);
       if (stack->size() + frames.size() > limits_.max_stack_frames) {
-        throw Malformed{"a sample has a stack of more than " +
-                        count_words(limits_.max_stack_frames, "frames")};
+        refuse("a sample has a stack of more than " +
+               count_words(limits_.max_stack_frames, "frames"));
       }
+      if (refused()) return kNoStack;
       stack->insert(stack->end(), frames.begin(), frames.end());
       for (const FramePtr& f : frames) {
         name_bytes += f->function.size();
@@ -426,6 +459,7 @@ class Reader {
     at_most(total_frames_, limits_.max_total_frames, "frames in its distinct stacks");
     at_most(total_name_bytes_, limits_.max_total_name_bytes,
             "bytes of function names in its distinct stacks");
+    if (refused()) return kNoStack;
     return stacks_.emplace(key_, std::move(stack)).first->second;
   }
 
@@ -473,6 +507,7 @@ class Reader {
         if (k == kLabelKeys[i]) key.strings[i] = label.str();
       }
     }
+    if (refused()) return kNoLabels;
     if (auto found = labels_.find(key); found != labels_.end()) return found->second;
     at_most(labels_.size() + 1, limits_.max_label_sets, "distinct label sets");
     ProfileLabels labels;
@@ -483,12 +518,13 @@ class Reader {
     labels.copy = name(key.strings[4], "a label value");
     labels.workload = name(key.strings[5], "a label value");
     labels.workload_kind = name(key.strings[6], "a label value");
+    if (refused()) return kNoLabels;
     return labels_.emplace(key, make_labels(std::move(labels))).first->second;
   }
 
-  static uint64_t count(int64_t value) {
-    if (value < 0) throw Malformed{"a sample has a negative value"};
-    return static_cast<uint64_t>(value);
+  uint64_t count(int64_t value) {
+    if (value < 0) refuse("a sample has a negative value");
+    return value < 0 ? 0 : static_cast<uint64_t>(value);
   }
 
   static constexpr std::array<std::string_view, 7> kLabelKeys{
@@ -521,6 +557,7 @@ class Reader {
   std::unordered_map<LabelKey, LabelsPtr, LabelKeyHash> labels_;
   std::unordered_map<std::pair<const void*, const void*>, size_t, SampleKeyHash> sample_index_;
   size_t total_frames_ = 0, total_name_bytes_ = 0;
+  std::optional<std::string> refusal_;
 };
 
 }  // namespace
@@ -530,12 +567,13 @@ Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLi
   if (!looks_gzipped(file_bytes) && file_bytes.size() > limits.max_inflated_bytes) {
     return Error{"larger than " + byte_size_words(limits.max_inflated_bytes)};
   }
-  try {
+  {
     // Two passes over the file: everything but the samples first (they may come before the
     // locations and strings they name), then the samples one at a time.
     std::string rest;
     size_t samples = 0, strings = 0, string_bytes = 0;
     std::unordered_map<int64_t, size_t> oversized;
+    std::optional<std::string> too_many;  // strings past the limits: refused without reading on
     {
       FileStream stream(file_bytes, limits.max_inflated_bytes);
       const bool parsed = walk_profile(
@@ -547,18 +585,21 @@ Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLi
           [&](uint32_t length) {
             const auto index = static_cast<int64_t>(strings++);
             if (strings > limits.max_strings) {
-              throw Malformed{"it has more than " + count_words(limits.max_strings, "strings")};
+              too_many = "it has more than " + count_words(limits.max_strings, "strings");
+              return StringVerdict::Stop;
             }
             if (length > limits.max_name_bytes) {
               oversized.emplace(index, length);
-              return false;
+              return StringVerdict::Skip;
             }
             if ((string_bytes += length) > limits.max_string_bytes) {
-              throw Malformed{"it has more than " + byte_size_words(limits.max_string_bytes) +
-                              " of strings"};
+              too_many =
+                  "it has more than " + byte_size_words(limits.max_string_bytes) + " of strings";
+              return StringVerdict::Stop;
             }
-            return true;
+            return StringVerdict::Keep;
           });
+      if (too_many) return Error{kNotValid + *too_many};
       if (!stream.error().empty()) return Error{stream.error()};
       if (!parsed) return Error{kNotAProfile};
     }
@@ -567,6 +608,7 @@ Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLi
     rest = std::string();
     Reader reader(header, limits, std::move(oversized));
     reader.read_header(samples);
+    if (reader.refused()) return Error{kNotValid + reader.refusal()};
     FileStream stream(file_bytes, limits.max_inflated_bytes);
     pprof::Sample sample;
     const bool parsed = walk_profile(
@@ -574,15 +616,13 @@ Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLi
         [&](pbio::CodedInputStream& in) {
           sample.Clear();
           if (!sample.MergePartialFromCodedStream(&in)) return false;
-          reader.read_sample(sample);
-          return true;
+          return reader.read_sample(sample);
         },
-        [](uint32_t) { return false; });  // not called: nothing is kept on this pass
+        [](uint32_t) { return StringVerdict::Skip; });  // not called: nothing kept on this pass
+    if (reader.refused()) return Error{kNotValid + reader.refusal()};
     if (!stream.error().empty()) return Error{stream.error()};
     if (!parsed) return Error{kNotAProfile};
     return reader.take();
-  } catch (const Malformed& e) {
-    return Error{"not a valid pprof profile: " + e.what};
   }
 }
 
