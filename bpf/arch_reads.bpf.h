@@ -37,8 +37,22 @@
  * flavours (`direct` is a constant at every call, so each keeps one path: a kernel without the
  * kfunc never sees its call); the daemon loads the direct one where the kernel BTF has it.
  * The type is struct pt_regs for its plain unsigned long words at known offsets.
+ *
+ * The object is also built with HUC_HELPER_READS_ONLY (bpf/CMakeLists.txt): no kfunc extern at
+ * all, for kernels without the kfunc. libbpf resolves every extern of an object, even of
+ * programs it does not load, and looks for a kfunc missing from vmlinux in the modules' BTF,
+ * whose listing needs CAP_SYS_ADMIN: under the unit's CAP_BPF and CAP_PERFMON alone, a weak
+ * extern the kernel lacks fails the whole load.
  */
+#if !defined(HUC_HELPER_READS_ONLY)
+#define HUC_HAS_DIRECT_READS true
 extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym __weak;
+#define HUC_RDONLY_CAST(addr, type) bpf_rdonly_cast((void *)(addr), bpf_core_type_id_kernel(type))
+#else
+#define HUC_HAS_DIRECT_READS false
+/* Never reached: the programs pass direct = HUC_HAS_DIRECT_READS, false here. */
+#define HUC_RDONLY_CAST(addr, type) ((void *)0)
+#endif
 
 /* The word at addr, as its first pt_regs word (r15 on x86, regs[0] on arm64). */
 #if defined(__TARGET_ARCH_x86)
@@ -56,8 +70,7 @@ static __always_inline __u64 huc_kernel_word(__u64 addr, bool direct)
 	direct = false;
 #endif
 	if (direct) {
-		struct pt_regs *at =
-			bpf_rdonly_cast((void *)addr, bpf_core_type_id_kernel(struct pt_regs));
+		struct pt_regs *at = HUC_RDONLY_CAST(addr, struct pt_regs);
 
 		return HUC_FIRST_REGS_WORD(at);
 	}
@@ -156,8 +169,7 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx, bool direc
 	if (nargs > 6)
 		return c;
 	if (direct) {
-		struct pt_regs *frame =
-			bpf_rdonly_cast((void *)base, bpf_core_type_id_kernel(struct pt_regs));
+		struct pt_regs *frame = HUC_RDONLY_CAST(base, struct pt_regs);
 
 		/* r15, r14, r13, r12: the words at base + 0, 8, 16, 24. */
 		words[1] = frame->r14;

@@ -390,10 +390,12 @@ int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, boo
 	return huc_fentry_check(ctx, n, to_user, false);
 }
 
+/* The direct flavour. Built with HUC_HELPER_READS_ONLY (arch_reads.bpf.h) it is the helper
+ * flavour under the same name: that object is never asked for it, but has the same programs. */
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_direct, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_fentry_check(ctx, n, to_user, true);
+	return huc_fentry_check(ctx, n, to_user, HUC_HAS_DIRECT_READS);
 }
 
 SEC("kprobe/__check_object_size")
@@ -405,7 +407,7 @@ int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, b
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_direct, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, true);
+	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, HUC_HAS_DIRECT_READS);
 }
 
 SEC("fexit/__check_object_size")

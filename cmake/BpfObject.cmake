@@ -1,6 +1,7 @@
-# bpf_object(NAME SOURCE [DEPENDS headers...])
-# Compiles bpf/NAME.bpf.c with clang -target bpf (CO-RE, BTF, -Werror), with a depfile so that
-# editing any included header rebuilds the object, then generates NAME.skel.h with bpftool.
+# bpf_object(NAME SOURCE [DEFINES MACRO...])
+# Compiles SOURCE (-DMACRO for each of DEFINES) with clang -target bpf (CO-RE, BTF, -Werror),
+# with a depfile so that editing any included header rebuilds the object, then generates
+# NAME.skel.h with bpftool.
 # Creates the INTERFACE target bpf_NAME that carries the skeleton's include directory.
 find_program(BPF_CLANG clang REQUIRED)
 find_program(BPFTOOL bpftool REQUIRED)
@@ -19,6 +20,9 @@ set(HUC_VMLINUX_DIR ${PROJECT_SOURCE_DIR}/bpf/vmlinux/${HUC_BPF_ARCH})
 set(HUC_BPF_ARCHES x86 arm64)
 
 function(bpf_object name source)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "DEFINES")
+  list(TRANSFORM arg_DEFINES PREPEND "-D")
+  string(JOIN " " defines_text ${arg_DEFINES})
   set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o)
   set(skel ${CMAKE_CURRENT_BINARY_DIR}/${name}.skel.h)
   set(dep ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.d)
@@ -26,7 +30,7 @@ function(bpf_object name source)
   add_custom_command(
     OUTPUT ${obj}
     COMMAND ${BPF_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${HUC_BPF_ARCH}
-            -I${HUC_VMLINUX_DIR} -I${PROJECT_SOURCE_DIR}/bpf
+            ${arg_DEFINES} -I${HUC_VMLINUX_DIR} -I${PROJECT_SOURCE_DIR}/bpf
             -MD -MF ${dep} -c ${src} -o ${obj}
     DEPENDS ${src}
     DEPFILE ${dep}
@@ -46,7 +50,7 @@ function(bpf_object name source)
     if(NOT arch STREQUAL HUC_BPF_ARCH)
       set(other ${CMAKE_CURRENT_BINARY_DIR}/${arch}/${name}.bpf.o)
       add_test(NAME bpf_${name}_compiles_${arch}
-               COMMAND sh -c "mkdir -p \"$1\" && \"$2\" -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${arch} -I\"$3\" -I\"$4\" -c \"$5\" -o \"$1/${name}.bpf.o\" && \"$6\" gen skeleton \"$1/${name}.bpf.o\" name ${name}_bpf > \"$1/${name}.skel.h\""
+               COMMAND sh -c "mkdir -p \"$1\" && \"$2\" -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${arch} ${defines_text} -I\"$3\" -I\"$4\" -c \"$5\" -o \"$1/${name}.bpf.o\" && \"$6\" gen skeleton \"$1/${name}.bpf.o\" name ${name}_bpf > \"$1/${name}.skel.h\""
                        sh ${CMAKE_CURRENT_BINARY_DIR}/${arch} ${BPF_CLANG}
                        ${PROJECT_SOURCE_DIR}/bpf/vmlinux/${arch} ${PROJECT_SOURCE_DIR}/bpf ${src} ${BPFTOOL})
       set_tests_properties(bpf_${name}_compiles_${arch} PROPERTIES LABELS unit TIMEOUT 120)

@@ -21,6 +21,7 @@
 #include "core/site_table.h"
 #include "log/log_fields.h"
 #include "probe.skel.h"
+#include "probe_helper_reads.skel.h"
 
 namespace hucprof {
 
@@ -91,6 +92,28 @@ std::string read_kernel_layout(const probe_bpf& skel) {
   return "";
 }
 
+// probe's skeleton over the object built without the kfunc extern (bpf/CMakeLists.txt): the same
+// programs, maps and globals (check_probe_abi and abi_test hold them to it), so the typed handles
+// stay. What probe_bpf__open() does, with the other object's bytes. Null with errno on failure.
+probe_bpf* open_helper_reads_object() {
+  auto* skel = static_cast<probe_bpf*>(calloc(1, sizeof(probe_bpf)));
+  if (!skel) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  int err = probe_bpf__create_skeleton(skel);
+  if (!err) {
+    skel->skeleton->data = probe_helper_reads_bpf__elf_bytes(&skel->skeleton->data_sz);
+    err = bpf_object__open_skeleton(skel->skeleton, nullptr);
+  }
+  if (err) {
+    probe_bpf__destroy(skel);
+    errno = -err;
+    return nullptr;
+  }
+  return skel;
+}
+
 struct Opened {
   ProbeSkeleton skel;
   std::string error;
@@ -101,7 +124,9 @@ struct Opened {
 // back as words naming what failed.
 Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled, bool direct) {
   Opened out;
-  out.skel.reset(probe_bpf__open());
+  // Without direct reads, the object without the kfunc: libbpf would otherwise look for it in
+  // the modules' BTF, which needs CAP_SYS_ADMIN (arch_reads.bpf.h).
+  out.skel.reset(direct ? probe_bpf__open() : open_helper_reads_object());
   if (!out.skel) {
     out.error = std::string("cannot open the probe BPF object: ") + strerror(errno);
     return out;

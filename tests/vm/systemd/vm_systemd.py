@@ -350,7 +350,9 @@ def evaluate(f: dict, results: Path) -> list[Row]:
               "perf_event_open" in sampler[0].get("REASON", ""))
     info("  transport", " ".join(sorted({e.get("_TRANSPORT", "?") for e in all_info})))
     for e in warning:
-        info("  warning", e.get("MESSAGE", "")[:110])
+        # An error (priority <= 3) is why the unit failed: whole, verifier log included.
+        message = e.get("MESSAGE", "")
+        info("  warning", message if int(e.get("PRIORITY", "9")) <= 3 else message[:110])
 
     # systemd-analyze security
     exp = f.get("exposure")
