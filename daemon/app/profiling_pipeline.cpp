@@ -97,11 +97,11 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
   }
   self->builder_ = std::make_unique<IntervalBuilder>(CallsiteFolder(FoldingRules::defaults()));
   if (self->sampler_) {
-    const UnifiedRoot root = find_unified_root();
+    const Result<std::string> root = find_unified_root();
     CgroupWorkloads::Options workloads;
-    workloads.cgroup_root = root.path;
+    if (root.ok()) workloads.cgroup_root = root.value();
     self->workloads_ = std::make_unique<CgroupWorkloads>(std::move(workloads));
-    if (root.path.empty()) spdlog::warn("workloads: {}", root.error);
+    if (!root.ok()) spdlog::warn("workloads: {}", root.error().text);
   }
   self->aggregator_ = std::make_unique<Aggregator>(options.top_k);
   self->prediction_ =

@@ -86,11 +86,11 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
           Error{"--only-command: only sampling can be restricted to COMMAND's cgroup (add --mode "
                 "sample)"});
     }
-    const UnifiedRoot root = find_unified_root();
-    if (root.path.empty()) {
-      return log_and_exit_code(Error{"--only-command: " + root.error, kExitCannotRun});
+    const Result<std::string> root = find_unified_root();
+    if (!root.ok()) {
+      return log_and_exit_code(Error{"--only-command: " + root.error().text, kExitCannotRun});
     }
-    auto made = CommandCgroup::make(root.path, "hucprof-record-" + std::to_string(::getpid()));
+    auto made = CommandCgroup::make(root.value(), "hucprof-record-" + std::to_string(::getpid()));
     if (!made.ok()) {
       return log_and_exit_code(Error{"--only-command: " + made.error().text, kExitCannotRun});
     }

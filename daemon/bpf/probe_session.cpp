@@ -18,6 +18,7 @@
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
 #include "bpf/rodata_ranges.h"
+#include "core/result.h"
 #include "core/site_table.h"
 #include "log/log_fields.h"
 #include "probe.skel.h"
@@ -114,27 +115,21 @@ probe_bpf* open_helper_reads_object() {
   return skel;
 }
 
-struct Opened {
-  ProbeSkeleton skel;
-  std::string error;
-};
-
 // Opens the object and configures it for the given targets only (by index into plan.targets):
 // their programs' autoload and attach targets, rodata, map sizes. Every libbpf failure comes
 // back as words naming what failed.
-Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled, bool direct) {
-  Opened out;
+Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& enabled,
+                               bool direct) {
   // Without direct reads, the object without the kfunc: libbpf would otherwise look for it in
   // the modules' BTF, which needs CAP_SYS_ADMIN (arch_reads.bpf.h).
-  out.skel.reset(direct ? probe_bpf__open() : open_helper_reads_object());
-  if (!out.skel) {
-    out.error = std::string("cannot open the probe BPF object: ") + strerror(errno);
-    return out;
+  ProbeSkeleton opened(direct ? probe_bpf__open() : open_helper_reads_object());
+  if (!opened) {
+    return Error{std::string("cannot open the probe BPF object: ") + strerror(errno),
+                 kExitCannotRun};
   }
-  probe_bpf& skel = *out.skel;
+  probe_bpf& skel = *opened;
   if (auto mismatch = check_probe_abi(skel.obj); !mismatch.empty()) {
-    out.error = "BPF/daemon ABI mismatch: " + mismatch;
-    return out;
+    return Error{"BPF/daemon ABI mismatch: " + mismatch, kExitCannotRun};
   }
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel.obj) bpf_program__set_autoload(prog, false);
@@ -144,18 +139,17 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled, bool di
     const std::string name(target.target.symbol);
     bpf_program* program = program_for(skel, target, direct);
     if (!program) {
-      out.error = name + ": the probe BPF object has no " + flavour_name(target.flavour) +
-                  " program for it";
-      return out;
+      return Error{name + ": the probe BPF object has no " + flavour_name(target.flavour) +
+                       " program for it",
+                   kExitCannotRun};
     }
     if (int err = bpf_program__set_autoload(program, true); err) {
-      out.error = name + ": cannot enable its program: " + errno_text(err);
-      return out;
+      return Error{name + ": cannot enable its program: " + errno_text(err), kExitCannotRun};
     }
     if (target.flavour == Flavour::Fentry) {
       if (int err = bpf_program__set_attach_target(program, 0, target.symbol.c_str()); err) {
-        out.error = name + ": cannot aim fentry at " + target.symbol + ": " + errno_text(err);
-        return out;
+        return Error{name + ": cannot aim fentry at " + target.symbol + ": " + errno_text(err),
+                     kExitCannotRun};
       }
     }
   }
@@ -187,8 +181,10 @@ Opened open_for(const AttachPlan& plan, const std::set<size_t>& enabled, bool di
       {skel.maps.full_stacks, plan.maps.max_stacks,
        plan.maps.stacks_on_demand ? MapSizing::OnDemand : MapSizing::Preallocated},
   };
-  out.error = apply_map_sizing(sizing);
-  return out;
+  if (std::string refused = apply_map_sizing(sizing); !refused.empty()) {
+    return Error{std::move(refused), kExitCannotRun};
+  }
+  return opened;
 }
 
 std::string load_error(int err) {
@@ -222,9 +218,9 @@ std::map<size_t, std::string> refused_alone(const AttachPlan& plan, const std::s
                                             bool direct) {
   std::map<size_t, std::string> refused;
   for (size_t i : enabled) {
-    Opened alone = open_for(plan, {i}, direct);
-    if (!alone.error.empty()) continue;
-    if (int e = probe_bpf__load(alone.skel.get()); e) refused[i] = load_error(e);
+    Result<ProbeSkeleton> alone = open_for(plan, {i}, direct);
+    if (!alone.ok()) continue;
+    if (int e = probe_bpf__load(alone.value().get()); e) refused[i] = load_error(e);
   }
   return refused;
 }
@@ -256,13 +252,14 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
   // direct reads or moves the plan one sub-check level down: it ends.
   while (true) {
     const std::set<size_t> enabled = enabled_targets(plan, out.refused);
-    Opened opened = open_for(plan, enabled, direct);
-    if (!opened.error.empty()) {
-      out.error = opened.error;
+    Result<ProbeSkeleton> opened = open_for(plan, enabled, direct);
+    if (!opened.ok()) {
+      out.error = opened.error().text;
       return out;
     }
+    ProbeSkeleton& skel = opened.value();
     std::string why;
-    if (int err = probe_bpf__load(opened.skel.get()); err) {
+    if (int err = probe_bpf__load(skel.get()); err) {
       if (direct) {
         spdlog::warn(
             "probe mode: the kernel refused the check's program with direct reads ({}); "
@@ -284,11 +281,11 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
       why = alone.contains(check) ? alone[check]
                                   : load_error(err) + " (only together with the other programs)";
     } else if (plan.classifies()) {
-      why = read_kernel_layout(*opened.skel);
+      why = read_kernel_layout(*skel);
     }
     if (why.empty()) {
       std::unique_ptr<ProbeSession> self(new ProbeSession());
-      self->skel_ = opened.skel.release();
+      self->skel_ = skel.release();
       self->direct_ = direct;
       self->latency_ = plan.maps.latency;
       spdlog::info("probe mode reads kernel memory by {}",

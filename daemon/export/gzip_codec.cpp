@@ -58,14 +58,14 @@ std::optional<std::string> gzip_compress(std::string_view data, GzipLevel level,
   return out;
 }
 
-Inflated gzip_decompress(std::string_view data, size_t max_output) {
+Result<std::string> gzip_decompress(std::string_view data, size_t max_output) {
   InflateStream stream(data, max_output);
   std::string out;
   const void* piece = nullptr;
   int size = 0;
   while (stream.Next(&piece, &size)) out.append(static_cast<const char*>(piece), size);
-  if (!stream.error().empty()) return Inflated{"", stream.error()};
-  return Inflated{std::move(out), ""};
+  if (!stream.error().empty()) return Error{stream.error()};
+  return out;
 }
 
 }  // namespace hucprof

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/result.h"
+
 namespace hucprof {
 
 enum class GzipLevel {
@@ -19,14 +21,10 @@ enum class GzipLevel {
 std::optional<std::string> gzip_compress(std::string_view data, GzipLevel level,
                                          const std::function<void()>& pause = {});
 
-struct Inflated {
-  std::string bytes;
-  std::string error;  // why the data could not be inflated, in words; "" when it could
-};
 // Inflates gzip data (one member or several, as InflateStream reads it); refuses corrupt or
 // truncated data, junk after it, and data that would inflate beyond max_output bytes (a small
 // file must not take all memory).
-Inflated gzip_decompress(std::string_view data, size_t max_output);
+Result<std::string> gzip_decompress(std::string_view data, size_t max_output);
 
 bool looks_gzipped(std::string_view data);
 

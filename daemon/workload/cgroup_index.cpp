@@ -36,12 +36,13 @@ struct DirCloser {
 
 }  // namespace
 
-UnifiedRoot find_unified_root(const std::string& mount) {
-  if (is_cgroup2(mount)) return {mount, ""};
+Result<std::string> find_unified_root(const std::string& mount) {
+  if (is_cgroup2(mount)) return mount;
   const std::string hybrid = mount + "/unified";
-  if (is_cgroup2(hybrid)) return {hybrid, ""};
-  return {"", "no cgroup v2 hierarchy at " + mount + " or " + hybrid +
-                  " (a cgroup v1-only host: samples cannot be named by workload)"};
+  if (is_cgroup2(hybrid)) return hybrid;
+  return Error{"no cgroup v2 hierarchy at " + mount + " or " + hybrid +
+                   " (a cgroup v1-only host: samples cannot be named by workload)",
+               kExitCannotRun};
 }
 
 CgroupIndex::CgroupIndex(Options options) : options_(std::move(options)) {

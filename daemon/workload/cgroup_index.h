@@ -7,6 +7,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/result.h"
+
 namespace hucprof {
 
 inline constexpr const char* kCgroupMount = "/sys/fs/cgroup";
@@ -14,11 +16,7 @@ inline constexpr const char* kCgroupMount = "/sys/fs/cgroup";
 // Where the cgroup v2 (unified) hierarchy is mounted: `mount` itself on a pure v2 host,
 // `mount`/unified on a hybrid one (systemd's layout with v1 controllers beside it). Told apart
 // by the file system's magic (statfs f_type CGROUP2_SUPER_MAGIC), not by the directory names.
-struct UnifiedRoot {
-  std::string path;   // "" when there is none
-  std::string error;  // why, in words
-};
-UnifiedRoot find_unified_root(const std::string& mount = kCgroupMount);
+Result<std::string> find_unified_root(const std::string& mount = kCgroupMount);
 
 // cgroup id → the cgroup's path below the unified root ("/system.slice/nginx.service"; the root
 // itself is "/"). The id is bpf_get_current_cgroup_id()'s: the kernfs node id of the task's

@@ -103,8 +103,8 @@ class CgroupIndexHost : public ::testing::Test {
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a cgroup";
     const auto root = find_unified_root();
-    if (root.path.empty()) GTEST_SKIP() << root.error;
-    root_ = root.path;
+    if (!root.ok()) GTEST_SKIP() << root.error().text;
+    root_ = root.value();
   }
   std::string root_;
 };

@@ -393,13 +393,15 @@ TEST(GzipCodec, RoundTripAndLimits) {
   const std::string packed = *gzip_compress(text, GzipLevel::Fastest);
   EXPECT_TRUE(looks_gzipped(packed));
   EXPECT_LT(packed.size(), 1000u);
-  Inflated ok = gzip_decompress(packed, 1 << 20);
-  EXPECT_EQ(ok.error, "");
-  EXPECT_EQ(ok.bytes, text);
-  Inflated bomb = gzip_decompress(packed, 50000);
-  EXPECT_EQ(bomb.error, "inflates to more than 50000 bytes");
-  EXPECT_TRUE(bomb.bytes.empty());
-  EXPECT_EQ(gzip_decompress(*gzip_compress("", GzipLevel::Default), 10).bytes, "");
+  const Result<std::string> ok = gzip_decompress(packed, 1 << 20);
+  ASSERT_TRUE(ok.ok()) << ok.error().text;
+  EXPECT_EQ(ok.value(), text);
+  const Result<std::string> bomb = gzip_decompress(packed, 50000);
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_EQ(bomb.error().text, "inflates to more than 50000 bytes");
+  const Result<std::string> empty = gzip_decompress(*gzip_compress("", GzipLevel::Default), 10);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty.value(), "");
 }
 
 }  // namespace

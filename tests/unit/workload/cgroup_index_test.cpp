@@ -131,9 +131,9 @@ TEST(UnifiedRoot, APlainDirectoryIsNoCgroup2Hierarchy) {
   TempTree tree;
   tree.mkdirs("/unified");
   const auto root = find_unified_root(tree.root());
-  EXPECT_EQ(root.path, "");
-  EXPECT_NE(root.error.find("no cgroup v2 hierarchy at " + tree.root()), std::string::npos)
-      << root.error;
+  ASSERT_FALSE(root.ok()) << root.value();
+  EXPECT_NE(root.error().text.find("no cgroup v2 hierarchy at " + tree.root()), std::string::npos)
+      << root.error().text;
 }
 
 }  // namespace
