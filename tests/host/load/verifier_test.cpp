@@ -53,6 +53,16 @@ TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
   }
   skel->rodata->latency_enabled = true;
   EXPECT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
+  // How much the verifier walked for each: the cost of a load, which an emulated guest pays
+  // many times over (a number to watch, not a bound).
+  bpf_object__for_each_program(prog, skel->obj) {
+    if (bpf_program__fd(prog) < 0) continue;
+    bpf_prog_info info = {};
+    __u32 size = sizeof(info);
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &size) == 0) {
+      std::printf("%s: %u instructions verified\n", bpf_program__name(prog), info.verified_insns);
+    }
+  }
   probe_bpf__destroy(skel);
 }
 
