@@ -106,7 +106,8 @@ static __always_inline bool huc_returns_into(__u64 word, __u64 ip)
 
 static __always_inline __u64 huc_ret_addr(__u64 word)
 {
-	return (word >> 55) & 1 ? word | HUC_ARM64_KERNEL_TOP_BITS : word;
+	/* Without a branch: each read is one verifier state, not two (HUC_WALK_IS_GLOBAL). */
+	return word | ((0 - ((word >> 55) & 1)) & HUC_ARM64_KERNEL_TOP_BITS);
 }
 #else
 static __always_inline __u64 huc_ret_addr(__u64 word)
@@ -119,6 +120,20 @@ static __always_inline __u64 huc_ret_addr(__u64 word)
 #define HUC_TRACE_SKIPS_CALLER 1
 #else
 #define HUC_TRACE_SKIPS_CALLER 0
+#endif
+
+/*
+ * Where the per-check walk along learned offsets is the global function huc_follow_hops, which
+ * the verifier checks once on its own, rather than inline in the check's program. Inline, each of
+ * its hops multiplies the paths the verifier walks: Debian's arm64 7.3 refused the check's
+ * program for passing a million instructions (E2BIG), and loaded none, while 6.12 took it; x86's
+ * helper flavour walks 200 855 on 6.18, 88 541 with the global walk (tests/host verifier_test).
+ * x86 keeps the inline walk, measured faster on 6.1 and 6.12 (docs/benchmarks.md).
+ */
+#if defined(__TARGET_ARCH_arm64)
+#define HUC_WALK_IS_GLOBAL 1
+#else
+#define HUC_WALK_IS_GLOBAL 0
 #endif
 
 #if defined(__TARGET_ARCH_x86)

@@ -420,8 +420,16 @@ static __always_inline __u64 huc_site_by_hops(void *ctx, struct huc_scratch *s, 
 					      bool slot_in_ctx, __u64 caller, __u64 facts,
 					      bool direct, struct huc_site_key *key)
 {
-	__u64 site = huc_walk_hops(s, slot, caller, facts, direct);
+	__u64 site;
 
+	if (HUC_WALK_IS_GLOBAL) {
+		if (slot_in_ctx)
+			slot = huc_as_scalar(s, slot);
+		slot_in_ctx = false;
+		site = huc_follow_hops(slot, caller);
+	} else {
+		site = huc_walk_hops(s, slot, caller, facts, direct);
+	}
 	if (site == HUC_HOPS_UNKNOWN) {
 		if (slot_in_ctx)
 			slot = huc_as_scalar(s, slot);
