@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "core/message_text.h"
 #include "cli/safe_yaml.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 namespace {

@@ -10,9 +10,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/config_file.h"
-#include "core/message_text.h"
 #include "cli/profile_command_flags.h"
 #include "cli/settings.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 namespace {

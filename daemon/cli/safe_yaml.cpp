@@ -6,8 +6,8 @@
 
 #include <yaml-cpp/eventhandler.h>
 
-#include "core/message_text.h"
 #include "core/file_text.h"
+#include "core/message_text.h"
 #include "core/quoted_value.h"
 #include "core/utf8.h"
 

@@ -8,9 +8,9 @@
 
 #include "cli/capability_names.h"
 #include "cli/duration.h"
-#include "core/message_text.h"
 #include "cli/named_values.h"
 #include "core/listen_address.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 namespace {

@@ -104,9 +104,9 @@ bool walk_profile(pbio::ZeroCopyInputStream* stream, std::string* rest, OnSample
         // What is not kept (everything on the samples' pass, a string too long to be a name)
         // is not read into memory at all.
         {
-          const StringVerdict verdict =
-              !out ? StringVerdict::Skip
-                   : field == kStringTableField ? on_string(length) : StringVerdict::Keep;
+          const StringVerdict verdict = !out                         ? StringVerdict::Skip
+                                        : field == kStringTableField ? on_string(length)
+                                                                     : StringVerdict::Keep;
           if (verdict == StringVerdict::Stop) return false;
           if (verdict == StringVerdict::Skip) {
             if (!in.Skip(static_cast<int>(length))) return false;
@@ -183,9 +183,9 @@ class Reader {
       return refuse("it has " + count_words(samples, "samples") + ", more than the " +
                     std::to_string(limits_.max_samples) + " hucprof reads");
     }
-    for (void (Reader::*step)() : {&Reader::map_sample_types, &Reader::read_comments,
-                                   &Reader::read_functions, &Reader::read_mappings,
-                                   &Reader::read_locations}) {
+    for (void (Reader::*step)() :
+         {&Reader::map_sample_types, &Reader::read_comments, &Reader::read_functions,
+          &Reader::read_mappings, &Reader::read_locations}) {
       (this->*step)();
       if (refused()) return;
     }

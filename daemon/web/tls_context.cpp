@@ -10,8 +10,8 @@
 #include <array>
 #include <ctime>
 
-#include "core/message_text.h"
 #include "core/file_text.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 namespace {

@@ -8,10 +8,10 @@
 #include <set>
 
 #include "cli/duration.h"
-#include "core/message_text.h"
 #include "cli/named_values.h"
 #include "cli/safe_yaml.h"
 #include "core/file_text.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 namespace {

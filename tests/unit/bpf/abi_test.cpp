@@ -60,11 +60,10 @@ std::vector<std::string> skeleton_shape(const void* elf, size_t size) {
   if (!obj) return {"does not open"};
   bpf_map* map;
   bpf_object__for_each_map(map, obj) {
-    shape.push_back("map " + std::string(bpf_map__name(map)) + " " +
-                    std::to_string(bpf_map__type(map)) + " " +
-                    std::to_string(bpf_map__key_size(map)) + " " +
-                    std::to_string(bpf_map__value_size(map)) + " " +
-                    std::to_string(bpf_map__max_entries(map)));
+    shape.push_back(
+        "map " + std::string(bpf_map__name(map)) + " " + std::to_string(bpf_map__type(map)) + " " +
+        std::to_string(bpf_map__key_size(map)) + " " + std::to_string(bpf_map__value_size(map)) +
+        " " + std::to_string(bpf_map__max_entries(map)));
   }
   bpf_program* prog;
   bpf_object__for_each_program(prog, obj) {
@@ -82,8 +81,7 @@ std::vector<std::string> skeleton_shape(const void* elf, size_t size) {
     for (__u16 i = 0; i < btf_vlen(t); ++i, ++var) {
       shape.push_back(std::string(btf__name_by_offset(types, t->name_off)) + " " +
                       btf__name_by_offset(types, btf__type_by_id(types, var->type)->name_off) +
-                      " at " + std::to_string(var->offset) + " size " +
-                      std::to_string(var->size));
+                      " at " + std::to_string(var->offset) + " size " + std::to_string(var->size));
     }
   }
   bpf_object__close(obj);
