@@ -5,7 +5,10 @@
 #include <cctype>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "cli/duration.h"
 #include "cli/named_values.h"
@@ -26,90 +29,100 @@ constexpr int kMaxBcryptCost = 14;
 // a leaked hash is cheap to try passwords against.
 constexpr int kLowBcryptCost = 10;
 
-struct Invalid {
-  int line;
-  std::string words;
-};
-
 int line_of(const YAML::Node& node, int fallback) {
   const int line = node.Mark().line;
   return line >= 0 ? line + 1 : fallback;
 }
 
+// What is wrong at a line of the file; parse_web_config puts the file's name before it.
+Error at(int line, std::string words) { return Error{std::to_string(line) + ": " + words}; }
+
+// Reads one value of a mapping; its Error stops the whole file.
+using Reader = std::function<Result<void>(const YAML::Node& value, int line)>;
+
 // One mapping of the file: each known key is read by its own function, anything else is an
 // error naming the key, as exporter-toolkit's strict unmarshalling does.
-class Section {
- public:
-  using Reader = std::function<void(const YAML::Node& value, int line)>;
-
-  Section(const YAML::Node& node, std::string name, int line)
-      : node_(node), name_(std::move(name)), line_(line_of(node, line)) {
-    if (!node.IsMap()) {
-      fail(line_, name_.empty() ? "expected a mapping of tls_server_config, http_server_config, "
-                                  "basic_auth_users and rate_limit"
-                                : name_ + ": expected a mapping of keys");
+Result<void> read_section(const YAML::Node& node, const std::string& name, int line,
+                          const std::map<std::string_view, Reader>& readers) {
+  line = line_of(node, line);
+  if (!node.IsMap()) {
+    return at(line, name.empty() ? "expected a mapping of tls_server_config, http_server_config, "
+                                   "basic_auth_users and rate_limit"
+                                 : name + ": expected a mapping of keys");
+  }
+  std::set<std::string> seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const int key_line = line_of(it->first, line);
+    if (!it->first.IsScalar()) return at(key_line, name + ": keys must be plain names");
+    const std::string key = it->first.Scalar();
+    const auto reader = readers.find(key);
+    if (reader == readers.end()) {
+      return at(key_line, "unknown key " + in_quotes(key) + (name.empty() ? "" : " in " + name));
     }
+    if (!seen.insert(key).second) return at(key_line, "duplicate key " + in_quotes(key));
+    if (Result<void> read = reader->second(it->second, key_line); !read.ok()) return read;
   }
+  return {};
+}
 
-  void read(const std::map<std::string_view, Reader>& readers) const {
-    std::set<std::string> seen;
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const int line = line_of(it->first, line_);
-      if (!it->first.IsScalar()) fail(line, name_ + ": keys must be plain names");
-      const std::string key = it->first.Scalar();
-      const auto reader = readers.find(key);
-      if (reader == readers.end()) {
-        fail(line, "unknown key " + in_quotes(key) + (name_.empty() ? "" : " in " + name_));
-      }
-      if (!seen.insert(key).second) fail(line, "duplicate key " + in_quotes(key));
-      reader->second(it->second, line);
-    }
-  }
-
-  [[noreturn]] static void fail(int line, std::string words) {
-    throw Invalid{line, std::move(words)};
-  }
-
- private:
-  const YAML::Node& node_;
-  std::string name_;
-  int line_;
-};
-
-std::string scalar(const YAML::Node& value, int line, const std::string& key) {
-  if (value.IsNull()) return "";
-  if (!value.IsScalar()) Section::fail(line, key + ": expected a single value");
+Result<std::string> scalar(const YAML::Node& value, int line, const std::string& key) {
+  if (value.IsNull()) return std::string();
+  if (!value.IsScalar()) return at(line, key + ": expected a single value");
   return value.Scalar();
 }
 
-Section::Reader set_text(std::string& into, std::string key) {
-  return [&into, key = std::move(key)](const YAML::Node& v, int l) { into = scalar(v, l, key); };
+Reader set_text(std::string& into, std::string key) {
+  return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
+    Result<std::string> text = scalar(v, l, key);
+    if (!text.ok()) return text.error();
+    into = std::move(text.value());
+    return {};
+  };
 }
 
-bool boolean(const YAML::Node& value, int line, const std::string& key) {
-  const std::string text = scalar(value, line, key);
+Result<bool> boolean(const YAML::Node& value, int line, const std::string& key) {
+  const Result<std::string> text = scalar(value, line, key);
+  if (!text.ok()) return text.error();
   // YAML 1.1 spellings too, as Go's yaml.v2 reads them.
-  if (const auto on = parse_boolean(text)) return *on;
-  Section::fail(line, key + ": " + in_quotes(text) + " is not a boolean (true or false)");
+  if (const auto on = parse_boolean(text.value())) return *on;
+  return at(line, key + ": " + in_quotes(text.value()) + " is not a boolean (true or false)");
 }
 
-std::vector<std::string> string_list(const YAML::Node& value, int line, const std::string& key) {
-  if (value.IsNull()) return {};
-  if (!value.IsSequence()) Section::fail(line, key + ": expected a list");
+Result<std::vector<std::string>> string_list(const YAML::Node& value, int line,
+                                             const std::string& key) {
+  if (value.IsNull()) return std::vector<std::string>();
+  if (!value.IsSequence()) return at(line, key + ": expected a list");
   if (value.size() > kMaxListItems) {
-    Section::fail(line, key + ": more than " + std::to_string(kMaxListItems) + " items");
+    return at(line, key + ": more than " + std::to_string(kMaxListItems) + " items");
   }
   std::vector<std::string> items;
-  for (const YAML::Node& item : value) items.push_back(scalar(item, line_of(item, line), key));
+  for (const YAML::Node& item : value) {
+    Result<std::string> text = scalar(item, line_of(item, line), key);
+    if (!text.ok()) return text.error();
+    items.push_back(std::move(text.value()));
+  }
   return items;
 }
 
 template <typename T, size_t N>
-T one_of(const std::string& text, const NamedValues<T, N>& choices, int line,
-         const std::string& key) {
+Result<T> one_of(const std::string& text, const NamedValues<T, N>& choices, int line,
+                 const std::string& key) {
   auto found = find_named(choices, text);
-  if (!found.ok()) Section::fail(line, key + ": " + found.error().text);
+  if (!found.ok()) return at(line, key + ": " + found.error().text);
   return found.value();
+}
+
+// A reader that stores one_of's answer for the key's scalar.
+template <typename T, size_t N>
+Reader set_one_of(T& into, const NamedValues<T, N>& choices, std::string key) {
+  return [&into, &choices, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
+    const Result<std::string> text = scalar(v, l, key);
+    if (!text.ok()) return text.error();
+    const Result<T> value = one_of(text.value(), choices, l, key);
+    if (!value.ok()) return value.error();
+    into = value.value();
+    return {};
+  };
 }
 
 constexpr NamedValues<ClientAuth, 6> kClientAuth{{
@@ -159,22 +172,76 @@ std::string resolve_path(const std::string& path, const std::string& base_dir) {
 }
 
 // The file and the inline text are two ways to give one thing; both at once is a mistake.
-void pick_one(const std::string& file, const std::string& text, const char* file_key,
-              const char* text_key, int line) {
+Result<void> pick_one(const std::string& file, const std::string& text, const char* file_key,
+                      const char* text_key, int line) {
   if (!file.empty() && !text.empty()) {
-    Section::fail(line, std::string("tls_server_config: ") + file_key + " and " + text_key +
-                            " are two ways to give the same thing; set one");
+    return at(line, std::string("tls_server_config: ") + file_key + " and " + text_key +
+                        " are two ways to give the same thing; set one");
   }
+  return {};
 }
 
-WebTlsConfig read_tls(const YAML::Node& node, int line, const std::string& base_dir,
-                      bool& enabled) {
+// What the keys of tls_server_config say together, once each is read (tls.client_auth_text:
+// as written, "" when not given).
+Result<void> check_tls(const WebTlsConfig& tls, const std::string& client_auth_text,
+                       bool sans_given, int line) {
+  for (const Result<void>& one :
+       {pick_one(tls.cert_file, tls.cert, "cert_file", "cert", line),
+        pick_one(tls.key_file, tls.key, "key_file", "key", line),
+        pick_one(tls.client_ca_file, tls.client_ca, "client_ca_file", "client_ca", line)}) {
+    if (!one.ok()) return one;
+  }
+  if (tls.cert_file.empty() && tls.cert.empty()) {
+    return at(line, "tls_server_config: missing cert_file (or cert)");
+  }
+  if (tls.key_file.empty() && tls.key.empty()) {
+    return at(line, "tls_server_config: missing key_file (or key)");
+  }
+  if (tls.min_version > tls.max_version) {
+    return at(line, std::string("tls_server_config: min_version ") +
+                        tls_version_name(tls.min_version) + " is above max_version " +
+                        tls_version_name(tls.max_version));
+  }
+  const bool verifies = tls.client_auth == ClientAuth::VerifyClientCertIfGiven ||
+                        tls.client_auth == ClientAuth::RequireAndVerifyClientCert;
+  if (tls.has_client_ca() && tls.client_auth == ClientAuth::NoClientCert) {
+    return at(line,
+              "tls_server_config: client_ca_file is set but client_auth_type is "
+              "NoClientCert (use RequireAndVerifyClientCert for mutual TLS)");
+  }
+  // Go falls back to the system's roots here; hucprof wants the CA that signs its scrapers.
+  if (verifies && !tls.has_client_ca()) {
+    return at(line, "tls_server_config: client_auth_type " + client_auth_text +
+                        " needs client_ca_file (the CA that signs the clients' certificates)");
+  }
+  if (sans_given && tls.client_auth != ClientAuth::RequireAnyClientCert &&
+      tls.client_auth != ClientAuth::RequireAndVerifyClientCert) {
+    return at(line,
+              "tls_server_config: client_allowed_sans needs client_auth_type "
+              "RequireAnyClientCert or RequireAndVerifyClientCert (otherwise a client may "
+              "send no certificate to match)");
+  }
+  return {};
+}
+
+// tls_server_config; nullopt when it turns TLS on by none of its keys.
+Result<std::optional<WebTlsConfig>> read_tls(const YAML::Node& node, int line,
+                                             const std::string& base_dir) {
   WebTlsConfig tls;
   std::string client_auth_text;
   bool sans_given = false;
   const std::string k = "tls_server_config.";
-  Section(node, "tls_server_config", line)
-      .read({
+  const auto set_list = [](std::vector<std::string>& into, std::string key) -> Reader {
+    return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
+      Result<std::vector<std::string>> items = string_list(v, l, key);
+      if (!items.ok()) return items.error();
+      into = std::move(items.value());
+      return {};
+    };
+  };
+  Result<void> read = read_section(
+      node, "tls_server_config", line,
+      {
           {"cert_file", set_text(tls.cert_file, k + "cert_file")},
           {"key_file", set_text(tls.key_file, k + "key_file")},
           {"client_ca_file", set_text(tls.client_ca_file, k + "client_ca_file")},
@@ -182,187 +249,184 @@ WebTlsConfig read_tls(const YAML::Node& node, int line, const std::string& base_
           {"key", set_text(tls.key, k + "key")},
           {"client_ca", set_text(tls.client_ca, k + "client_ca")},
           {"client_auth_type",
-           [&](const YAML::Node& v, int l) {
-             client_auth_text = scalar(v, l, k + "client_auth_type");
-             if (!client_auth_text.empty()) {
-               tls.client_auth = one_of(client_auth_text, kClientAuth, l, k + "client_auth_type");
+           [&](const YAML::Node& v, int l) -> Result<void> {
+             if (Result<void> text = set_text(client_auth_text, k + "client_auth_type")(v, l);
+                 !text.ok() || client_auth_text.empty()) {
+               return text;
              }
+             const Result<ClientAuth> auth =
+                 one_of(client_auth_text, kClientAuth, l, k + "client_auth_type");
+             if (!auth.ok()) return auth.error();
+             tls.client_auth = auth.value();
+             return {};
            }},
           {"client_allowed_sans",
-           [&](const YAML::Node& v, int l) {
-             tls.client_allowed_sans = string_list(v, l, k + "client_allowed_sans");
+           [&](const YAML::Node& v, int l) -> Result<void> {
              sans_given = !v.IsNull();
+             return set_list(tls.client_allowed_sans, k + "client_allowed_sans")(v, l);
            }},
-          {"min_version",
-           [&](const YAML::Node& v, int l) {
-             tls.min_version =
-                 one_of(scalar(v, l, k + "min_version"), kVersions, l, k + "min_version");
-           }},
-          {"max_version",
-           [&](const YAML::Node& v, int l) {
-             tls.max_version =
-                 one_of(scalar(v, l, k + "max_version"), kVersions, l, k + "max_version");
-           }},
-          {"cipher_suites",
-           [&](const YAML::Node& v, int l) {
-             tls.cipher_suites = string_list(v, l, k + "cipher_suites");
-           }},
+          {"min_version", set_one_of(tls.min_version, kVersions, k + "min_version")},
+          {"max_version", set_one_of(tls.max_version, kVersions, k + "max_version")},
+          {"cipher_suites", set_list(tls.cipher_suites, k + "cipher_suites")},
           {"prefer_server_cipher_suites",
-           [&](const YAML::Node& v, int l) {
-             tls.prefer_server_cipher_suites = boolean(v, l, k + "prefer_server_cipher_suites");
+           [&](const YAML::Node& v, int l) -> Result<void> {
+             const Result<bool> on = boolean(v, l, k + "prefer_server_cipher_suites");
+             if (!on.ok()) return on.error();
+             tls.prefer_server_cipher_suites = on.value();
+             return {};
            }},
           {"curve_preferences",
-           [&](const YAML::Node& v, int l) {
-             for (const std::string& curve : string_list(v, l, k + "curve_preferences")) {
-               tls.curve_groups.emplace_back(one_of(curve, kCurves, l, k + "curve_preferences"));
+           [&](const YAML::Node& v, int l) -> Result<void> {
+             const Result<std::vector<std::string>> curves =
+                 string_list(v, l, k + "curve_preferences");
+             if (!curves.ok()) return curves.error();
+             for (const std::string& curve : curves.value()) {
+               const Result<std::string_view> group =
+                   one_of(curve, kCurves, l, k + "curve_preferences");
+               if (!group.ok()) return group.error();
+               tls.curve_groups.emplace_back(group.value());
              }
+             return {};
            }},
       });
+  if (!read.ok()) return read.error();
 
   // As exporter-toolkit decides: TLS is on when any certificate, key, CA or client auth
   // policy is given (only versions or ciphers leave it off).
-  enabled = !tls.cert_file.empty() || !tls.cert.empty() || !tls.key_file.empty() ||
-            !tls.key.empty() || tls.has_client_ca() || !client_auth_text.empty();
-  if (!enabled) return tls;
-  pick_one(tls.cert_file, tls.cert, "cert_file", "cert", line);
-  pick_one(tls.key_file, tls.key, "key_file", "key", line);
-  pick_one(tls.client_ca_file, tls.client_ca, "client_ca_file", "client_ca", line);
-  if (tls.cert_file.empty() && tls.cert.empty()) {
-    Section::fail(line, "tls_server_config: missing cert_file (or cert)");
-  }
-  if (tls.key_file.empty() && tls.key.empty()) {
-    Section::fail(line, "tls_server_config: missing key_file (or key)");
-  }
-  if (tls.min_version > tls.max_version) {
-    Section::fail(line, std::string("tls_server_config: min_version ") +
-                            tls_version_name(tls.min_version) + " is above max_version " +
-                            tls_version_name(tls.max_version));
-  }
-  const bool verifies = tls.client_auth == ClientAuth::VerifyClientCertIfGiven ||
-                        tls.client_auth == ClientAuth::RequireAndVerifyClientCert;
-  if (tls.has_client_ca() && tls.client_auth == ClientAuth::NoClientCert) {
-    Section::fail(line,
-                  "tls_server_config: client_ca_file is set but client_auth_type is "
-                  "NoClientCert (use RequireAndVerifyClientCert for mutual TLS)");
-  }
-  // Go falls back to the system's roots here; hucprof wants the CA that signs its scrapers.
-  if (verifies && !tls.has_client_ca()) {
-    Section::fail(line, "tls_server_config: client_auth_type " + client_auth_text +
-                            " needs client_ca_file (the CA that signs the clients' certificates)");
-  }
-  if (sans_given && tls.client_auth != ClientAuth::RequireAnyClientCert &&
-      tls.client_auth != ClientAuth::RequireAndVerifyClientCert) {
-    Section::fail(line,
-                  "tls_server_config: client_allowed_sans needs client_auth_type "
-                  "RequireAnyClientCert or RequireAndVerifyClientCert (otherwise a client may "
-                  "send no certificate to match)");
+  const bool enabled = !tls.cert_file.empty() || !tls.cert.empty() || !tls.key_file.empty() ||
+                       !tls.key.empty() || tls.has_client_ca() || !client_auth_text.empty();
+  if (!enabled) return std::optional<WebTlsConfig>();
+  if (Result<void> checked = check_tls(tls, client_auth_text, sans_given, line); !checked.ok()) {
+    return checked.error();
   }
   tls.cert_file = resolve_path(tls.cert_file, base_dir);
   tls.key_file = resolve_path(tls.key_file, base_dir);
   tls.client_ca_file = resolve_path(tls.client_ca_file, base_dir);
-  return tls;
+  return std::optional<WebTlsConfig>(std::move(tls));
 }
 
-void read_http(const YAML::Node& node, int line, WebConfig& config) {
+// One allowed response header: its value, refused when it could inject or is not allowed.
+Result<void> read_header(const AllowedHeader& header, const YAML::Node& value, int line,
+                         const std::string& key, WebConfig& config) {
+  const Result<std::string> text = scalar(value, line, key);
+  if (!text.ok()) return text.error();
+  const std::string& v = text.value();
+  // A line break would let the file inject headers of its own.
+  if (v.find_first_of("\r\n") != std::string::npos) {
+    return at(line, key + ": a header value cannot contain a line break");
+  }
+  if (v.empty()) return {};  // unset, as exporter-toolkit reads blank
+  if (!header.values.empty() &&
+      std::none_of(header.values.begin(), header.values.end(),
+                   [&](std::string_view allowed) { return equals_ignoring_case(v, allowed); })) {
+    return at(line, key + ": " + in_quotes(v) + " is not one of " + comma_list(header.values));
+  }
+  config.headers.emplace_back(std::string(header.name), v);
+  return {};
+}
+
+Result<void> read_http(const YAML::Node& node, int line, WebConfig& config) {
   const std::string k = "http_server_config.";
-  Section(node, "http_server_config", line)
-      .read({
-          {"http2", [&](const YAML::Node& v, int l) { config.http2 = boolean(v, l, k + "http2"); }},
+  return read_section(
+      node, "http_server_config", line,
+      {
+          {"http2",
+           [&](const YAML::Node& v, int l) -> Result<void> {
+             const Result<bool> on = boolean(v, l, k + "http2");
+             if (!on.ok()) return on.error();
+             config.http2 = on.value();
+             return {};
+           }},
           {"headers",
-           [&](const YAML::Node& v, int l) {
-             if (v.IsNull()) return;
-             Section(v, k + "headers", l).read([&] {
-               std::map<std::string_view, Section::Reader> readers;
-               for (const AllowedHeader& header : allowed_headers()) {
-                 readers[header.name] = [&config, &header, &k](const YAML::Node& hv, int hl) {
-                   const std::string key = k + "headers." + std::string(header.name);
-                   const std::string value = scalar(hv, hl, key);
-                   // A line break would let the file inject headers of its own.
-                   if (value.find_first_of("\r\n") != std::string::npos) {
-                     Section::fail(hl, key + ": a header value cannot contain a line break");
-                   }
-                   if (value.empty()) return;  // unset, as exporter-toolkit reads blank
-                   if (!header.values.empty() &&
-                       std::none_of(header.values.begin(), header.values.end(),
-                                    [&](std::string_view allowed) {
-                                      return equals_ignoring_case(value, allowed);
-                                    })) {
-                     Section::fail(hl, key + ": " + in_quotes(value) + " is not one of " +
-                                           comma_list(header.values));
-                   }
-                   config.headers.emplace_back(std::string(header.name), value);
-                 };
-               }
-               return readers;
-             }());
+           [&](const YAML::Node& v, int l) -> Result<void> {
+             if (v.IsNull()) return {};
+             std::map<std::string_view, Reader> readers;
+             for (const AllowedHeader& header : allowed_headers()) {
+               readers[header.name] = [&config, &header, &k](const YAML::Node& hv, int hl) {
+                 return read_header(header, hv, hl, k + "headers." + std::string(header.name),
+                                    config);
+               };
+             }
+             return read_section(v, k + "headers", l, readers);
            }},
       });
 }
 
-void read_users(const YAML::Node& node, int line, WebConfig& config) {
-  if (node.IsNull()) return;
-  if (!node.IsMap())
-    Section::fail(line, "basic_auth_users: expected a mapping of user: bcrypt hash");
+Result<void> read_users(const YAML::Node& node, int line, WebConfig& config) {
+  if (node.IsNull()) return {};
+  if (!node.IsMap()) return at(line, "basic_auth_users: expected a mapping of user: bcrypt hash");
   if (node.size() > kMaxUsers) {
-    Section::fail(line, "basic_auth_users: more than " + std::to_string(kMaxUsers) + " users");
+    return at(line, "basic_auth_users: more than " + std::to_string(kMaxUsers) + " users");
   }
   for (auto it = node.begin(); it != node.end(); ++it) {
     const int user_line = line_of(it->first, line);
-    if (!it->first.IsScalar())
-      Section::fail(user_line, "basic_auth_users: user names must be plain text");
+    if (!it->first.IsScalar()) {
+      return at(user_line, "basic_auth_users: user names must be plain text");
+    }
     const std::string user = it->first.Scalar();
     // Basic auth sends "user:password": a colon in the name could never match.
     if (user.empty() || user.find(':') != std::string::npos) {
-      Section::fail(user_line, "basic_auth_users: " + in_quotes(user) +
-                                   " is not a valid user name (non-empty, no colon)");
+      return at(user_line, "basic_auth_users: " + in_quotes(user) +
+                               " is not a valid user name (non-empty, no colon)");
     }
-    const std::string hash = scalar(it->second, user_line, "basic_auth_users." + user);
+    const Result<std::string> hash = scalar(it->second, user_line, "basic_auth_users." + user);
+    if (!hash.ok()) return hash.error();
     // The hash is not repeated: it is a secret's stand-in, and logs are not the place for it.
-    if (!is_bcrypt_hash(hash)) {
-      Section::fail(user_line, "basic_auth_users: user " + in_quotes(user) +
-                                   ": not a bcrypt hash (expected $2y$ or $2b$ and a cost, as "
-                                   "`htpasswd -nBC 10 user` prints)");
+    if (!is_bcrypt_hash(hash.value())) {
+      return at(user_line, "basic_auth_users: user " + in_quotes(user) +
+                               ": not a bcrypt hash (expected $2y$ or $2b$ and a cost, as "
+                               "`htpasswd -nBC 10 user` prints)");
     }
-    if (const int cost = std::stoi(hash.substr(4, 2)); cost > kMaxBcryptCost) {
-      Section::fail(user_line,
-                    "basic_auth_users: user " + in_quotes(user) + ": bcrypt cost " +
-                        std::to_string(cost) + " is above " + std::to_string(kMaxBcryptCost) +
-                        " (each check would take many seconds; htpasswd -B uses 5, exporters 10)");
+    if (const int cost = std::stoi(hash.value().substr(4, 2)); cost > kMaxBcryptCost) {
+      return at(user_line,
+                "basic_auth_users: user " + in_quotes(user) + ": bcrypt cost " +
+                    std::to_string(cost) + " is above " + std::to_string(kMaxBcryptCost) +
+                    " (each check would take many seconds; htpasswd -B uses 5, exporters 10)");
     }
-    if (!config.basic_auth_users.emplace(user, hash).second) {
-      Section::fail(user_line, "basic_auth_users: duplicate user " + in_quotes(user));
+    if (!config.basic_auth_users.emplace(user, hash.value()).second) {
+      return at(user_line, "basic_auth_users: duplicate user " + in_quotes(user));
     }
   }
+  return {};
 }
 
-void read_rate_limit(const YAML::Node& node, int line, WebConfig& config) {
+Result<void> read_rate_limit(const YAML::Node& node, int line, WebConfig& config) {
   bool burst_given = false;
-  Section(node, "rate_limit", line)
-      .read({
+  Result<void> read = read_section(
+      node, "rate_limit", line,
+      {
           {"interval",
-           [&](const YAML::Node& v, int l) {
-             auto parsed = parse_duration(scalar(v, l, "rate_limit.interval"));
-             if (!parsed.ok()) Section::fail(l, "rate_limit.interval: " + parsed.error().text);
+           [&](const YAML::Node& v, int l) -> Result<void> {
+             const Result<std::string> text = scalar(v, l, "rate_limit.interval");
+             if (!text.ok()) return text.error();
+             auto parsed = parse_duration(text.value());
+             if (!parsed.ok()) return at(l, "rate_limit.interval: " + parsed.error().text);
              config.rate_limit_interval = parsed.value();
+             return {};
            }},
           {"burst",
-           [&](const YAML::Node& v, int l) {
-             const std::string text = scalar(v, l, "rate_limit.burst");
-             const bool digits = !text.empty() && text.size() <= 9 &&
-                                 std::all_of(text.begin(), text.end(), [](char c) {
-                                   return std::isdigit(static_cast<unsigned char>(c)) != 0;
-                                 });
+           [&](const YAML::Node& v, int l) -> Result<void> {
+             const Result<std::string> text = scalar(v, l, "rate_limit.burst");
+             if (!text.ok()) return text.error();
+             const std::string& t = text.value();
+             const bool digits =
+                 !t.empty() && t.size() <= 9 && std::all_of(t.begin(), t.end(), [](char c) {
+                   return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                 });
              if (!digits)
-               Section::fail(l, "rate_limit.burst: " + in_quotes(text) + " is not a whole number");
-             config.rate_limit_burst = static_cast<unsigned>(std::stoul(text));
+               return at(l, "rate_limit.burst: " + in_quotes(t) + " is not a whole number");
+             config.rate_limit_burst = static_cast<unsigned>(std::stoul(t));
              burst_given = true;
+             return {};
            }},
       });
+  if (!read.ok()) return read;
   // A token bucket of size 0 refuses every request, which nobody means.
   if (config.rate_limit_interval.count() > 0 && config.rate_limit_burst == 0) {
-    Section::fail(line, burst_given ? "rate_limit.burst: must be at least 1 when interval is set"
-                                    : "rate_limit: interval needs a burst of at least 1");
+    return at(line, burst_given ? "rate_limit.burst: must be at least 1 when interval is set"
+                                : "rate_limit: interval needs a burst of at least 1");
   }
+  return {};
 }
 
 }  // namespace
@@ -411,34 +475,37 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
   const YAML::Node& root = loaded.value();
   WebConfig config;
   if (!root.IsDefined() || root.IsNull()) return config;  // empty: plain HTTP, no auth
+  Result<void> read;
+  // yaml-cpp's node access throws on a malformed tree; the screen in load_yaml_text makes this
+  // unlikely.
   try {
-    Section(root, "", 1)
-        .read({
-            {"tls_server_config",
-             [&](const YAML::Node& v, int l) {
-               if (v.IsNull()) return;
-               bool enabled = false;
-               WebTlsConfig tls = read_tls(v, l, base_dir, enabled);
-               if (enabled) config.tls = std::move(tls);
-             }},
-            {"http_server_config",
-             [&](const YAML::Node& v, int l) {
-               if (!v.IsNull()) read_http(v, l, config);
-             }},
-            {"basic_auth_users", [&](const YAML::Node& v, int l) { read_users(v, l, config); }},
-            {"rate_limit",
-             [&](const YAML::Node& v, int l) {
-               if (!v.IsNull()) read_rate_limit(v, l, config);
-             }},
-        });
-  } catch (const Invalid& invalid) {
-    return Error{
-        control_bytes_escaped(name + ":" + std::to_string(invalid.line) + ": " + invalid.words)};
+    read = read_section(root, "", 1,
+                        {
+                            {"tls_server_config",
+                             [&](const YAML::Node& v, int l) -> Result<void> {
+                               if (v.IsNull()) return {};
+                               Result<std::optional<WebTlsConfig>> tls = read_tls(v, l, base_dir);
+                               if (!tls.ok()) return tls.error();
+                               config.tls = std::move(tls.value());
+                               return {};
+                             }},
+                            {"http_server_config",
+                             [&](const YAML::Node& v, int l) -> Result<void> {
+                               if (v.IsNull()) return {};
+                               return read_http(v, l, config);
+                             }},
+                            {"basic_auth_users",
+                             [&](const YAML::Node& v, int l) { return read_users(v, l, config); }},
+                            {"rate_limit",
+                             [&](const YAML::Node& v, int l) -> Result<void> {
+                               if (v.IsNull()) return {};
+                               return read_rate_limit(v, l, config);
+                             }},
+                        });
   } catch (const YAML::Exception& e) {
-    // Node access on a malformed tree; the screen in load_yaml_text makes this unlikely.
-    return Error{control_bytes_escaped(
-        name + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) + ": " + e.msg)};
+    read = at(e.mark.line >= 0 ? e.mark.line + 1 : 1, e.msg);
   }
+  if (!read.ok()) return Error{control_bytes_escaped(name + ":" + read.error().text)};
   return config;
 }
 
