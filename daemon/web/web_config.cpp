@@ -88,6 +88,15 @@ Result<bool> boolean(const YAML::Node& value, int line, const std::string& key) 
   return at(line, key + ": " + in_quotes(text.value()) + " is not a boolean (true or false)");
 }
 
+Reader set_boolean(bool& into, std::string key) {
+  return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
+    const Result<bool> on = boolean(v, l, key);
+    if (!on.ok()) return on.error();
+    into = on.value();
+    return {};
+  };
+}
+
 Result<std::vector<std::string>> string_list(const YAML::Node& value, int line,
                                              const std::string& key) {
   if (value.IsNull()) return std::vector<std::string>();
@@ -269,12 +278,7 @@ Result<std::optional<WebTlsConfig>> read_tls(const YAML::Node& node, int line,
           {"max_version", set_one_of(tls.max_version, kVersions, k + "max_version")},
           {"cipher_suites", set_list(tls.cipher_suites, k + "cipher_suites")},
           {"prefer_server_cipher_suites",
-           [&](const YAML::Node& v, int l) -> Result<void> {
-             const Result<bool> on = boolean(v, l, k + "prefer_server_cipher_suites");
-             if (!on.ok()) return on.error();
-             tls.prefer_server_cipher_suites = on.value();
-             return {};
-           }},
+           set_boolean(tls.prefer_server_cipher_suites, k + "prefer_server_cipher_suites")},
           {"curve_preferences",
            [&](const YAML::Node& v, int l) -> Result<void> {
              const Result<std::vector<std::string>> curves =
@@ -330,13 +334,7 @@ Result<void> read_http(const YAML::Node& node, int line, WebConfig& config) {
   return read_section(
       node, "http_server_config", line,
       {
-          {"http2",
-           [&](const YAML::Node& v, int l) -> Result<void> {
-             const Result<bool> on = boolean(v, l, k + "http2");
-             if (!on.ok()) return on.error();
-             config.http2 = on.value();
-             return {};
-           }},
+          {"http2", set_boolean(config.http2, k + "http2")},
           {"headers",
            [&](const YAML::Node& v, int l) -> Result<void> {
              if (v.IsNull()) return {};
