@@ -113,6 +113,15 @@ Result<std::vector<std::string>> string_list(const YAML::Node& value, int line,
   return items;
 }
 
+Reader set_list(std::vector<std::string>& into, std::string key) {
+  return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
+    Result<std::vector<std::string>> items = string_list(v, l, key);
+    if (!items.ok()) return items.error();
+    into = std::move(items.value());
+    return {};
+  };
+}
+
 template <typename T, size_t N>
 Result<T> one_of(const std::string& text, const NamedValues<T, N>& choices, int line,
                  const std::string& key) {
@@ -240,14 +249,6 @@ Result<std::optional<WebTlsConfig>> read_tls(const YAML::Node& node, int line,
   std::string client_auth_text;
   bool sans_given = false;
   const std::string k = "tls_server_config.";
-  const auto set_list = [](std::vector<std::string>& into, std::string key) -> Reader {
-    return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
-      Result<std::vector<std::string>> items = string_list(v, l, key);
-      if (!items.ok()) return items.error();
-      into = std::move(items.value());
-      return {};
-    };
-  };
   Result<void> read = read_section(
       node, "tls_server_config", line,
       {
