@@ -422,14 +422,13 @@ static __always_inline __u64 huc_site_by_hops(void *ctx, struct huc_scratch *s, 
 {
 	__u64 site;
 
-	if (HUC_WALK_IS_GLOBAL) {
-		if (slot_in_ctx)
-			slot = huc_as_scalar(s, slot);
+	/* The global walk takes the slot as the learning path does: laundered, once. */
+	if (HUC_WALK_IS_GLOBAL && slot_in_ctx) {
+		slot = huc_as_scalar(s, slot);
 		slot_in_ctx = false;
-		site = huc_follow_hops(slot, caller);
-	} else {
-		site = huc_walk_hops(s, slot, caller, facts, direct);
 	}
+	site = HUC_WALK_IS_GLOBAL ? huc_follow_hops(slot, caller)
+				  : huc_walk_hops(s, slot, caller, facts, direct);
 	if (site == HUC_HOPS_UNKNOWN) {
 		if (slot_in_ctx)
 			slot = huc_as_scalar(s, slot);
