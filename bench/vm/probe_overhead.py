@@ -125,6 +125,30 @@ def all_prog_runs() -> dict[str, tuple[int, int]]:
             for p in json.loads(r.stdout)}
 
 
+def shared_hash_calls() -> dict:
+    """What the checks counted in probe mode's shared hash (`sites`) so far, not in the per-CPU
+    table of hot call sites: a check lands there only when its set of the table is full, so
+    calls here say the table missed (bpftool decodes the value by its BTF)."""
+    r = subprocess.run(["bpftool", "-j", "map", "dump", "name", "sites"], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip()[-300:]}
+    entries = json.loads(r.stdout or "[]")
+    calls = sum(int(e.get("formatted", {}).get("value", {}).get("calls", 0)) for e in entries)
+    return {"keys": len(entries), "calls": calls}
+
+
+def dump_xlated(progs: dict[str, tuple[int, int]], out: Path) -> None:
+    """The verified instructions of the hucprof program that ran most (what the JIT compiles;
+    Debian's bpftool cannot disassemble JITed code), for reading what a check pays."""
+    runs = {i: c for i, (n, c, _) in progs.items() if n.startswith("huc_")}
+    if runs:
+        busiest = max(runs, key=runs.get)
+        r = subprocess.run(["bpftool", "prog", "dump", "xlated", "id", busiest, "linum"],
+                           capture_output=True, text=True)
+        out.write_text(r.stdout + r.stderr)
+
+
 def guest_main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "vm" / "guest"))
     import guestlib
@@ -209,6 +233,14 @@ def guest_main() -> int:
                     rec["programs"] = {
                         f"{n} #{i}": [c - p0.get(i, (n, 0, 0))[1], ns - p0.get(i, (n, 0, 0))[2]]
                         for i, (n, c, ns) in after.items() if c - p0.get(i, (n, 0, 0))[1] > 0}
+                    if variant in plan["hucprof"]:
+                        rec["shared_hash"] = shared_hash_calls()
+                        dump_xlated(after, results / f"xlated-{tag}.txt")
+                        if plan.get("dump_maps"):
+                            for m in ("sites", "scratch"):
+                                subprocess.run(["bpftool", "-j", "map", "dump", "name", m],
+                                               stdout=open(results / f"{m}-{tag}-{name}.json",
+                                                           "w"))
                 runs.append(rec)
         finally:
             seen = detach()
@@ -253,6 +285,10 @@ def host_main() -> int:
                     help="another hucprof build, with default flags")
     ap.add_argument("--stages", action="store_true",
                     help="also hucprof stopped after each stage of its check program")
+    ap.add_argument("--dump-maps", action="store_true",
+                    help="after each workload of the bpf_stats round, save bpftool's dump of "
+                         "hucprof's sites hash and scratch (the hot call sites' table) in the "
+                         "results")
     ap.add_argument("--out", default="probe-overhead",
                     help="results under BUILD_DIR/vm-runs/OUT/KERNEL (two runs at once: two names)")
     ap.add_argument("--markdown", type=Path, help="also write the tables here")
@@ -296,6 +332,7 @@ def host_main() -> int:
             print(f"SKIP: {e}")
             return vmlib.SKIP
         plan = {"load": str(load), "workloads": workloads, "rounds": a.rounds,
+                "dump_maps": a.dump_maps,
                 "variants": variants, "hucprof": {v: binaries[v] for v in variants
                                                   if v in binaries}}
         for k, initrd in kernels:
