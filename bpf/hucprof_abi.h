@@ -83,7 +83,7 @@ enum huc_check_kind {
  * "Map sizing and rotation").
  */
 
-/* Probe mode: one key per (call site, syscall, direction) and generation. */
+/* Probe mode: one key per (call site, syscall, direction, workload) and generation. */
 struct huc_site_key {
 	__u64 caller;         /* return address into the call site; 0 when short_stack_id is used */
 	__u64 short_stack_id; /* id in short_stacks when the caller is a copy helper, else 0 */
@@ -91,6 +91,8 @@ struct huc_site_key {
 	__u8 direction;       /* enum huc_direction */
 	__u8 generation;
 	__u8 pad[2];
+	/* bpf_get_current_cgroup_id() with --probe.workloads (the task's cgroup v2 id), else 0 */
+	__u64 cgroup_id;
 };
 
 /* Shared by every CPU: added to atomically. */

@@ -28,6 +28,8 @@ const volatile bool latency_enabled = false;
 /* Sub-checks (stack, vmalloc, page, slab) classified inside the check's program
  * (usercopy_classify.bpf.h) instead of probed at their own entries. */
 const volatile bool classify_subchecks = false;
+/* --probe.workloads: key each check also by its task's cgroup v2 id (which workload pays). */
+const volatile bool key_by_cgroup = false;
 /* Some program runs after the check on this CPU and reads its state (cpu_state): a sub-check
  * function's, or the check's exit with --latency. */
 const volatile bool check_leaves_state = false;
@@ -117,7 +119,7 @@ static __always_inline struct huc_site_slot *huc_site_set(struct huc_scratch *s,
 							  const struct huc_site_key *key, __u32 seq)
 {
 	const __u64 *k = (const __u64 *)key;
-	__u64 h = (k[0] ^ (k[1] << 1) ^ (k[2] << 7)) * 0x9e3779b97f4a7c15ULL;
+	__u64 h = (k[0] ^ (k[1] << 1) ^ (k[2] << 7) ^ (k[3] << 13)) * 0x9e3779b97f4a7c15ULL;
 	__u32 set = (h >> 59) & (HUC_SITE_SETS - 1);
 
 	return &s->table.slots[seq & 1][set * HUC_SITE_WAYS];
@@ -133,7 +135,8 @@ static __always_inline struct huc_site_slot *huc_find_slot(struct huc_site_slot 
 	for (int w = 0; w < HUC_SITE_WAYS; w++) {
 		const __u64 *held = (const __u64 *)&set[w].key;
 
-		if (set[w].seq == seq && held[0] == k[0] && held[1] == k[1] && held[2] == k[2])
+		if (set[w].seq == seq && held[0] == k[0] && held[1] == k[1] && held[2] == k[2] &&
+		    held[3] == k[3])
 			return &set[w];
 	}
 	return NULL;
@@ -202,6 +205,8 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	key.syscall_nr = huc_task_syscall_nr(task);
 	key.direction = to_user ? HUC_DIR_TO_USER : HUC_DIR_FROM_USER;
 	key.caller = caller;
+	if (key_by_cgroup)
+		key.cgroup_id = bpf_get_current_cgroup_id();
 	HUC_STOP_AFTER(HUC_STAGE_KEY, key.syscall_nr);
 	if (!caller) {
 		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);

@@ -16,6 +16,7 @@ timed interval) run with nothing attached and with each variant attached to __ch
   hucprof_attach   ... --probe.subchecks attach (a probe on each sub-check function instead)
   hucprof_latency  ... --latency (fexit timing of every check)
   hucprof_kprobe   ... --probe.attach kprobe
+  hucprof_workloads ... --probe.workloads (each check keyed by its task's cgroup too)
   LABEL            --hucprof LABEL=BINARY: another hucprof build with default flags (an A/B)
 
 With --stages, also hucprof (default flags) stopped after each stage of the check's program
@@ -70,6 +71,7 @@ HUCPROF_FLAGS = {
     "hucprof_attach": ["--probe.subchecks", "attach"],
     "hucprof_latency": ["--latency"],
     "hucprof_kprobe": ["--probe.attach", "kprobe"],
+    "hucprof_workloads": ["--probe.workloads"],
 }
 VARIANTS = ["empty_fentry", "kprobe_hist", "bpftrace_kstack", *HUCPROF_FLAGS]
 # --stages: default flags, the check's program stopped after stage N (probe.bpf.c's

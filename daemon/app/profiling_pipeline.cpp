@@ -96,7 +96,7 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
     self->debuginfo_.reset();
   }
   self->builder_ = std::make_unique<IntervalBuilder>(CallsiteFolder(FoldingRules::defaults()));
-  if (self->sampler_) {
+  if (self->sampler_ || (self->probes_ && attached.plan.probe_workloads)) {
     const Result<std::string> root = find_unified_root();
     CgroupWorkloads::Options workloads;
     if (root.ok()) workloads.cgroup_root = root.value();

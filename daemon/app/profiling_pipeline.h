@@ -71,7 +71,8 @@ class ProfilingPipeline {
   std::unique_ptr<KernelDebuginfo> debuginfo_;
   std::unique_ptr<SourceSymbolizer> sources_;
   std::unique_ptr<IntervalBuilder> builder_;
-  // Sampling: names the cgroup of every sample's task (which workload pays).
+  // Names the cgroup of every sample's task, and of every probed check's with
+  // --probe.workloads (which workload pays).
   std::unique_ptr<CgroupWorkloads> workloads_;
   std::unique_ptr<Aggregator> aggregator_;
   std::unique_ptr<ProfileStore> profiles_;

@@ -13,16 +13,16 @@ namespace hucprof {
 // The layout both sides rely on, spelled out: a change to hucprof_abi.h that moves a field
 // fails the build here first.
 static_assert(sizeof(huc_range) == 16);
-static_assert(sizeof(huc_site_key) == 24);
+static_assert(sizeof(huc_site_key) == 32);
 static_assert(offsetof(huc_site_key, syscall_nr) == 16 && offsetof(huc_site_key, direction) == 20 &&
-              offsetof(huc_site_key, generation) == 21);
+              offsetof(huc_site_key, generation) == 21 && offsetof(huc_site_key, cgroup_id) == 24);
 static_assert(sizeof(huc_site_value) == 24 + 8 * HUC_CHECK_KINDS);
-static_assert(sizeof(huc_site_slot) == 32 + sizeof(huc_site_value) &&
-              offsetof(huc_site_slot, seq) == 24 && offsetof(huc_site_slot, value) == 32);
+static_assert(sizeof(huc_site_slot) == 40 + sizeof(huc_site_value) &&
+              offsetof(huc_site_slot, seq) == 32 && offsetof(huc_site_slot, value) == 40);
 static_assert(sizeof(huc_site_table) == 2 * HUC_SITE_SLOTS * sizeof(huc_site_slot) + 8);
-static_assert(sizeof(huc_subcheck_key) == 32);
-static_assert(sizeof(huc_cpu_state) == 40);
-static_assert(sizeof(huc_latency_key) == 32);
+static_assert(sizeof(huc_subcheck_key) == 40);
+static_assert(sizeof(huc_cpu_state) == 48);
+static_assert(sizeof(huc_latency_key) == 40);
 static_assert(sizeof(huc_sample_key) == 24 && offsetof(huc_sample_key, cgroup_id) == 8 &&
               offsetof(huc_sample_key, generation) == 20);
 static_assert(sizeof(huc_busy_key) == 16 && offsetof(huc_busy_key, generation) == 10);

@@ -161,6 +161,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
   rodata->classify_subchecks = plan.classifies();
   rodata->compound_info_mask = plan.compound_info_mask;
   rodata->check_leaves_state = plan.check_leaves_state;
+  rodata->key_by_cgroup = plan.probe_workloads;
   rodata->slab_page_type = static_cast<__s32>(plan.slab_marker.page_type);
   rodata->slab_flag_bit = static_cast<__s32>(plan.slab_marker.flag_bit);
   // Benchmarks only (bench/vm/probe_overhead.py --stages): where the check's program stops.

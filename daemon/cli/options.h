@@ -26,6 +26,7 @@ struct RunOptions {
   std::chrono::milliseconds interval{10000};     // --interval (e.g. "10s", "500ms", "1m")
   uint32_t top_k = 20;                           // --top-k (1..1000)
   bool latency = false;                          // --latency: fexit/kretprobe timing
+  bool probe_workloads = false;  // --probe.workloads: probe counts also by the task's cgroup
   ProbeAttach probe_attach = ProbeAttach::Auto;  // --probe.attach auto|fentry|kprobe
   std::string log_level = "info";                // --log.level: debug|info|warn|error
   LogFormat log_format = LogFormat::Text;        // --log.format: text|logfmt|json

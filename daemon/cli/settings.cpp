@@ -144,6 +144,13 @@ std::string apply_latency(std::string_view value, RunOptions& options) {
   return "";
 }
 
+std::string apply_probe_workloads(std::string_view value, RunOptions& options) {
+  const auto on = parse_boolean(value);
+  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
+  options.probe_workloads = *on;
+  return "";
+}
+
 std::string apply_debuginfo_path(std::string_view value, RunOptions& options) {
   // Looked at when the daemon starts: a missing or wrong file is said then (and by doctor), and
   // the daemon runs without source lines, as it would without the debuginfo installed.
@@ -202,7 +209,7 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
-const std::array<Setting, 19> kSettings{{
+const std::array<Setting, 20> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, true, OnReload::Restart, apply_mode,
@@ -251,6 +258,12 @@ const std::array<Setting, 19> kSettings{{
      "at each sub-check function: more program runs per copy)",
      true, true, OnReload::Restart, apply_probe_subchecks,
      [](const RunOptions& o) { return std::string(name_of(kProbeSubchecks, o.probe_subchecks)); }},
+    {"probe.workloads", "",
+     "also key probe mode's counts by the workload (systemd unit, container, pod, cgroup) of "
+     "the task that ran the check: usercopy_workload_checks_total (one more helper call per "
+     "check)",
+     true, true, OnReload::Restart, apply_probe_workloads,
+     [](const RunOptions& o) { return std::string(o.probe_workloads ? "true" : "false"); }},
     {"debuginfo.path", "PATH",
      "the kernel's debuginfo, for the copy function and source line behind each call site: a "
      "vmlinux, or a directory searched like /usr/lib/debug; empty: the distributions' places "

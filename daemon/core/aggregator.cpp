@@ -13,6 +13,11 @@ namespace {
 
 struct CallsAndBytes {
   uint64_t calls = 0, bytes = 0;
+  CallsAndBytes& operator+=(const CallsAndBytes& more) {
+    calls += more.calls;
+    bytes += more.bytes;
+    return *this;
+  }
 };
 
 // Keys are label tuples with the call site first, so std::map order is the export order.
@@ -26,7 +31,36 @@ using WorkloadKey = std::pair<std::string, std::string>;                  // wor
 
 struct WorkloadSamples {
   uint64_t checks = 0, busy = 0;
+  WorkloadSamples& operator+=(const WorkloadSamples& more) {
+    checks += more.checks;
+    busy += more.busy;
+    return *this;
+  }
 };
+
+// Workloads come and go without end (a container per CI job), so unlike call sites a workload
+// that leaves the top-K does not keep a frozen series: what it had moves into "other", and its
+// series ends. Every series still only grows, sum() stays exact, and a family holds at most
+// top_k + 1 series.
+template <typename Value>
+void retire_departed(std::map<WorkloadKey, Value>& series, const TopKRanking& ranking) {
+  for (auto it = series.begin(); it != series.end();) {
+    if (it->first.first == kOtherCallsite || ranking.label(it->first.first) != kOtherCallsite) {
+      ++it;
+      continue;
+    }
+    series[{std::string(kOtherCallsite), ""}] += it->second;
+    it = series.erase(it);
+  }
+}
+
+// A workload's series: its own while ranked, else "other" (which mixes kinds, so has none).
+template <typename Value>
+Value& workload_series(std::map<WorkloadKey, Value>& series, const TopKRanking& ranking,
+                       const std::string& workload, const std::string& kind) {
+  const std::string_view label = ranking.label(workload);
+  return label == kOtherCallsite ? series[{std::string(label), ""}] : series[{workload, kind}];
+}
 
 // The histogram keeps only log2 buckets; approximate each call by its bucket's midpoint so
 // that _sum stays monotonic and roughly right.
@@ -43,12 +77,15 @@ bool all_zero(const std::vector<uint64_t>& v) {
 }  // namespace
 
 struct Aggregator::Impl {
-  explicit Impl(size_t top_k) : by_calls(top_k), by_samples(top_k), by_workload(top_k) {}
+  explicit Impl(size_t top_k)
+      : by_calls(top_k), by_samples(top_k), by_workload(top_k), by_workload_calls(top_k) {}
 
-  TopKRanking by_calls;     // checks, bytes, subchecks, latency
-  TopKRanking by_samples;   // cpu samples
-  TopKRanking by_workload;  // workloads, by their samples in the checks
+  TopKRanking by_calls;           // checks, bytes, subchecks, latency
+  TopKRanking by_samples;         // cpu samples
+  TopKRanking by_workload;        // workloads, by their samples in the checks
+  TopKRanking by_workload_calls;  // workloads, by their checks (probes)
   std::map<WorkloadKey, WorkloadSamples> workloads;
+  std::map<WorkloadKey, CallsAndBytes> workload_checks;
   std::map<CheckKey, CallsAndBytes> checks;
   std::map<SubcheckKey, uint64_t> subchecks;
   std::map<SampleKey, uint64_t> samples;
@@ -78,6 +115,7 @@ void Aggregator::set_top_k(size_t top_k) {
   impl_->by_calls.set_top_k(top_k);
   impl_->by_samples.set_top_k(top_k);
   impl_->by_workload.set_top_k(top_k);
+  impl_->by_workload_calls.set_top_k(top_k);
 }
 
 void Aggregator::apply_workloads(const IntervalDeltas& deltas) {
@@ -87,32 +125,26 @@ void Aggregator::apply_workloads(const IntervalDeltas& deltas) {
   }
   for (const auto& [workload, busy] : deltas.busy_by_workload) s.by_workload.add(workload, 0);
   s.by_workload.rerank();
-  // Workloads come and go without end (a container per CI job), so unlike call sites a workload
-  // that leaves the top-K does not keep a frozen series: what it had moves into "other", and
-  // its series ends. Every series still only grows, sum() stays exact, and the families hold at
-  // most top_k + 1 series.
-  for (auto it = s.workloads.begin(); it != s.workloads.end();) {
-    if (it->first.first == kOtherCallsite ||
-        s.by_workload.label(it->first.first) != kOtherCallsite) {
-      ++it;
-      continue;
-    }
-    WorkloadSamples& other = s.workloads[{std::string(kOtherCallsite), ""}];
-    other.checks += it->second.checks;
-    other.busy += it->second.busy;
-    it = s.workloads.erase(it);
-  }
-  // The kind goes with the name; "other" mixes kinds, so it has none.
-  auto series = [&](const std::string& workload, const std::string& kind) -> WorkloadSamples& {
-    const std::string_view label = s.by_workload.label(workload);
-    return label == kOtherCallsite ? s.workloads[{std::string(label), ""}]
-                                   : s.workloads[{workload, kind}];
-  };
+  retire_departed(s.workloads, s.by_workload);
   for (const SampleDelta& d : deltas.samples) {
-    if (!d.workload.empty() && d.samples) series(d.workload, d.workload_kind).checks += d.samples;
+    if (!d.workload.empty() && d.samples) {
+      workload_series(s.workloads, s.by_workload, d.workload, d.workload_kind).checks += d.samples;
+    }
   }
   for (const auto& [workload, busy] : deltas.busy_by_workload) {
-    if (busy.busy()) series(workload, busy.kind).busy += busy.busy();
+    if (busy.busy())
+      workload_series(s.workloads, s.by_workload, workload, busy.kind).busy += busy.busy();
+  }
+
+  for (const CheckDelta& d : deltas.checks) {
+    if (!d.workload.empty()) s.by_workload_calls.add(d.workload, d.calls);
+  }
+  s.by_workload_calls.rerank();
+  retire_departed(s.workload_checks, s.by_workload_calls);
+  for (const CheckDelta& d : deltas.checks) {
+    if (d.workload.empty() || (d.calls == 0 && d.bytes == 0)) continue;
+    workload_series(s.workload_checks, s.by_workload_calls, d.workload, d.workload_kind) +=
+        CallsAndBytes{d.calls, d.bytes};
   }
 }
 
@@ -186,6 +218,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_copy_checks();
   snapshot.clear_copy_cpu_samples();
   snapshot.clear_workloads();
+  snapshot.clear_workload_checks();
 
   for (const auto& [key, v] : s.checks) {
     auto* out = snapshot.add_checks();
@@ -255,6 +288,13 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_workload_kind(key.second);
     out->set_check_samples(n.checks);
     out->set_busy_samples(n.busy);
+  }
+  for (const auto& [key, v] : s.workload_checks) {
+    auto* out = snapshot.add_workload_checks();
+    out->set_workload(key.first);
+    out->set_workload_kind(key.second);
+    out->set_calls(v.calls);
+    out->set_bytes(v.bytes);
   }
   snapshot.set_intervals(s.intervals);
 }

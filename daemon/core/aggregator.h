@@ -14,6 +14,7 @@ namespace hucprof {
 struct CheckDelta {
   std::string callsite, syscall, direction;  // direction: "to_user" | "from_user"
   uint64_t calls = 0, bytes = 0;
+  std::string workload = {}, workload_kind = {};  // "" unless keyed by cgroup (--probe.workloads)
 };
 struct SubcheckDelta {
   std::string callsite, check;

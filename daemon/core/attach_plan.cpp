@@ -249,6 +249,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   }
   if (plan.sampling) plan.interrupt_ranges = build_interrupt_ranges(kallsyms);
   plan.only_cgroup_id = options.only_cgroup_id;
+  plan.probe_workloads = options.probe_workloads && plan.probes;
 
   plan.maps.max_keys = options.max_keys;
   plan.maps.max_stacks = options.max_stacks;

@@ -49,6 +49,8 @@ struct AttachOptions {
   std::vector<std::string> helper_symbols;
   // Sampling counts only the tasks of this cgroup v2 id (`record --only-command`); 0: all.
   uint64_t only_cgroup_id = 0;
+  // Probe mode keys each check also by its task's cgroup v2 id (--probe.workloads).
+  bool probe_workloads = false;
 };
 
 enum class Flavour { None, Fentry, Kprobe };
@@ -109,7 +111,8 @@ struct AttachPlan {
   // Sampling: interrupt entry code. A check the sampler finds above it was interrupted, and the
   // sample is kernel CPU, not the check's (bpf/kernel_ranges.h).
   InterruptRanges interrupt_ranges;
-  uint64_t only_cgroup_id = 0;  // sampling: AttachOptions::only_cgroup_id
+  uint64_t only_cgroup_id = 0;   // sampling: AttachOptions::only_cgroup_id
+  bool probe_workloads = false;  // probes: AttachOptions::probe_workloads
   // A program that runs after the check on the same CPU reads what the check left there (the
   // call site, the entry time): a probed sub-check function, or the check's exit (--latency).
   bool check_leaves_state = false;

@@ -270,6 +270,14 @@ void IntervalBuilder::forget_unused() {
   site_stacks_.forget_unused_since(oldest_kept);
 }
 
+LabelsPtr IntervalBuilder::with_workload(LabelsPtr labels, uint64_t cgroup_id,
+                                         WorkloadNames* workloads) {
+  // 0 is no cgroup's id (the root's is 1): a probe key without --probe.workloads.
+  if (!workloads || cgroup_id == 0) return labels;
+  const Workload& workload = workloads->workload_of(cgroup_id);
+  return stacks_.with_workload(labels, workload.name, kind_name(workload.kind));
+}
+
 void IntervalBuilder::add_busy(IntervalDeltas& out, const RawDrain& drain,
                                WorkloadNames& workloads) {
   for (const auto& busy : drain.busy) {
@@ -305,11 +313,14 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     Fold fold = fold_site(site.key, drain, symbols);
     count_drop(fold.drop, site.calls);
     const char* direction = direction_name(site.key.direction);
-    out.checks.push_back(
-        {fold.site.callsite, fold.site.syscall, direction, site.calls, site.bytes});
+    CheckDelta delta{fold.site.callsite, fold.site.syscall, direction, site.calls, site.bytes};
+    LabelsPtr labels = with_workload(fold.labels, site.key.cgroup_id, workloads);
+    delta.workload = labels->workload;
+    delta.workload_kind = labels->workload_kind;
+    out.checks.push_back(std::move(delta));
     Held held;
     held.stack = site_stack(site, drain, symbols);
-    held.labels = fold.labels;
+    held.labels = std::move(labels);
     held.values[kCalls] = held.events = site.calls;
     held.values[kBytes] = site.bytes;
     held.copy = CopyDelta{fold.site.callsite, fold.site.syscall, direction, "", site.calls, 0};
@@ -323,9 +334,10 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     Held held;
     held.stack = key_stack(sub.key.site, drain, symbols);
     held.subcheck = static_cast<int>(sub.key.kind);
-    held.labels =
+    held.labels = with_workload(
         stacks_.labels(fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
-                       direction_name(sub.key.site.direction));
+                       direction_name(sub.key.site.direction)),
+        sub.key.site.cgroup_id, workloads);
     held.values[kSubchecks] = held.events = sub.count;
     offer(out, std::move(held), symbols);
   }
@@ -339,7 +351,7 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     buckets[lat.key.slot] += lat.count;
     Held held;  // not counted twice as a drop (events 0): the calls of this key were
     held.stack = key_stack(lat.key.site, drain, symbols);
-    held.labels = fold.labels;
+    held.labels = with_workload(fold.labels, lat.key.site.cgroup_id, workloads);
     held.values[kLatencyNs] = lat.count * latency_slot_midpoint_ns(lat.key.slot);
     offer(out, std::move(held), symbols);
   }
@@ -358,12 +370,9 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
         fold.labels->syscall == delta.syscall
             ? fold.labels
             : stacks_.labels(delta.callsite, delta.syscall, delta.check, "", fold.copy);
-    if (workloads) {
-      const Workload& workload = workloads->workload_of(sample.key.cgroup_id);
-      labels = stacks_.with_workload(labels, workload.name, kind_name(workload.kind));
-      delta.workload = labels->workload;
-      delta.workload_kind = labels->workload_kind;
-    }
+    labels = with_workload(std::move(labels), sample.key.cgroup_id, workloads);
+    delta.workload = labels->workload;
+    delta.workload_kind = labels->workload_kind;
     CopyDelta copy{delta.callsite, delta.syscall, "", fold.copy, 0, sample.count};
     if (fold.stack.stack) {
       // Finished: the fold has its copy already (the common case, every drain).

@@ -37,7 +37,8 @@ class IntervalBuilder {
  public:
   explicit IntervalBuilder(CallsiteFolder folder);
 
-  // workloads names the cgroups of sampled tasks; without it, samples carry no workload.
+  // workloads names the cgroups of sampled tasks, and of probed checks keyed by cgroup
+  // (--probe.workloads); without it, nothing carries a workload.
   IntervalDeltas build(const RawDrain& drain, Symbolizer& symbols,
                        WorkloadNames* workloads = nullptr);
   // Everything held goes out into `out` now, finished or not (a recording's first and last
@@ -149,6 +150,8 @@ class IntervalBuilder {
   void forget_unused();
   // The busy samples of the drain by workload.
   void add_busy(IntervalDeltas& out, const RawDrain& drain, WorkloadNames& workloads);
+  // labels with the workload of cgroup_id, where there are names and a cgroup.
+  LabelsPtr with_workload(LabelsPtr labels, uint64_t cgroup_id, WorkloadNames* workloads);
 
   CallsiteFolder folder_;
   StackSymbolizer stacks_;

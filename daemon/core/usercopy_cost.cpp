@@ -44,23 +44,27 @@ std::vector<T> largest(std::map<std::vector<CopyStep>, T>& by_path, size_t n) {
   return out;
 }
 
+// by_calls: the shares are of the checks' calls (a profile without sampling), not their CPU.
 std::vector<WorkloadCost> workload_rows(std::map<std::string, WorkloadCost> by_name,
-                                        const BusyByWorkload& busy, double period_s) {
+                                        const BusyByWorkload& busy, double period_s,
+                                        bool by_calls) {
+  auto measure = [by_calls](const WorkloadCost& w) { return by_calls ? w.calls : w.samples; };
   uint64_t in_checks = 0;
-  for (const auto& [name, w] : by_name) in_checks += w.samples;
+  for (const auto& [name, w] : by_name) in_checks += measure(w);
   std::vector<WorkloadCost> rows;
   for (auto& [name, w] : by_name) {
+    if (measure(w) == 0) continue;
     w.workload = name;
     if (auto it = busy.find(name); it != busy.end()) w.busy_samples = it->second.busy();
     w.cpu_seconds = static_cast<double>(w.samples) * period_s;
-    w.share_of_checks = static_cast<double>(w.samples) / static_cast<double>(in_checks);
+    w.share_of_checks = static_cast<double>(measure(w)) / static_cast<double>(in_checks);
     if (w.busy_samples >= w.samples && w.busy_samples > 0) {
       w.share_of_busy = static_cast<double>(w.samples) / static_cast<double>(w.busy_samples);
     }
     rows.push_back(std::move(w));
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const WorkloadCost& a, const WorkloadCost& b) {
-    return a.samples > b.samples;
+  std::stable_sort(rows.begin(), rows.end(), [&](const WorkloadCost& a, const WorkloadCost& b) {
+    return measure(a) > measure(b);
   });
   return rows;
 }
@@ -115,10 +119,11 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
       cost.interrupt_samples += s.values[kSamples];
       continue;
     }
-    if (profile.sampling && s.values[kSamples] && !s.labels->workload.empty()) {
+    if (!s.labels->workload.empty() && (s.values[kSamples] || s.values[kCalls])) {
       WorkloadCost& w = workloads[s.labels->workload];
       w.kind = s.labels->workload_kind;
-      w.samples += s.values[kSamples];
+      if (profile.sampling) w.samples += s.values[kSamples];
+      w.calls += s.values[kCalls];
     }
     RowBuilder& r = rows[{s.labels->callsite, s.labels->syscall}];
     r.row.samples += s.values[kSamples];
@@ -177,7 +182,8 @@ UsercopyCost summarize_cost(const StackProfile& profile, size_t top_stacks) {
   cost.kernel_cpu_seconds = static_cast<double>(cost.kernel_samples) * period_s;
   cost.user_cpu_seconds = static_cast<double>(cost.user_samples) * period_s;
   cost.interrupt_cpu_seconds = static_cast<double>(cost.interrupt_samples) * period_s;
-  cost.workloads = workload_rows(std::move(workloads), profile.busy_by_workload, period_s);
+  cost.workloads =
+      workload_rows(std::move(workloads), profile.busy_by_workload, period_s, !profile.sampling);
   std::stable_sort(cost.callsites.begin(), cost.callsites.end(),
                    [&](const CallsiteCost& a, const CallsiteCost& b) {
                      return profile.sampling

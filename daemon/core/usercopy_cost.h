@@ -44,13 +44,16 @@ struct CallsiteCost {
   std::vector<CopyCost> copies;
 };
 
-// One workload's part of the checks' CPU (sampling, where the samples name their workload).
+// One workload's part of the checks: of their CPU where the samples name their workload
+// (sampling), else of their calls (probe mode with --probe.workloads).
 struct WorkloadCost {
   std::string workload, kind;
   uint64_t samples = 0;       // in the checks
   uint64_t busy_samples = 0;  // all its busy CPU (kernel + user), the checks included
+  uint64_t calls = 0;         // checks counted by probes
   double cpu_seconds = 0;
-  double share_of_checks = 0;           // of every workload's samples in the checks
+  // Of every workload's samples in the checks (sampling), else of their calls.
+  double share_of_checks = 0;
   std::optional<double> share_of_busy;  // of its own busy CPU: what the checks cost it
 };
 

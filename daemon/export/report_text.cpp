@@ -127,9 +127,31 @@ std::string table(const UsercopyCost& cost) {
   return out;
 }
 
+std::string more_workloads(const UsercopyCost& cost) {
+  if (cost.workloads.size() <= kWorkloadRows) return "";
+  return "  (" + std::to_string(cost.workloads.size() - kWorkloadRows) +
+         " more: the profile's workload label names them all)\n";
+}
+
+// Which workload pays, by calls: a probe-mode profile keyed by workload (no CPU to share).
+std::string workload_calls_table(const UsercopyCost& cost) {
+  std::string out = "\nwhich workloads run the checks (share: of the checks' calls)\n" +
+                    pad("share", 8, true) + pad("checks", 12, true) + "  " +
+                    pad("workload", 40, false) + " kind\n";
+  const size_t shown = std::min(cost.workloads.size(), kWorkloadRows);
+  for (size_t i = 0; i < shown; ++i) {
+    const WorkloadCost& w = cost.workloads[i];
+    out += pad(format_percent(w.share_of_checks), 8, true) +
+           pad(std::to_string(w.calls), 12, true) + "  " + pad(w.workload, 40, false) + " " +
+           (w.kind.empty() ? "-" : w.kind) + "\n";
+  }
+  return out;
+}
+
 // Which workload pays: each workload's part of the checks' CPU, and what the checks cost it.
 std::string workloads_table(const UsercopyCost& cost) {
   if (cost.workloads.empty()) return "";
+  if (!cost.sampling) return workload_calls_table(cost) + more_workloads(cost);
   std::string out =
       "\nwhich workloads pay (share: of the checks' CPU; own: of the workload's busy CPU)\n" +
       pad("share", 8, true) + pad("CPU", 10, true) + pad("own", 9, true) + "  " +
@@ -142,11 +164,7 @@ std::string workloads_table(const UsercopyCost& cost) {
            pad(w.share_of_busy ? format_percent(*w.share_of_busy) : "-", 9, true) + "  " +
            pad(w.workload, 40, false) + " " + (w.kind.empty() ? "-" : w.kind) + "\n";
   }
-  if (cost.workloads.size() > shown) {
-    out += "  (" + std::to_string(cost.workloads.size() - shown) +
-           " more: the profile's workload label names them all)\n";
-  }
-  return out;
+  return out + more_workloads(cost);
 }
 
 // With the kernel's debuginfo: each copy path into the call site's checks, as the chain of the

@@ -162,20 +162,28 @@ std::string callsite_table(const UsercopyCost& cost, const std::string& telemetr
   return out;
 }
 
-// Which workload pays: shown once the samples name their workloads (sampling).
+// Which workload pays: shown once the samples name their workloads (sampling: their share of
+// the checks' CPU), or the probes' checks do (--probe.workloads: their share of the calls).
 std::string workload_table(const UsercopyCost& cost) {
   if (cost.workloads.empty()) return "";
   std::string out =
-      "<h2>Which workloads pay</h2>\n<table id=\"workloads\">\n<tr><th>share of the checks' "
-      "CPU</th><th>CPU</th><th>share of its own busy CPU</th><th>workload</th><th>kind</th>"
-      "</tr>\n";
+      cost.sampling
+          ? "<h2>Which workloads pay</h2>\n<table id=\"workloads\">\n<tr><th>share of the "
+            "checks' CPU</th><th>CPU</th><th>share of its own busy CPU</th><th>workload</th>"
+            "<th>kind</th></tr>\n"
+          : "<h2>Which workloads run the checks</h2>\n<table id=\"workloads\">\n<tr><th>share "
+            "of the checks' calls</th><th>checks</th><th>workload</th><th>kind</th></tr>\n";
   const size_t rows = std::min(cost.workloads.size(), kMaxCallsiteRows);
   for (size_t i = 0; i < rows; ++i) {
     const WorkloadCost& w = cost.workloads[i];
-    out += "<tr><td class=\"n\">" + e(format_percent(w.share_of_checks)) + "</td><td class=\"n\">" +
-           e(format_seconds(w.cpu_seconds)) + "</td><td class=\"n\">" +
-           e(w.share_of_busy ? format_percent(*w.share_of_busy) : "-") + "</td><td><code>" +
-           e(w.workload) + "</code></td><td>" + e(w.kind) + "</td></tr>\n";
+    out += "<tr><td class=\"n\">" + e(format_percent(w.share_of_checks)) + "</td><td class=\"n\">";
+    if (cost.sampling) {
+      out += e(format_seconds(w.cpu_seconds)) + "</td><td class=\"n\">" +
+             e(w.share_of_busy ? format_percent(*w.share_of_busy) : "-");
+    } else {
+      out += std::to_string(w.calls);
+    }
+    out += "</td><td><code>" + e(w.workload) + "</code></td><td>" + e(w.kind) + "</td></tr>\n";
   }
   out += "</table>\n";
   if (cost.workloads.size() > rows) {

@@ -28,6 +28,23 @@ void add_workload_families(const hucprof::v1::Snapshot& snapshot,
   }
   out.push_back(std::move(checks).build());
   out.push_back(std::move(busy).build());
+
+  FamilyBuilder calls(
+      "usercopy_workload_checks_total",
+      "Hardened-usercopy checks (probe mode, exact) by workload: the systemd unit, container, "
+      "Kubernetes pod or cgroup of the task that ran the check (--probe.workloads). The top-K "
+      "workloads by checks are named, the rest summed into workload=\"other\".",
+      MetricType::Counter, {"workload", "workload_kind"});
+  FamilyBuilder bytes("usercopy_workload_check_bytes_total",
+                      "Bytes the checks of usercopy_workload_checks_total were asked about, under "
+                      "the same names.",
+                      MetricType::Counter, {"workload", "workload_kind"});
+  for (const auto& s : snapshot.workload_checks()) {
+    calls.add({s.workload(), s.workload_kind()}, static_cast<double>(s.calls()));
+    bytes.add({s.workload(), s.workload_kind()}, static_cast<double>(s.bytes()));
+  }
+  out.push_back(std::move(calls).build());
+  out.push_back(std::move(bytes).build());
 }
 
 }  // namespace hucprof

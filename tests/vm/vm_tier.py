@@ -82,12 +82,13 @@ def find_tools(build: Path) -> Tools:
               fold=build / "tests" / "vm" / "hucvm_fold",
               udp_pairs=build / "vm-cache" / "bin" / "udp_pairs",
               netlink_self=build / "vm-cache" / "bin" / "netlink_self",
+              in_cgroup=build / "vm-cache" / "bin" / "in_cgroup",
               pprof=build / "tests" / "tools" / "pprof")
     for p in (t.hucprof, t.flood, t.fold):
         if not p.exists():
             # Registered by this build, so missing means "not built": a failure, not a skip.
             raise VmFailure(f"{p} not built (run ninja in {build} first)")
-    for name in ("udp_pairs", "netlink_self"):
+    for name in ("udp_pairs", "netlink_self", "in_cgroup"):
         vmlib.compile_c(HERE / "workloads" / f"{name}.c", getattr(t, name))
     return t
 

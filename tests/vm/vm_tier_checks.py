@@ -228,6 +228,38 @@ def udp_rows(c: RunContext, tag: str, n=UDP_N, p=UDP_PAYLOAD) -> list[Row]:
     return rows + caller_rows(c, tag) + helper_walk_rows(c, tag, n)
 
 
+PID_HIST_LINE = re.compile(r"\{\s*common_pid:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)\s+n:\s*(\d+)")
+IN_CGROUP_PID = re.compile(r"^in_cgroup: pid (\d+)$", re.M)
+
+
+def workload_rows(c: RunContext, tag: str, cgroup: str) -> list[Row]:
+    """--probe.workloads: what hucprof counted for the workload's cgroup equals the kernel's own
+    count of __check_object_size calls by the workload's task, which was born in that cgroup and
+    is its only task (refprobe.sh's upid hist, keyed by thread), and the workloads' checks add up
+    to every check."""
+    born = IN_CGROUP_PID.search(c.text(f"{tag}-workload.log") or "")
+    pid = int(born.group(1)) if born else None
+    text = c.text(f"hist-upid-{tag}.txt")
+    ref = None
+    if pid is not None and text is not None:
+        ref = [0, 0]
+        for m in PID_HIST_LINE.finditer(text):
+            if int(m.group(1)) == pid:
+                ref = [int(m.group(2)), int(m.group(3))]
+    name = "/" + cgroup
+    note = f"pid {pid}" if ref is not None else "no pid or no upid reference"
+    return [
+        c.row(tag, "kernel ref (hist by pid): the workload's checks >= its UDP pairs", 1,
+              None if ref is None else int(ref[0] >= UDP_N), note),
+        rise_row(c, tag, "usercopy_workload_checks_total", None if ref is None else ref[0], note,
+                 workload=name, workload_kind="cgroup"),
+        rise_row(c, tag, "usercopy_workload_check_bytes_total", None if ref is None else ref[1],
+                 note, workload=name, workload_kind="cgroup"),
+        c.row(tag, "sum of usercopy_workload_checks_total rise == usercopy_checks_total rise",
+              c.delta(tag, "usercopy_checks_total"), c.delta(tag, "usercopy_workload_checks_total")),
+    ]
+
+
 def checks_off_entered(c: RunContext) -> bool:
     """With hardened_usercopy=off, is __check_object_size still entered? Before 6.15 it is (it
     returns at its bypass_usercopy_checks key); since 6.15 check_object_size() tests the

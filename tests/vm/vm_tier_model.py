@@ -72,6 +72,9 @@ class Workload:
     tag: str
     argv: list[str]
     reference: bool = False
+    # A cgroup v2 child of the root the guest makes before the sessions start, for argv to run
+    # in (tests/vm/workloads/in_cgroup.c); "" makes none.
+    cgroup: str = ""
 
 
 @dataclasses.dataclass
@@ -102,6 +105,7 @@ class Tools:
     fold: Path
     udp_pairs: Path
     netlink_self: Path
+    in_cgroup: Path
     pprof: Path  # Google's pprof, built by tests/tools
 
 

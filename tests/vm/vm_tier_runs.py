@@ -11,7 +11,7 @@ import hucprof_testlib as tl
 from tier_kernels import KernelSpec
 from vm_tier_checks import (
     attach_rows, checks_off_entered, daemon_maps, exactness_rows, flood_rows, profile_rows,
-    rise_row, session_rows, subcheck_method_row, udp_ref_rows, udp_rows
+    rise_row, session_rows, subcheck_method_row, udp_ref_rows, udp_rows, workload_rows
 )
 from vm_tier_model import (
     FLOOD_PAYLOAD, FLOOD_SECONDS, FLOOD_SENDERS, INTERVAL, KALLSYMS_RECORDED, LATENCY_TARGET,
@@ -43,10 +43,21 @@ def flood(tools: Tools) -> Workload:
 DAEMON_ARGS = ["--interval", INTERVAL, "--top-k", "1000"]
 
 
+# The kprobe boot's probe session keys checks by workload too (--probe.workloads), its UDP
+# workload alone in this cgroup: every other row of the session holds with the extra key.
+WORKLOAD_CGROUP = "hucvm-udp"
+
+
 def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
     base = DAEMON_ARGS
-    probe = Session("probe", ["--mode", "probe", "--probe.attach", mode] + base,
-                    workloads(spec, tools) + ([flood(tools)] if mode == "kprobe" else []),
+    by_workload = mode == "kprobe"
+    probe_workloads = workloads(spec, tools) + ([flood(tools)] if by_workload else [])
+    if by_workload:
+        udp = probe_workloads[0]
+        udp.cgroup = WORKLOAD_CGROUP
+        udp.argv = [str(tools.in_cgroup), f"/sys/fs/cgroup/{WORKLOAD_CGROUP}", *udp.argv]
+    probe = Session("probe", ["--mode", "probe", "--probe.attach", mode] + base
+                    + (["--probe.workloads"] if by_workload else []), probe_workloads,
                     doctor=["--mode", "probe", "--probe.attach", mode], profile=True)
     sessions = [probe]
     if mode == "fentry":
@@ -68,6 +79,8 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
         rows = session_rows(c, probe) + attach_rows(c, probe, mode) + exactness_rows(c, probe)
         rows.append(subcheck_method_row(c, probe, "classified"))
         rows += profile_rows(c, probe)
+        if by_workload:
+            rows += workload_rows(c, "probe-udp", WORKLOAD_CGROUP)
         for s in sessions[1:]:
             rows += session_rows(c, s)
         if mode == "fentry":

@@ -101,5 +101,34 @@ TEST_F(PprofWorkloads, TheReportListsWhichWorkloadsPay) {
               testing::ContainsRegex("75\\.0 % +0\\.303 s +4\\.3 % +nginx\\.service +unit"));
 }
 
+// Probe mode with --probe.workloads: the calls carry the workload; a profile without sampling
+// shares the checks out by calls, and the file keeps the labels.
+TEST_F(PprofWorkloads, AProbeProfileListsWorkloadsByTheirShareOfTheCalls) {
+  ProfileStack frames{interner_.frame({"__check_object_size", "", 0x25, 0x6c9275}),
+                      interner_.frame({"udp_recvmsg", "", 0x1a4, 0xb1d3a4})};
+  const StackPtr stack = interner_.stack(frames);
+  const LabelsPtr base = interner_.labels("udp_recvmsg", "recvfrom", "", "to_user");
+  StackProfile p;
+  p.probes = true;
+  for (auto [workload, calls] : {std::pair{"/hucvm-three", 3000}, {"/hucvm-one", 1000}}) {
+    ProfileSample s{stack, interner_.with_workload(base, workload, "cgroup"), {}};
+    s.values[kCalls] = static_cast<uint64_t>(calls);
+    s.values[kBytes] = static_cast<uint64_t>(calls) * 64;
+    p.samples.push_back(s);
+  }
+  auto read = read_pprof(encode_pprof_gzip(p));
+  ASSERT_TRUE(read.ok()) << read.error().text;
+  const UsercopyCost cost = summarize_cost(read.value(), 0);
+  ASSERT_EQ(cost.workloads.size(), 2u);
+  EXPECT_EQ(cost.workloads[0].workload, "/hucvm-three");
+  EXPECT_EQ(cost.workloads[0].calls, 3000u);
+  EXPECT_DOUBLE_EQ(cost.workloads[0].share_of_checks, 0.75);
+  EXPECT_FALSE(cost.workloads[0].share_of_busy);
+  const std::string report = render_report(read.value(), cost, 0);
+  EXPECT_THAT(report, testing::HasSubstr("which workloads run the checks"));
+  EXPECT_THAT(report, testing::ContainsRegex("75\\.0 % +3000 +/hucvm-three +cgroup"));
+  EXPECT_THAT(report, testing::ContainsRegex("25\\.0 % +1000 +/hucvm-one +cgroup"));
+}
+
 }  // namespace
 }  // namespace hucprof

@@ -224,6 +224,29 @@ TEST_F(ProfileViewsTest, WebViewIsOneSelfContainedPageWithTheTables) {
   EXPECT_THAT(html, Not(HasSubstr("a_function_with_a_very_long_name_<script>")));
 }
 
+// Probe mode with --probe.workloads: the page lists the workloads by their share of the calls.
+TEST_F(ProfileViewsTest, WebViewListsWorkloadsByCallsWithoutSampling) {
+  WebViewInput in;
+  in.snapshot.set_hardened_usercopy_enabled(true);
+  in.mode = "probe";
+  in.interval = std::chrono::seconds(10);
+  in.prediction_window = std::chrono::seconds(10);
+  in.window.probes = true;
+  ProfileStack frames{interner_.frame({"__check_object_size", "", 0, 0}),
+                      interner_.frame({"udp_recvmsg", "", 0, 0})};
+  const LabelsPtr base = make_labels({"udp_recvmsg", "recvfrom", "", "to_user"});
+  for (auto [workload, calls] : {std::pair{"nginx.service", 300u}, {"cron.service", 100u}}) {
+    ProfileSample s{interner_.stack(frames), interner_.with_workload(base, workload, "unit"), {}};
+    s.values[kCalls] = calls;
+    in.window.samples.push_back(s);
+  }
+  const std::string html = render_web_view(in);
+  EXPECT_THAT(html, HasSubstr("<h2>Which workloads run the checks</h2>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td class=\"n\">75.0 %</td><td class=\"n\">300</td><td>"
+                              "<code>nginx.service</code></td><td>unit</td></tr>"));
+  EXPECT_THAT(html, Not(HasSubstr("share of its own busy CPU")));
+}
+
 TEST_F(ProfileViewsTest, WebViewHandlerForbidsForeignContent) {
   const HttpHandler handler = make_web_view_handler([] { return WebViewInput{}; });
   const HttpResponse r = handler(HttpRequest{});

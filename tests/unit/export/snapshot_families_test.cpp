@@ -351,5 +351,21 @@ TEST(SnapshotCollectable, CollectServesTheLatestSnapshotAndProcessMetrics) {
   EXPECT_THAT(lines, Contains("# TYPE process_max_fds gauge"));
 }
 
+TEST(SnapshotFamilies, ExactChecksByWorkloadNameEachWorkloadAndItsKind) {
+  v1::Snapshot snap;
+  auto* w = snap.add_workload_checks();
+  w->set_workload("nginx.service");
+  w->set_workload_kind("unit");
+  w->set_calls(3000);
+  w->set_bytes(192000);
+  const std::string text = render(snap);
+  EXPECT_THAT(text, HasSubstr("# TYPE usercopy_workload_checks_total counter"));
+  EXPECT_THAT(text, HasSubstr("usercopy_workload_checks_total{workload=\"nginx.service\","
+                              "workload_kind=\"unit\"} 3000"));
+  EXPECT_THAT(text, HasSubstr("usercopy_workload_check_bytes_total{workload=\"nginx.service\","
+                              "workload_kind=\"unit\"} 192000"));
+  EXPECT_THAT(render(v1::Snapshot()), Not(HasSubstr("usercopy_workload_checks_total{")));
+}
+
 }  // namespace
 }  // namespace hucprof

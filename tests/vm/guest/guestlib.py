@@ -125,6 +125,19 @@ def uptime() -> float:
         return float(f.read().split()[0])
 
 
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def make_cgroup(name: str) -> Path:
+    """A cgroup v2 child of the root, mounting the unified hierarchy first where nothing did (the
+    guest has no init system); before any daemon starts, so that its first look finds both."""
+    if not (CGROUP_ROOT / "cgroup.procs").exists():
+        subprocess.run(["mount", "-t", "cgroup2", "none", str(CGROUP_ROOT)], check=True)
+    path = CGROUP_ROOT / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
 def run_workload(argv: list[str], log_path: Path, timeout: float = 180) -> int:
     """Run one workload (cwd /tmp), output to log_path; return its exit status (-9 on timeout)."""
     with open(log_path, "w") as log:

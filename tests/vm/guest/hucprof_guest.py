@@ -59,6 +59,9 @@ def main() -> int:
                       if wanted.search(line.rstrip("\n")))
     (results / "kallsyms-usercopy.txt").write_text("".join(f"{t} {n}\n" for n, t in syms))
 
+    for cgroup in sorted({w["cgroup"] for s in plan["sessions"] for w in s["workloads"]
+                          if w.get("cgroup")}):
+        guestlib.make_cgroup(cgroup)
     needs_ref = any(w.get("reference") for s in plan["sessions"] for w in s["workloads"])
     ref = None
     if needs_ref:

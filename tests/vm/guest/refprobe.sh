@@ -147,12 +147,16 @@ ref_cleanup() {
 }
 
 # The reference probes of the VM tier: the check entry point and every sub-check function, each
-# keyed on the stack (names: histref / vm_tier.PROBES).
+# keyed on the stack (names: histref / vm_tier.PROBES), and the check entry point keyed on the
+# thread (upid).
 ref_usercopy_probes() {
     # __check_object_size(const void *ptr, unsigned long n, bool to_user)
     ref_probe ucheck __check_object_size 'n=%si:u64 to_user=%dx:u8' to_user n
     # __check_heap_object(const void *ptr, unsigned long n, const struct slab *slab, bool to_user)
     ref_probe uheap __check_heap_object 'n=%si:u64 to_user=%cx:u8' to_user n
+    # The same calls keyed by thread instead of stack: what one workload's task ran
+    # (--probe.workloads, vm_tier_checks.workload_rows).
+    ref_probe_keyed common_pid upid __check_object_size 'n=%si:u64' n
     # check_stack_object(const void *obj, unsigned long len) -> int
     ref_probe ustack check_stack_object 'n=%si:u64' '' n
     # find_vmap_area(unsigned long addr): the vmalloc branch of check_heap_object
