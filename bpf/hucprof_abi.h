@@ -111,6 +111,15 @@ struct huc_site_value {
  * adds (the hash's lookup alone hashed the key and walked a bucket on every check). A key whose
  * set is full goes to the `sites` hash as before, so nothing is dropped for want of a slot.
  *
+ * Ways are taken by the first keys of a generation, and each generation starts with the cold
+ * ones of the daemon's own drain (its bpf() calls): without more, a hot key arriving later found
+ * its set full for the whole generation (3 of the 4 keys of a UDP flood on Debian 6.12, and every
+ * one of its checks went to the hash). So a key counted in the hash takes over its set's coldest
+ * way once it has more than twice that way's heat (HUC_TAKEOVER_MARGIN on top): the way's counts
+ * are added to the hash first, so nothing is lost, and a key's heat is its slot's calls plus what
+ * it had in the hash when it took the slot, so two keys of similar heat do not take a way back
+ * and forth.
+ *
  * Two halves, by the parity of the generation sequence: programs of sequence q write half q & 1
  * only, so the half the daemon drains after retiring q stays still until it retires q + 1, and a
  * slot of an older sequence in the live half was drained already (it is reused). The daemon only
@@ -121,10 +130,12 @@ struct huc_site_value {
 #define HUC_SITE_SETS 16
 #define HUC_SITE_SLOTS (HUC_SITE_WAYS * HUC_SITE_SETS)
 
+#define HUC_TAKEOVER_MARGIN 16
+
 struct huc_site_slot {
 	struct huc_site_key key;
 	__u32 seq;   /* the generation sequence it counts in; key.generation is its low byte */
-	__u32 pad;
+	__u32 heat_before; /* calls the key had in the hash when it took the way (saturated) */
 	struct huc_site_value value; /* calls 0: free */
 };
 

@@ -153,6 +153,60 @@ static __always_inline struct huc_site_slot *huc_free_slot(struct huc_site_slot 
 	return NULL;
 }
 
+/* A way's heat in this generation: its calls, and what its key had in the hash before. */
+static __always_inline __u64 huc_slot_heat(const struct huc_site_slot *slot)
+{
+	return slot->value.calls + slot->heat_before;
+}
+
+/* Adds what the way counted to its key's value in the shared hash (made if missing); false when
+ * the hash is full (the way then keeps its key). */
+static __always_inline bool huc_flush_slot(struct huc_site_slot *slot)
+{
+	struct huc_site_value *to = bpf_map_lookup_elem(&sites, &slot->key);
+
+	if (!to) {
+		struct huc_site_value init = {};
+
+		init.full_stack_id = slot->value.full_stack_id;
+		bpf_map_update_elem(&sites, &slot->key, &init, BPF_NOEXIST);
+		to = bpf_map_lookup_elem(&sites, &slot->key);
+		if (!to)
+			return false;
+	}
+	__sync_fetch_and_add(&to->calls, slot->value.calls);
+	__sync_fetch_and_add(&to->bytes, slot->value.bytes);
+	for (__u32 kind = 0; kind < HUC_CHECK_KINDS; kind++) {
+		if (slot->value.classified[kind])
+			__sync_fetch_and_add(&to->classified[kind], slot->value.classified[kind]);
+	}
+	return true;
+}
+
+/* The set's coldest way, given to key when key's value in the hash is more than twice as hot
+ * (hucprof_abi.h, "Ways are taken..."), or NULL. */
+static __always_inline struct huc_site_slot *huc_take_cold_slot(struct huc_site_slot *set,
+								const struct huc_site_key *key,
+								const struct huc_site_value *value,
+								__u32 seq)
+{
+	struct huc_site_slot *cold = &set[0];
+	__u64 calls = value->calls;
+
+	for (int w = 1; w < HUC_SITE_WAYS; w++) {
+		if (huc_slot_heat(&set[w]) < huc_slot_heat(cold))
+			cold = &set[w];
+	}
+	if (calls <= 2 * huc_slot_heat(cold) + HUC_TAKEOVER_MARGIN || !huc_flush_slot(cold))
+		return NULL;
+	__builtin_memset(&cold->value, 0, sizeof(cold->value));
+	cold->key = *key;
+	cold->seq = seq;
+	cold->heat_before = calls < 0xffffffffULL ? (__u32)calls : 0xffffffffU;
+	cold->value.full_stack_id = value->full_stack_id;
+	return cold;
+}
+
 /* One call of bytes: with plain adds into this CPU's slot, atomic ones into the shared hash's
  * value. */
 static __always_inline void huc_add_call(struct huc_site_value *value, __u64 bytes, bool shared)
@@ -249,8 +303,11 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 			__builtin_memset(&own->value, 0, sizeof(own->value));
 			own->key = key;
 			own->seq = seq;
+			own->heat_before = 0;
 			own->value.full_stack_id =
 				value ? value->full_stack_id : huc_full_stack(ctx, s, key.generation);
+		} else if (value) {
+			own = huc_take_cold_slot(set, &key, value, seq);
 		}
 	}
 	if (!own && !value) {
