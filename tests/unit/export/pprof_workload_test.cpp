@@ -19,12 +19,15 @@ namespace {
 
 class PprofWorkloads : public testing::Test {
  protected:
+  // __check_object_size called from udp_recvmsg.
+  StackPtr udp_stack() {
+    return interner_.stack({interner_.frame({"__check_object_size", "", 0x25, 0x6c9275}),
+                            interner_.frame({"udp_recvmsg", "", 0x1a4, 0xb1d3a4})});
+  }
   // 30 check samples in nginx.service, 10 in a container; their busy CPU, and 50 busy kernel
   // samples whose workload the kernel could not count.
   StackProfile profile() {
-    ProfileStack frames{interner_.frame({"__check_object_size", "", 0x25, 0x6c9275}),
-                        interner_.frame({"udp_recvmsg", "", 0x1a4, 0xb1d3a4})};
-    const StackPtr stack = interner_.stack(frames);
+    const StackPtr stack = udp_stack();
     const LabelsPtr base = interner_.labels("udp_recvmsg", "recvfrom", "object", "");
     StackProfile p;
     p.sampling = true;
@@ -104,9 +107,7 @@ TEST_F(PprofWorkloads, TheReportListsWhichWorkloadsPay) {
 // Probe mode with --probe.workloads: the calls carry the workload; a profile without sampling
 // shares the checks out by calls, and the file keeps the labels.
 TEST_F(PprofWorkloads, AProbeProfileListsWorkloadsByTheirShareOfTheCalls) {
-  ProfileStack frames{interner_.frame({"__check_object_size", "", 0x25, 0x6c9275}),
-                      interner_.frame({"udp_recvmsg", "", 0x1a4, 0xb1d3a4})};
-  const StackPtr stack = interner_.stack(frames);
+  const StackPtr stack = udp_stack();
   const LabelsPtr base = interner_.labels("udp_recvmsg", "recvfrom", "", "to_user");
   StackProfile p;
   p.probes = true;
