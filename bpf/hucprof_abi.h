@@ -118,7 +118,9 @@ struct huc_site_value {
  * way once it has more than twice that way's heat (HUC_TAKEOVER_MARGIN on top): the way's counts
  * are added to the hash first, so nothing is lost, and a key's heat is its slot's calls plus what
  * it had in the hash when it took the slot, so two keys of similar heat do not take a way back
- * and forth.
+ * and forth at every call. Heat is what a way earned this generation, so a key that turns hot
+ * after another went quiet (the flood moves from UDP to netlink) would wait for the next one:
+ * each check the set turns away cools its coldest way by a sixteenth (HUC_COOL_SHIFT).
  *
  * Two halves, by the parity of the generation sequence: programs of sequence q write half q & 1
  * only, so the half the daemon drains after retiring q stays still until it retires q + 1, and a
@@ -131,11 +133,14 @@ struct huc_site_value {
 #define HUC_SITE_SLOTS (HUC_SITE_WAYS * HUC_SITE_SETS)
 
 #define HUC_TAKEOVER_MARGIN 16
+#define HUC_COOL_SHIFT 4
 
 struct huc_site_slot {
 	struct huc_site_key key;
 	__u32 seq;   /* the generation sequence it counts in; key.generation is its low byte */
-	__u32 heat_before; /* calls the key had in the hash when it took the way (saturated) */
+	/* Added to the way's calls for its heat: what its key had in the hash when it took the way,
+	 * less what the checks its set turned away cooled it by since (saturated) */
+	__s32 heat_credit;
 	struct huc_site_value value; /* calls 0: free */
 };
 

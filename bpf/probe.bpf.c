@@ -153,11 +153,16 @@ static __always_inline struct huc_site_slot *huc_free_slot(struct huc_site_slot 
 	return NULL;
 }
 
-/* A way's heat in this generation: its calls, and what its key had in the hash before. */
+/* A way's heat (hucprof_abi.h, "Ways are taken..."): its calls and its credit, at least 0. */
 static __always_inline __u64 huc_slot_heat(const struct huc_site_slot *slot)
 {
-	return slot->value.calls + slot->heat_before;
+	__s64 heat = (__s64)slot->value.calls + slot->heat_credit;
+
+	return heat > 0 ? (__u64)heat : 0;
 }
+
+/* Bounds a way's credit both ways, so that it never overflows its 32 bits. */
+#define HUC_CREDIT_LIMIT (1 << 30)
 
 /* Adds what the way counted to its key's value in the shared hash (made if missing); false when
  * the hash is full (the way then keeps its key). */
@@ -192,17 +197,29 @@ static __always_inline struct huc_site_slot *huc_take_cold_slot(struct huc_site_
 {
 	struct huc_site_slot *cold = &set[0];
 	__u64 calls = value->calls;
+	__u64 heat;
 
 	for (int w = 1; w < HUC_SITE_WAYS; w++) {
 		if (huc_slot_heat(&set[w]) < huc_slot_heat(cold))
 			cold = &set[w];
 	}
-	if (calls <= 2 * huc_slot_heat(cold) + HUC_TAKEOVER_MARGIN || !huc_flush_slot(cold))
+	heat = huc_slot_heat(cold);
+	if (calls <= 2 * heat + HUC_TAKEOVER_MARGIN) {
+		/* Turned away: the coldest way cools. */
+		__u64 cooling = (heat >> HUC_COOL_SHIFT) + 1;
+
+		if (cooling > HUC_CREDIT_LIMIT)
+			cooling = HUC_CREDIT_LIMIT;
+		if (cold->heat_credit > -HUC_CREDIT_LIMIT)
+			cold->heat_credit -= (__s32)cooling;
+		return NULL;
+	}
+	if (!huc_flush_slot(cold))
 		return NULL;
 	__builtin_memset(&cold->value, 0, sizeof(cold->value));
 	cold->key = *key;
 	cold->seq = seq;
-	cold->heat_before = calls < 0xffffffffULL ? (__u32)calls : 0xffffffffU;
+	cold->heat_credit = calls < HUC_CREDIT_LIMIT ? (__s32)calls : HUC_CREDIT_LIMIT;
 	cold->value.full_stack_id = value->full_stack_id;
 	return cold;
 }
@@ -303,7 +320,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 			__builtin_memset(&own->value, 0, sizeof(own->value));
 			own->key = key;
 			own->seq = seq;
-			own->heat_before = 0;
+			own->heat_credit = 0;
 			own->value.full_stack_id =
 				value ? value->full_stack_id : huc_full_stack(ctx, s, key.generation);
 		} else if (value) {
