@@ -26,13 +26,14 @@ struct RunOptions {
   std::chrono::milliseconds interval{10000};     // --interval (e.g. "10s", "500ms", "1m")
   uint32_t top_k = 20;                           // --top-k (1..1000)
   bool latency = false;                          // --latency: fexit/kretprobe timing
-  bool probe_workloads = false;  // --probe.workloads: probe counts also by the task's cgroup
   ProbeAttach probe_attach = ProbeAttach::Auto;  // --probe.attach auto|fentry|kprobe
   std::string log_level = "info";                // --log.level: debug|info|warn|error
   LogFormat log_format = LogFormat::Text;        // --log.format: text|logfmt|json
   std::optional<std::string> config_path;        // --config FILE
   // --probe.subchecks classify|attach: how probe mode counts the sub-checks.
   SubcheckCounting probe_subchecks = kDefaultSubcheckCounting;
+  // --probe.workloads: probe mode counts also by the cgroup of the task that ran the check.
+  bool probe_workloads = false;
   // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
   CapabilityKeep capabilities_keep = default_capability_keep();
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
