@@ -45,6 +45,14 @@ std::string store(Result<T> parsed, T& into) {
   return "";
 }
 
+// A switch's text (YAML 1.1 spellings too, as people write in YAML files) stored into its option.
+std::string store_boolean(std::string_view value, bool& into) {
+  const auto on = parse_boolean(value);
+  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
+  into = *on;
+  return "";
+}
+
 constexpr NamedValues<Mode, 3> kModes{
     {{"auto", Mode::Auto}, {"probe", Mode::Probe}, {"sample", Mode::Sample}}};
 constexpr NamedValues<ProbeAttach, 3> kProbeAttach{{{"auto", ProbeAttach::Auto},
@@ -95,10 +103,7 @@ std::string apply_telemetry_path(std::string_view value, RunOptions& options) {
 }
 
 std::string apply_systemd_socket(std::string_view value, RunOptions& options) {
-  const auto on = parse_boolean(value);
-  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
-  options.systemd_socket = *on;
-  return "";
+  return store_boolean(value, options.systemd_socket);
 }
 
 std::string join(const std::vector<std::string>& values, std::string_view separator) {
@@ -136,19 +141,12 @@ std::string apply_top_k(std::string_view value, RunOptions& options) {
   return apply_bounded(value, 1, 1000, options.top_k);
 }
 
-// YAML 1.1 spellings too, since that is what people write in YAML files.
 std::string apply_latency(std::string_view value, RunOptions& options) {
-  const auto on = parse_boolean(value);
-  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
-  options.latency = *on;
-  return "";
+  return store_boolean(value, options.latency);
 }
 
 std::string apply_probe_workloads(std::string_view value, RunOptions& options) {
-  const auto on = parse_boolean(value);
-  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
-  options.probe_workloads = *on;
-  return "";
+  return store_boolean(value, options.probe_workloads);
 }
 
 std::string apply_debuginfo_path(std::string_view value, RunOptions& options) {
@@ -159,10 +157,7 @@ std::string apply_debuginfo_path(std::string_view value, RunOptions& options) {
 }
 
 std::string apply_debuginfo_debuginfod(std::string_view value, RunOptions& options) {
-  const auto on = parse_boolean(value);
-  if (!on) return in_quotes(value) + " is not a boolean (true or false)";
-  options.debuginfo_debuginfod = *on;
-  return "";
+  return store_boolean(value, options.debuginfo_debuginfod);
 }
 
 std::string apply_probe_attach(std::string_view value, RunOptions& options) {

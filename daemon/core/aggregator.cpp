@@ -135,7 +135,10 @@ void Aggregator::apply_workloads(const IntervalDeltas& deltas) {
     if (busy.busy())
       workload_series(s.workloads, s.by_workload, workload, busy.kind).busy += busy.busy();
   }
+}
 
+void Aggregator::apply_workload_checks(const IntervalDeltas& deltas) {
+  Impl& s = *impl_;
   for (const CheckDelta& d : deltas.checks) {
     if (!d.workload.empty()) s.by_workload_calls.add(d.workload, d.calls);
   }
@@ -195,6 +198,7 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   }
 
   apply_workloads(deltas);
+  apply_workload_checks(deltas);
 
   // Not per call site: no ranking. Zero deltas still create the entry so that a drop reason
   // exports 0 from the start instead of appearing only once something was lost.

@@ -87,6 +87,8 @@ class Aggregator {
   // The workload families: ranked by the checks' samples, the busy samples under the same
   // names, so that a workload's share is the quotient of two of its series.
   void apply_workloads(const IntervalDeltas& deltas);
+  // Probe mode's checks by workload (--probe.workloads), ranked by their calls likewise.
+  void apply_workload_checks(const IntervalDeltas& deltas);
 
   struct Impl;
   std::shared_ptr<Impl> impl_;
