@@ -164,21 +164,28 @@ static __always_inline __u64 huc_slot_heat(const struct huc_site_slot *slot)
 /* Bounds a way's credit both ways, so that it never overflows its 32 bits. */
 #define HUC_CREDIT_LIMIT (1 << 30)
 
+/* key's value in the shared hash, made with full_stack_id where the hash had none (another CPU
+ * may have made it first: -EEXIST, then its value); NULL when the hash is full. */
+static __always_inline struct huc_site_value *huc_made_site(const struct huc_site_key *key,
+							    __u64 full_stack_id)
+{
+	struct huc_site_value init = {};
+
+	init.full_stack_id = full_stack_id;
+	bpf_map_update_elem(&sites, key, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&sites, key);
+}
+
 /* Adds what the way counted to its key's value in the shared hash (made if missing); false when
  * the hash is full (the way then keeps its key). */
 static __always_inline bool huc_flush_slot(struct huc_site_slot *slot)
 {
 	struct huc_site_value *to = bpf_map_lookup_elem(&sites, &slot->key);
 
-	if (!to) {
-		struct huc_site_value init = {};
-
-		init.full_stack_id = slot->value.full_stack_id;
-		bpf_map_update_elem(&sites, &slot->key, &init, BPF_NOEXIST);
-		to = bpf_map_lookup_elem(&sites, &slot->key);
-		if (!to)
-			return false;
-	}
+	if (!to)
+		to = huc_made_site(&slot->key, slot->value.full_stack_id);
+	if (!to)
+		return false;
 	__sync_fetch_and_add(&to->calls, slot->value.calls);
 	__sync_fetch_and_add(&to->bytes, slot->value.bytes);
 	for (__u32 kind = 0; kind < HUC_CHECK_KINDS; kind++) {
@@ -329,11 +336,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	}
 	if (!own && !value) {
 		/* The set is full: the shared hash, as every key was counted before the table. */
-		struct huc_site_value init = {};
-
-		init.full_stack_id = huc_full_stack(ctx, s, key.generation);
-		bpf_map_update_elem(&sites, &key, &init, BPF_NOEXIST);
-		value = bpf_map_lookup_elem(&sites, &key);
+		value = huc_made_site(&key, huc_full_stack(ctx, s, key.generation));
 		if (!value) {
 			huc_count(&drops, HUC_DROP_SITES_MAP_FULL);
 			return 0;
