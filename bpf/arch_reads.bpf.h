@@ -184,12 +184,17 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx, bool direc
 	if (nargs > 6)
 		return c;
 	if (direct) {
+		/* r15, r14, r13, r12: the words at base + 0, 8, 16, 24. Each load is a guarded
+		 * one (8 instructions): only those the layout needs, as the tests below go. */
 		struct pt_regs *frame = HUC_RDONLY_CAST(base, struct pt_regs);
 
-		/* r15, r14, r13, r12: the words at base + 0, 8, 16, 24. */
-		words[1] = frame->r14;
 		words[2] = frame->r13;
-		words[3] = frame->r12;
+		if (huc_returns_into(words[2], ip)) {
+			c.slot = base + 3 * 8;
+			c.ret = frame->r12;
+			return c;
+		}
+		words[1] = frame->r14;
 	} else if (bpf_probe_read_kernel(words, sizeof(words), (void *)base)) {
 		return c;
 	}
