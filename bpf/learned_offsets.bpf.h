@@ -277,6 +277,8 @@ __noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
+	__u32 at = 0;
+
 	s->walk_len = 0;
 	for (int h = 0; h < HUC_HOPS_MAX; h++) {
 		__u64 facts = huc_addr_facts(s, addr);
@@ -285,9 +287,10 @@ __noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
 			return HUC_HOPS_UNKNOWN;
 		if (!huc_memo_offset(facts))
 			return 0;
-		slot += huc_memo_offset(facts);
-		addr = huc_read_slot(slot, false);
+		at += huc_memo_offset(facts);
+		addr = huc_read_slot(slot + at, false);
 		s->walk[h] = addr;
+		s->walk_at[h] = at;
 		s->walk_len = h + 1;
 		if (!addr)
 			return 0;
@@ -398,6 +401,7 @@ static __always_inline __u64 huc_walk_hops(struct huc_scratch *s, __u64 slot, __
 		else
 			addr = huc_read_slot(slot + at, direct);
 		s->walk[h] = addr;
+		s->walk_at[h] = at;
 		s->walk_len = h + 1;
 		if (!addr)
 			return 0;

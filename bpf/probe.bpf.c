@@ -15,6 +15,7 @@
  */
 #include "learned_offsets.bpf.h"
 #include "probe_scratch.bpf.h"
+#include "recent_keys.bpf.h"
 #include "usercopy_classify.bpf.h"
 #include "usercopy_common.bpf.h"
 
@@ -44,8 +45,10 @@ const volatile __u32 bench_stop_after = 0;
 #define HUC_STAGE_ENTRY 1  /* the program entered, nothing more */
 #define HUC_STAGE_CALLER 2 /* + the immediate caller read (and the object, to classify) */
 #define HUC_STAGE_KEY 3    /* + the scratch, the syscall number and direction */
-#define HUC_STAGE_SITE 4   /* + the call site along the copy helpers' learned offsets */
-#define HUC_STAGE_COUNT 5  /* + counted: its slot in the per-CPU table (or the shared hash) */
+/* + counted: the fast path's way (recent_keys.bpf.h), else the full path's call site along
+ * learned offsets and its way or hash entry. One stage: a full path stopped before its count
+ * would find its way still empty and take it again on every check. */
+#define HUC_STAGE_COUNT 4
 /* (not stopped: + the sub-checks classified and counted) */
 #define HUC_STOP_AFTER(stage, kept)                                   \
 	do {                                                          \
@@ -115,14 +118,32 @@ static __always_inline void huc_site_by_stack(void *ctx, struct huc_scratch *s, 
 
 /* The set of the live half of the hot call sites' table where key lives if anywhere: its first
  * way. The key's words mixed by one multiplication, the set from the top bits. */
-static __always_inline struct huc_site_slot *huc_site_set(struct huc_scratch *s,
-							  const struct huc_site_key *key, __u32 seq)
+static __always_inline __u32 huc_site_set_index(const struct huc_site_key *key)
 {
 	const __u64 *k = (const __u64 *)key;
 	__u64 h = (k[0] ^ (k[1] << 1) ^ (k[2] << 7) ^ (k[3] << 13)) * 0x9e3779b97f4a7c15ULL;
-	__u32 set = (h >> 59) & (HUC_SITE_SETS - 1);
 
-	return &s->table.slots[seq & 1][set * HUC_SITE_WAYS];
+	return (h >> 59) & (HUC_SITE_SETS - 1);
+}
+
+static __always_inline struct huc_site_slot *huc_site_set(struct huc_scratch *s,
+							  const struct huc_site_key *key, __u32 seq)
+{
+	return &s->table.slots[seq & 1][huc_site_set_index(key) * HUC_SITE_WAYS];
+}
+
+/* The index in the live half of own, a way of key's set. */
+static __always_inline __u32 huc_way_index(const struct huc_site_slot *set,
+					   const struct huc_site_slot *own,
+					   const struct huc_site_key *key)
+{
+	__u32 w = 0;
+
+	for (int i = 1; i < HUC_SITE_WAYS; i++) {
+		if (own == &set[i])
+			w = i;
+	}
+	return huc_site_set_index(key) * HUC_SITE_WAYS + w;
 }
 
 /* The way of the set that counts key in sequence seq, or NULL. */
@@ -258,24 +279,111 @@ static __always_inline void huc_add_kinds(struct huc_site_value *value, __u32 ki
 	}
 }
 
+/*
+ * The full path: the check's call site found from the immediate caller (along learned offsets
+ * where the caller is a copy helper, else by the bounded stack walk), then its counter: a way of
+ * the hot call sites' table, taken if need be, else the key's value in the shared hash (*value).
+ * A key counted in a way from the caller or learned offsets is remembered in recent (when not
+ * NULL) for the fast path. NULL and *value NULL: dropped (counted). Arguments as huc_on_check's.
+ */
+static __always_inline struct huc_site_slot *
+huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, bool direct,
+	       __u64 caller, struct huc_site_key *key, __u32 seq, struct huc_recent *recent,
+	       struct huc_site_value **value_out)
+{
+	struct huc_site_value *value = NULL;
+	struct huc_site_slot *set, *own;
+	bool from_hops = false, by_stack = false;
+
+	*value_out = NULL;
+	if (!caller) {
+		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
+	} else {
+		__u64 facts = huc_addr_facts(s, caller);
+
+		if (facts & HUC_MEMO_HELPER) {
+			from_hops = huc_site_by_hops(ctx, s, slot, slot_in_ctx, caller, facts, direct,
+						     key);
+			if (!from_hops) {
+				huc_site_by_stack(ctx, s, caller, key);
+				by_stack = true;
+			}
+		}
+	}
+
+	set = huc_site_set(s, key, seq);
+	own = huc_find_slot(set, key, seq);
+	if (!own)
+		value = bpf_map_lookup_elem(&sites, key);
+	/* A key from learned offsets that was never seen before (in this generation), and 1 in
+	 * HUC_VERIFY_ONE_IN, is checked against a real stack: a wrong offset reads garbage, and
+	 * garbage is a new key. */
+	if (from_hops && ((!own && !value) || huc_verify_due(s))) {
+		huc_take_trace(ctx, s);
+		if (!huc_verify_hops(caller)) {
+			from_hops = false;
+			by_stack = true;
+			huc_site_by_stack(ctx, s, caller, key);
+			set = huc_site_set(s, key, seq);
+			own = huc_find_slot(set, key, seq);
+			value = own ? NULL : bpf_map_lookup_elem(&sites, key);
+		}
+	}
+	if (from_hops)
+		s->table.learned_walks += 1;
+	if (!own) {
+		/* New on this CPU in this generation: a free way takes it, with the full stack
+		 * another CPU's entry in the hash has already, else one taken now. */
+		own = huc_free_slot(set, seq);
+		if (own) {
+			s->table_epoch += 1;
+			__builtin_memset(&own->value, 0, sizeof(own->value));
+			own->key = *key;
+			own->seq = seq;
+			own->heat_credit = 0;
+			own->value.full_stack_id =
+				value ? value->full_stack_id : huc_full_stack(ctx, s, key->generation);
+		} else if (value) {
+			own = huc_take_cold_slot(set, key, value, seq);
+			if (own)
+				s->table_epoch += 1;
+		}
+	}
+	if (own) {
+		if (recent && !by_stack)
+			huc_recent_fill(s, recent, caller, key, seq, huc_way_index(set, own, key),
+					from_hops ? s->walk_len : 0);
+		return own;
+	}
+	if (!value) {
+		/* The set is full: the shared hash, as every key was counted before the table. */
+		value = huc_made_site(key, huc_full_stack(ctx, s, key->generation));
+		if (!value)
+			huc_count(&drops, HUC_DROP_SITES_MAP_FULL);
+	}
+	*value_out = value;
+	return NULL;
+}
+
 /* slot: where the walk along learned offsets starts (arch_reads.bpf.h), slot_in_ctx: see
  * huc_site_by_hops; direct: huc_kernel_word's (both constants: the branches are compiled away);
  * caller: the immediate caller's return address (0: unknown); ptr: the object (read only to
- * classify sub-checks). */
+ * classify sub-checks). The fast path (recent_keys.bpf.h) first, then the full one. */
 static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx, bool direct,
 					__u64 caller, __u64 ptr, __u64 bytes, bool to_user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct huc_site_value *value = NULL;
-	struct huc_site_slot *set, *own;
+	struct huc_recent *recent = NULL;
+	struct huc_site_slot *own = NULL;
 	struct huc_site_key key = {};
 	struct huc_cpu_state *state;
 	__u32 seq = generation_seq;
 	struct huc_scratch *s;
-	bool from_hops = false;
 	__u32 zero = 0;
 
-	/* The one scratch lookup of the check: the memo, the walk and the hot sites' table. */
+	/* The one scratch lookup of the check: the recent keys, the memo, the walk and the hot
+	 * sites' table. */
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
@@ -286,61 +394,15 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	if (key_by_cgroup)
 		key.cgroup_id = bpf_get_current_cgroup_id();
 	HUC_STOP_AFTER(HUC_STAGE_KEY, key.syscall_nr);
-	if (!caller) {
-		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
-	} else {
-		__u64 facts = huc_addr_facts(s, caller);
-
-		if (facts & HUC_MEMO_HELPER) {
-			from_hops = huc_site_by_hops(ctx, s, slot, slot_in_ctx, caller, facts, direct,
-						     &key);
-			if (!from_hops)
-				huc_site_by_stack(ctx, s, caller, &key);
-		}
+	if (caller) {
+		recent = huc_recent_set(s, caller, key.syscall_nr, key.direction);
+		own = huc_recent_way(s, recent, slot, caller, &key, seq, direct);
 	}
-	HUC_STOP_AFTER(HUC_STAGE_SITE, key.caller);
-
-	set = huc_site_set(s, &key, seq);
-	own = huc_find_slot(set, &key, seq);
-	if (!own)
-		value = bpf_map_lookup_elem(&sites, &key);
-	/* A key from learned offsets that was never seen before (in this generation), and 1 in
-	 * HUC_VERIFY_ONE_IN, is checked against a real stack: a wrong offset reads garbage, and
-	 * garbage is a new key. */
-	if (from_hops && ((!own && !value) || huc_verify_due(s))) {
-		huc_take_trace(ctx, s);
-		if (!huc_verify_hops(caller)) {
-			from_hops = false;
-			huc_site_by_stack(ctx, s, caller, &key);
-			set = huc_site_set(s, &key, seq);
-			own = huc_find_slot(set, &key, seq);
-			value = own ? NULL : bpf_map_lookup_elem(&sites, &key);
-		}
-	}
-	if (from_hops)
-		s->table.learned_walks += 1;
 	if (!own) {
-		/* New on this CPU in this generation: a free way takes it, with the full stack
-		 * another CPU's entry in the hash has already, else one taken now. */
-		own = huc_free_slot(set, seq);
-		if (own) {
-			__builtin_memset(&own->value, 0, sizeof(own->value));
-			own->key = key;
-			own->seq = seq;
-			own->heat_credit = 0;
-			own->value.full_stack_id =
-				value ? value->full_stack_id : huc_full_stack(ctx, s, key.generation);
-		} else if (value) {
-			own = huc_take_cold_slot(set, &key, value, seq);
-		}
-	}
-	if (!own && !value) {
-		/* The set is full: the shared hash, as every key was counted before the table. */
-		value = huc_made_site(&key, huc_full_stack(ctx, s, key.generation));
-		if (!value) {
-			huc_count(&drops, HUC_DROP_SITES_MAP_FULL);
+		own = huc_count_full(ctx, s, slot, slot_in_ctx, direct, caller, &key, seq, recent,
+				     &value);
+		if (!own && !value)
 			return 0;
-		}
 	}
 	if (own)
 		huc_add_call(&own->value, bytes, false);
@@ -361,7 +423,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 
 	state = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (state) {
-		state->site = key;
+		state->site = own ? own->key : key;
 		/* The low half of bpf_get_current_pid_tgid(), which the sub-check and return
 		 * programs compare it with, loaded from the task at hand instead of by a helper. */
 		state->tgid_pid_low = (__u32)task->pid;

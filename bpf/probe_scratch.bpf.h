@@ -32,6 +32,34 @@ struct huc_memo {
 	__u32 pad;
 };
 
+/*
+ * The per-CPU cache of the keys its checks counted last (recent_keys.bpf.h): what a check with the
+ * same immediate caller, syscall and direction needs to be sure its key is the same one -- the
+ * words the walk along learned offsets read, and where -- and the way of the hot call sites'
+ * table that counts that key. Two ways per set: direct-mapped, two hot keys of one flood that
+ * meet in a slot (KASLR moves the callers every boot) would both take the full path on every
+ * check. Chains longer than HUC_RECENT_HOPS are not kept.
+ */
+#define HUC_RECENT_WAYS 2
+#define HUC_RECENT_SETS 16
+#define HUC_RECENT_SLOTS (HUC_RECENT_WAYS * HUC_RECENT_SETS)
+#define HUC_RECENT_HOPS 4
+
+struct huc_recent {
+	__u64 caller; /* the immediate caller's return address; 0: empty */
+	__u64 cgroup_id;
+	__u64 expect[HUC_RECENT_HOPS]; /* the return address read at each hop: the call site last */
+	__u16 at[HUC_RECENT_HOPS];     /* each hop's word, in bytes above the caller's slot */
+	__u32 seq;                     /* the generation sequence of the way */
+	__u32 table_epoch;             /* the scratch's table_epoch when filled */
+	__u32 hops_epoch;              /* hops_epoch when filled (learned_offsets.bpf.h) */
+	__s32 syscall_nr;
+	__u16 way; /* index in the live half of the hot call sites' table */
+	__u8 direction;
+	__u8 hops; /* 0: the caller is the call site */
+	__u32 pad;
+};
+
 #define HUC_TRACE_WORDS 32
 #define HUC_WINDOW_WORDS 128 /* 1 KiB above the caller's slot: deep enough for the helpers */
 
@@ -53,12 +81,17 @@ struct huc_scratch {
 	 * last. */
 	__u32 walk_len;
 	__u64 walk[HUC_HOPS_MAX];
+	__u16 walk_at[HUC_HOPS_MAX]; /* where each was read, in bytes above the caller's slot */
+	/* Bumped whenever a way of the hot call sites' table takes another key: every recent entry
+	 * filled before then may name a way that counts something else now. */
+	__u32 table_epoch;
 	__s32 caller_index;
 	__u32 pad0;
 	__u64 laundered;
 	__u32 verify_countdown;
 	__u32 pad;
 	struct huc_memo memo[HUC_MEMO_SLOTS];
+	struct huc_recent recent[HUC_RECENT_SLOTS];
 	struct huc_stack full; /* value of the next full_stacks entry */
 	struct huc_short_stack short_stack; /* value of the next short_stacks entry */
 };

@@ -26,8 +26,9 @@ where the time per check goes: cumulative, each stage with the ones before it:
   hucprof_upto_entry   the program entered, nothing more
   hucprof_upto_caller  + the immediate caller read from the stack or the trampoline's frame
   hucprof_upto_key     + the per-CPU scratch looked up, the syscall number and direction
-  hucprof_upto_site    + the call site along the copy helpers' learned offsets
-  hucprof_upto_count   + counted: the key's slot in the per-CPU table (or the shared hash)
+  hucprof_upto_count   + counted: a repeat through its recent entry (the words above its caller
+                       compared, its way of the per-CPU table), else the call site along the
+                       copy helpers' learned offsets and the key's way (or the shared hash)
   (hucprof itself: + the sub-checks classified: the struct page read on slab copies)
 
 Rounds are interleaved: none V1 none V2 ... (--rounds times), each variant's slowdown taken
@@ -77,7 +78,7 @@ VARIANTS = ["empty_fentry", "kprobe_hist", "bpftrace_kstack", *HUCPROF_FLAGS]
 # --stages: default flags, the check's program stopped after stage N (probe.bpf.c's
 # HUC_STAGE_*), as the environment tells the daemon.
 STAGES = {"hucprof_upto_entry": 1, "hucprof_upto_caller": 2, "hucprof_upto_key": 3,
-          "hucprof_upto_site": 4, "hucprof_upto_count": 5}
+          "hucprof_upto_count": 4}
 STOP_AFTER_ENV = "HUCPROF_BENCH_STOP_AFTER"
 BPFTRACE = {
     "empty_fentry": "kfunc:__check_object_size { }",
