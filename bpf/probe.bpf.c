@@ -37,9 +37,13 @@ const volatile bool check_leaves_state = false;
 /*
  * Benchmarks only (bench/vm/probe_overhead.py --stages, through the daemon's environment): the
  * check's program returns after this stage, 0: never. The verifier drops what a known rodata
- * value makes unreachable. Each stage keeps a value it computed alive (an empty asm that takes
- * it in a register), so the compiler cannot sink that work past the return; no memory clobber,
- * which would make the default program spill and reload around every stage.
+ * value makes unreachable, and turns a test whose one side it never reached into a plain jump
+ * (then dropped): so each stop exits in an asm block of its own, never taken by another path,
+ * where a C return would share the program's exit with every other return and keep its test
+ * (a load, a compare and a branch per stop on every check). Each stage keeps a value it
+ * computed alive (an empty asm that takes it in a register), so the compiler cannot sink that
+ * work past the stop; no memory clobber, which would make the default program spill and reload
+ * around every stage.
  */
 const volatile __u32 bench_stop_after = 0;
 #define HUC_STAGE_ENTRY 1  /* the program entered, nothing more */
@@ -53,8 +57,10 @@ const volatile __u32 bench_stop_after = 0;
 #define HUC_STOP_AFTER(stage, kept)                                   \
 	do {                                                          \
 		asm volatile("" : : "r"(kept));                       \
-		if (bench_stop_after == (stage))                      \
-			return 0;                                     \
+		if (bench_stop_after == (stage)) {                    \
+			asm volatile("r0 = 0\n\texit" : : : "r0");   \
+			__builtin_unreachable();                      \
+		}                                                     \
 	} while (0)
 
 /* Written by the daemon only: the generation sequence; keys are written in its low byte, the
