@@ -73,11 +73,16 @@ static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *
 		    ((s->verify_countdown + 1) & (HUC_VERIFY_ONE_IN - 1)) == 0)
 			return NULL;
 		if (!direct) {
-			/* Masked, not compared: the verifier bounds the size by the mask. */
-			__u32 size = (e->at[(hops - 1) & (HUC_RECENT_HOPS - 1)] &
-				      (sizeof(s->window) - 8)) + 8;
+			/* The words lie at increasing offsets: the last one's bounds the read. A
+			 * chain that reaches past the window is left to the full path, rather
+			 * than compare a word the read did not fetch. */
+			__u32 last = e->at[(hops - 1) & (HUC_RECENT_HOPS - 1)];
 
-			if (bpf_probe_read_kernel(s->window, size, (void *)slot))
+			if (last > sizeof(s->window) - 8)
+				return NULL;
+			/* Masked as well: the verifier bounds the size by the mask. */
+			if (bpf_probe_read_kernel(s->window, (last & (sizeof(s->window) - 8)) + 8,
+						  (void *)slot))
 				return NULL;
 		}
 		for (__u32 h = 0; h < HUC_RECENT_HOPS; h++) {
