@@ -8,7 +8,9 @@
  * When the caller is a copy helper, the call site lies further up and is found along the
  * helpers' learned stack offsets (learned_offsets.bpf.h). Where those cannot say, the key is the
  * bounded stack walk (HUC_SHORT_STACK_DEPTH frames, keyed by stack id) that user space folds.
- * A full stack is captured once per new key and generation, for flame graphs and pprof.
+ * A full stack is captured once per new key and generation, for flame graphs and pprof. A check
+ * that repeats the key its CPU counted last for the same caller, syscall and direction takes
+ * the fast path instead (recent_keys.bpf.h): the same stack words compared, the same counter.
  *
  * Every target has an fentry and a kprobe flavour; the daemon picks one per target at run time
  * (autoload off for the other) and reports the choice.
