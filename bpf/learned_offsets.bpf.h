@@ -272,13 +272,11 @@ __noinline __u64 huc_follow_hops(__u64 slot, __u64 caller)
 {
 	struct huc_scratch *s;
 	__u64 addr = caller;
-	__u32 zero = 0;
+	__u32 zero = 0, at = 0; /* at: bytes above slot of the hop's word */
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
-	__u32 at = 0;
-
 	s->walk_len = 0;
 	for (int h = 0; h < HUC_HOPS_MAX; h++) {
 		__u64 facts = huc_addr_facts(s, addr);
@@ -355,10 +353,19 @@ static __always_inline void huc_take_trace(void *ctx, struct huc_scratch *s)
 }
 
 /* Every HUC_VERIFY_ONE_IN-th helper-called check on this CPU: a counter, not a random number,
- * to keep a helper call off the per-check path. */
+ * to keep a helper call off the per-check path. huc_verify_next_due asks without counting (the
+ * fast path, recent_keys.bpf.h, leaves a due check to the full path, which counts it here). */
+static __always_inline bool huc_verify_next_due(const struct huc_scratch *s)
+{
+	return ((s->verify_countdown + 1) & (HUC_VERIFY_ONE_IN - 1)) == 0;
+}
+
 static __always_inline bool huc_verify_due(struct huc_scratch *s)
 {
-	return (++s->verify_countdown & (HUC_VERIFY_ONE_IN - 1)) == 0;
+	bool due = huc_verify_next_due(s);
+
+	s->verify_countdown += 1;
+	return due;
 }
 
 /*

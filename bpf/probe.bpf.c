@@ -124,8 +124,8 @@ static __always_inline void huc_site_by_stack(void *ctx, struct huc_scratch *s, 
 	}
 }
 
-/* The set of the live half of the hot call sites' table where key lives if anywhere: its first
- * way. The key's words mixed by one multiplication, the set from the top bits. */
+/* The set of the hot call sites' table where key lives if anywhere: the key's words mixed by one
+ * multiplication, the set from the top bits. */
 static __always_inline __u32 huc_site_set_index(const struct huc_site_key *key)
 {
 	const __u64 *k = (const __u64 *)key;
@@ -134,16 +134,16 @@ static __always_inline __u32 huc_site_set_index(const struct huc_site_key *key)
 	return (h >> 59) & (HUC_SITE_SETS - 1);
 }
 
-static __always_inline struct huc_site_slot *huc_site_set(struct huc_scratch *s,
-							  const struct huc_site_key *key, __u32 seq)
+/* Set set_index of the live half of sequence seq: its first way. */
+static __always_inline struct huc_site_slot *huc_site_set(struct huc_scratch *s, __u32 set_index,
+							  __u32 seq)
 {
-	return &s->table.slots[seq & 1][huc_site_set_index(key) * HUC_SITE_WAYS];
+	return &s->table.slots[seq & 1][set_index * HUC_SITE_WAYS];
 }
 
-/* The index in the live half of own, a way of key's set. */
+/* The index in the live half of own, a way of set set_index. */
 static __always_inline __u32 huc_way_index(const struct huc_site_slot *set,
-					   const struct huc_site_slot *own,
-					   const struct huc_site_key *key)
+					   const struct huc_site_slot *own, __u32 set_index)
 {
 	__u32 w = 0;
 
@@ -151,7 +151,7 @@ static __always_inline __u32 huc_way_index(const struct huc_site_slot *set,
 		if (own == &set[i])
 			w = i;
 	}
-	return huc_site_set_index(key) * HUC_SITE_WAYS + w;
+	return set_index * HUC_SITE_WAYS + w;
 }
 
 /* The way of the set that counts key in sequence seq, or NULL. */
@@ -302,6 +302,7 @@ huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, b
 	struct huc_site_value *value = NULL;
 	struct huc_site_slot *set, *own;
 	bool from_hops = false, by_stack = false;
+	__u32 set_index;
 
 	*value_out = NULL;
 	if (!caller) {
@@ -319,7 +320,8 @@ huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, b
 		}
 	}
 
-	set = huc_site_set(s, key, seq);
+	set_index = huc_site_set_index(key);
+	set = huc_site_set(s, set_index, seq);
 	own = huc_find_slot(set, key, seq);
 	if (!own)
 		value = bpf_map_lookup_elem(&sites, key);
@@ -332,7 +334,8 @@ huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, b
 			from_hops = false;
 			by_stack = true;
 			huc_site_by_stack(ctx, s, caller, key);
-			set = huc_site_set(s, key, seq);
+			set_index = huc_site_set_index(key);
+			set = huc_site_set(s, set_index, seq);
 			own = huc_find_slot(set, key, seq);
 			value = own ? NULL : bpf_map_lookup_elem(&sites, key);
 		}
@@ -359,7 +362,7 @@ huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, b
 	}
 	if (own) {
 		if (recent && !by_stack)
-			huc_recent_fill(s, recent, caller, key, seq, huc_way_index(set, own, key),
+			huc_recent_fill(s, recent, caller, key, seq, huc_way_index(set, own, set_index),
 					from_hops ? s->walk_len : 0);
 		return own;
 	}

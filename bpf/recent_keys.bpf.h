@@ -69,8 +69,7 @@ static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *
 		return NULL;
 	hops = e->hops;
 	if (hops) {
-		if (e->hops_epoch != hops_epoch ||
-		    ((s->verify_countdown + 1) & (HUC_VERIFY_ONE_IN - 1)) == 0)
+		if (e->hops_epoch != hops_epoch || huc_verify_next_due(s))
 			return NULL;
 		if (!direct) {
 			/* The words lie at increasing offsets: the last one's bounds the read. A
@@ -96,7 +95,7 @@ static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *
 			if (huc_ret_addr(word) != e->expect[h])
 				return NULL;
 		}
-		s->verify_countdown += 1;
+		huc_verify_due(s); /* counts this check, not due (asked above) */
 		s->table.learned_walks += 1;
 	}
 	return &s->table.slots[seq & 1][e->way & (HUC_SITE_SLOTS - 1)];
