@@ -74,6 +74,23 @@ enum huc_check_kind {
 };
 
 /*
+ * Where the sub-checks of one classified __check_object_size(ptr, n > 0) call ended, in
+ * mm/usercopy.c's order (usercopy_classify.bpf.h): each end implies the kinds that ran before
+ * it, so one counter per call says them all (the daemon expands it, classified_subchecks()):
+ *   STACK    check_stack_object found the object on the task's stack: stack
+ *   VMALLOC  find_vmap_area: stack, vmalloc
+ *   PAGE     __virt_addr_valid, not a slab folio (or not valid): stack, page
+ *   SLAB     __check_heap_object: stack, page, slab
+ */
+enum huc_classify_end {
+	HUC_END_STACK = 0,
+	HUC_END_VMALLOC = 1,
+	HUC_END_PAGE = 2,
+	HUC_END_SLAB = 3,
+	HUC_CLASSIFY_ENDS = 4, /* also: no sub-check ran (n == 0) */
+};
+
+/*
  * Generations. Counter and stack keys carry the generation they were written in: BPF reads the
  * current one (a byte in .bss that only the daemon writes) once per program run. To drain, the
  * daemon moves to the next generation, waits until no program that may have read the old one
@@ -100,9 +117,10 @@ struct huc_site_value {
 	__u64 calls;
 	__u64 bytes;
 	__u64 full_stack_id; /* id in full_stacks of the first stack seen for this key (0: none) */
-	/* Sub-checks these calls ran, by enum huc_check_kind, when the check's program classifies
-	 * them: counted in the value it already holds instead of one more hash update per kind. */
-	__u64 classified[HUC_CHECK_KINDS];
+	/* When the check's program classifies sub-checks: these calls by where their sub-checks
+	 * ended (enum huc_classify_end), counted in the value it holds already instead of one more
+	 * hash update per kind, and one add per call instead of one per kind. */
+	__u64 ended_at[HUC_CLASSIFY_ENDS];
 };
 
 /*

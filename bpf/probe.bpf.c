@@ -217,9 +217,9 @@ static __always_inline bool huc_flush_slot(struct huc_site_slot *slot)
 		return false;
 	__sync_fetch_and_add(&to->calls, slot->value.calls);
 	__sync_fetch_and_add(&to->bytes, slot->value.bytes);
-	for (__u32 kind = 0; kind < HUC_CHECK_KINDS; kind++) {
-		if (slot->value.classified[kind])
-			__sync_fetch_and_add(&to->classified[kind], slot->value.classified[kind]);
+	for (__u32 end = 0; end < HUC_CLASSIFY_ENDS; end++) {
+		if (slot->value.ended_at[end])
+			__sync_fetch_and_add(&to->ended_at[end], slot->value.ended_at[end]);
 	}
 	return true;
 }
@@ -273,18 +273,15 @@ static __always_inline void huc_add_call(struct huc_site_value *value, __u64 byt
 	}
 }
 
-/* The sub-checks the call runs (HUC_KIND_BIT()s), likewise. */
-static __always_inline void huc_add_kinds(struct huc_site_value *value, __u32 kinds, bool shared)
+/* Where the call's sub-checks ended (huc_classify_subchecks), likewise. */
+static __always_inline void huc_add_end(struct huc_site_value *value, __u32 end, bool shared)
 {
-	/* TEXT and HEAP are never classified (usercopy_classify.bpf.h): no test for them. */
-	for (__u32 kind = 0; kind <= HUC_CHECK_PAGE; kind++) {
-		if (kind == HUC_CHECK_TEXT || !(kinds & HUC_KIND_BIT(kind)))
-			continue;
-		if (shared)
-			__sync_fetch_and_add(&value->classified[kind], 1);
-		else
-			value->classified[kind] += 1;
-	}
+	if (end >= HUC_CLASSIFY_ENDS)
+		return;
+	if (shared)
+		__sync_fetch_and_add(&value->ended_at[end], 1);
+	else
+		value->ended_at[end] += 1;
 }
 
 /*
@@ -422,12 +419,12 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	HUC_STOP_AFTER(HUC_STAGE_COUNT, own);
 
 	if (classify_subchecks) {
-		__u32 kinds = huc_classify_subchecks(task, ptr, bytes, direct);
+		__u32 end = huc_classify_subchecks(task, ptr, bytes, direct);
 
 		if (own)
-			huc_add_kinds(&own->value, kinds, false);
+			huc_add_end(&own->value, end, false);
 		else if (value)
-			huc_add_kinds(value, kinds, true);
+			huc_add_end(value, end, true);
 	}
 	if (!check_leaves_state)
 		return 0;

@@ -135,9 +135,6 @@ struct task_struct___huc {
 	struct vm_struct___huc *stack_vm_area;
 } __attribute__((preserve_access_index));
 
-/* Bit i set: the check runs sub-check kind i (enum huc_check_kind). */
-#define HUC_KIND_BIT(kind) (1U << (kind))
-
 /* The kernel's layout as the checks see it, fixed at boot (KASLR picks the bases once, THREAD_SIZE
  * is a build constant). huc_read_layout, a syscall program the daemon runs once after load,
  * fills it; each check then reads plain globals instead of making six kernel reads. */
@@ -265,33 +262,29 @@ static __always_inline int huc_pagefault_disabled(struct task_struct *task)
 	return bpf_core_field_exists(task->pagefault_disabled) ? task->pagefault_disabled : 0;
 }
 
-/* The sub-checks __check_object_size(ptr, n) runs, as HUC_KIND_BIT()s. */
+/* Where the sub-checks of __check_object_size(ptr, n) end (enum huc_classify_end), or
+ * HUC_CLASSIFY_ENDS when none runs. */
 static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __u64 ptr, __u64 n,
 						    bool direct)
 {
 	const struct huc_kernel_layout *l = &huc_layout;
-	__u32 kinds = HUC_KIND_BIT(HUC_CHECK_STACK);
 	__u64 stack;
 
 	if (!n)
-		return 0;
+		return HUC_CLASSIFY_ENDS;
 	/* Direct loads from the task (a BTF pointer): no helper call (huc_pagefault_disabled). */
 	stack = bpf_core_field_exists(task->stack) ? (__u64)task->stack : 0;
 	if (ptr >= stack && ptr < stack + l->thread_size)
-		return kinds;
+		return HUC_END_STACK;
 	if (ptr >= l->vmalloc_start && ptr < l->vmalloc_end && !huc_pagefault_disabled(task))
-		return kinds | HUC_KIND_BIT(HUC_CHECK_VMALLOC);
-
-	kinds |= HUC_KIND_BIT(HUC_CHECK_PAGE);
+		return HUC_END_VMALLOC;
 	/* __virt_addr_valid: the kernel image mapping is valid but never slab; below it only the
 	 * direct map [PAGE_OFFSET, PAGE_OFFSET + RAM) is. */
 	if (ptr >= HUC_START_KERNEL_MAP)
-		return kinds;
+		return HUC_END_PAGE;
 	if (ptr < l->page_offset || ptr - l->page_offset >= HUC_MAX_PHYS)
-		return kinds;
-	if (huc_direct_map_is_slab(ptr, direct))
-		kinds |= HUC_KIND_BIT(HUC_CHECK_SLAB);
-	return kinds;
+		return HUC_END_PAGE;
+	return huc_direct_map_is_slab(ptr, direct) ? HUC_END_SLAB : HUC_END_PAGE;
 }
 
 #endif

@@ -16,7 +16,7 @@ static_assert(sizeof(huc_range) == 16);
 static_assert(sizeof(huc_site_key) == 32);
 static_assert(offsetof(huc_site_key, syscall_nr) == 16 && offsetof(huc_site_key, direction) == 20 &&
               offsetof(huc_site_key, generation) == 21 && offsetof(huc_site_key, cgroup_id) == 24);
-static_assert(sizeof(huc_site_value) == 24 + 8 * HUC_CHECK_KINDS);
+static_assert(sizeof(huc_site_value) == 24 + 8 * HUC_CLASSIFY_ENDS);
 static_assert(sizeof(huc_site_slot) == 40 + sizeof(huc_site_value) &&
               offsetof(huc_site_slot, seq) == 32 && offsetof(huc_site_slot, value) == 40);
 static_assert(sizeof(huc_site_table) == 2 * HUC_SITE_SLOTS * sizeof(huc_site_slot) + 8);

@@ -391,9 +391,7 @@ void ProbeSession::drain(RawDrain& out) {
       bpf_map__fd(skel_->maps.sites), generation,
       [&](const huc_site_key& key, const huc_site_value& v) {
         out.sites.push_back({key, v.calls, v.bytes, v.full_stack_id});
-        for (uint32_t kind = 0; kind < HUC_CHECK_KINDS; ++kind) {
-          if (v.classified[kind]) out.subchecks.push_back({{key, kind, 0}, v.classified[kind]});
-        }
+        add_classified_subchecks(key, v.ended_at, out.subchecks);
       });
   drain_retired_counts(bpf_map__fd(skel_->maps.subchecks), generation, out.subchecks);
   merge_equal_keys(out.sites);

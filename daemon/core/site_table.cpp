@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 namespace hucprof {
 
@@ -31,16 +32,29 @@ void merge_by_key(std::vector<Count>& counts, KeyOf key_of, Add add) {
 
 }  // namespace
 
+void add_classified_subchecks(const huc_site_key& site, const __u64 (&ended_at)[HUC_CLASSIFY_ENDS],
+                              std::vector<RawSubcheckCount>& subchecks) {
+  const uint64_t on_stack = ended_at[HUC_END_STACK], vmalloc = ended_at[HUC_END_VMALLOC];
+  const uint64_t page = ended_at[HUC_END_PAGE], slab = ended_at[HUC_END_SLAB];
+  // check_stack_object runs for every one; __virt_addr_valid for those that went on to the
+  // page; __check_heap_object for slab folios only.
+  const std::pair<uint32_t, uint64_t> by_kind[] = {
+      {HUC_CHECK_SLAB, slab},
+      {HUC_CHECK_VMALLOC, vmalloc},
+      {HUC_CHECK_STACK, on_stack + vmalloc + page + slab},
+      {HUC_CHECK_PAGE, page + slab},
+  };
+  for (const auto& [kind, count] : by_kind) {
+    if (count) subchecks.push_back({{site, kind, 0}, count});
+  }
+}
+
 void add_table_sites(const huc_site_table& table, uint32_t retired,
                      std::vector<RawSiteCount>& sites, std::vector<RawSubcheckCount>& subchecks) {
   for (const huc_site_slot& slot : table.slots[retired & 1]) {
     if (slot.seq != retired || slot.value.calls == 0) continue;
     sites.push_back({slot.key, slot.value.calls, slot.value.bytes, slot.value.full_stack_id});
-    for (uint32_t kind = 0; kind < HUC_CHECK_KINDS; ++kind) {
-      if (slot.value.classified[kind]) {
-        subchecks.push_back({{slot.key, kind, 0}, slot.value.classified[kind]});
-      }
-    }
+    add_classified_subchecks(slot.key, slot.value.ended_at, subchecks);
   }
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 
 #include "core/site_table.h"
@@ -24,8 +25,8 @@ void count(huc_site_table& t, uint32_t slot, uint64_t caller, uint32_t seq, uint
   s.value.calls = calls;
   s.value.bytes = calls * 64;
   s.value.full_stack_id = caller + 1;
-  s.value.classified[HUC_CHECK_STACK] = calls;
-  s.value.classified[HUC_CHECK_SLAB] = calls - 1;
+  s.value.ended_at[HUC_END_STACK] = 1;         // one object on the task's stack
+  s.value.ended_at[HUC_END_SLAB] = calls - 1;  // the rest slab objects
 }
 
 TEST(SiteTable, TakesTheRetiredSequencesSlotsOnly) {
@@ -43,13 +44,49 @@ TEST(SiteTable, TakesTheRetiredSequencesSlotsOnly) {
   EXPECT_EQ(sites[0].bytes, 320u);
   EXPECT_EQ(sites[0].full_stack_id, 0x1001u);
   EXPECT_EQ(sites[1].key.caller, 0x2000u);
-  // Kinds with a count only: stack and slab for the first, stack alone for the second (slab 1).
-  ASSERT_EQ(subchecks.size(), 4u);
+  // Kinds with a count only: slab, stack and page for the first; for the second, whose one slab
+  // call made it 1 of each, the same three.
+  ASSERT_EQ(subchecks.size(), 6u);
   EXPECT_EQ(subchecks[0].key.site.caller, 0x1000u);
   EXPECT_EQ(subchecks[0].key.kind, static_cast<uint32_t>(HUC_CHECK_SLAB));
   EXPECT_EQ(subchecks[0].count, 4u);
   EXPECT_EQ(subchecks[1].key.kind, static_cast<uint32_t>(HUC_CHECK_STACK));
   EXPECT_EQ(subchecks[1].count, 5u);
+  EXPECT_EQ(subchecks[2].key.kind, static_cast<uint32_t>(HUC_CHECK_PAGE));
+  EXPECT_EQ(subchecks[2].count, 4u);
+  EXPECT_EQ(subchecks[3].key.site.caller, 0x2000u);
+}
+
+// mm/usercopy.c's order: check_stack_object on every call with bytes; an object on the stack
+// stops there; a vmalloc'ed one goes to find_vmap_area; any other to __virt_addr_valid, and a
+// slab folio's on to __check_heap_object.
+TEST(SiteTable, EachEndCountsTheSubchecksThatRanBeforeIt) {
+  __u64 ended_at[HUC_CLASSIFY_ENDS] = {};
+  ended_at[HUC_END_STACK] = 1;
+  ended_at[HUC_END_VMALLOC] = 20;
+  ended_at[HUC_END_PAGE] = 300;
+  ended_at[HUC_END_SLAB] = 4000;
+  std::vector<RawSubcheckCount> subchecks;
+  add_classified_subchecks(key(0x1000, 7), ended_at, subchecks);
+  std::map<uint32_t, uint64_t> by_kind;
+  for (const RawSubcheckCount& c : subchecks) {
+    EXPECT_EQ(c.key.site.caller, 0x1000u);
+    by_kind[c.key.kind] += c.count;
+  }
+  EXPECT_EQ(by_kind, (std::map<uint32_t, uint64_t>{{HUC_CHECK_STACK, 4321},
+                                                   {HUC_CHECK_VMALLOC, 20},
+                                                   {HUC_CHECK_PAGE, 4300},
+                                                   {HUC_CHECK_SLAB, 4000}}));
+}
+
+TEST(SiteTable, KindsThatNeverRanAreNotCounted) {
+  __u64 on_stack_only[HUC_CLASSIFY_ENDS] = {};
+  on_stack_only[HUC_END_STACK] = 3;
+  std::vector<RawSubcheckCount> subchecks;
+  add_classified_subchecks(key(0x1000, 7), on_stack_only, subchecks);
+  ASSERT_EQ(subchecks.size(), 1u);
+  EXPECT_EQ(subchecks[0].key.kind, static_cast<uint32_t>(HUC_CHECK_STACK));
+  EXPECT_EQ(subchecks[0].count, 3u);
 }
 
 TEST(SiteTable, AFreeSlotOfTheRetiredSequenceIsNotACount) {
