@@ -51,7 +51,9 @@ TEST_F(VerifierTest, ProbeKprobeProgramsLoad) {
     skel->rodata->helper_ranges[i] = {0xffffffff81000000ull + i * 0x1000,
                                       0xffffffff81000800ull + i * 0x1000};
   }
+  // As the daemon sets them with --latency: the check leaves its site in cpu_state for the exit.
   skel->rodata->latency_enabled = true;
+  skel->rodata->check_leaves_state = true;
   EXPECT_EQ(probe_bpf__load(skel), 0) << "run with LIBBPF_LOG for the verifier log";
   // How much the verifier walked for each: the cost of a load, which an emulated guest pays
   // many times over (a number to watch, not a bound).
