@@ -195,7 +195,8 @@ static __always_inline struct huc_caller huc_fentry_caller(void *ctx, bool direc
 			return c;
 		}
 		words[1] = frame->r14;
-	} else if (bpf_probe_read_kernel(words, sizeof(words), (void *)base)) {
+	} else if (bpf_probe_read_kernel(&words[1], 3 * 8, (void *)(base + 8))) {
+		/* words[0] (r15's) is in no layout: 3 words, a copy fewer. */
 		return c;
 	}
 	if (huc_returns_into(words[2], ip)) {

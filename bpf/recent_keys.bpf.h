@@ -53,8 +53,7 @@ static __always_inline struct huc_recent *huc_recent_find(struct huc_recent *set
 
 /*
  * The way that counts this check's key if set remembers it, else NULL (the full path). slot:
- * where the walk starts (arch_reads.bpf.h); direct: huc_kernel_word's. Without direct loads the
- * stack up to the call site is read at once, as huc_walk_hops does.
+ * where the walk starts (arch_reads.bpf.h); direct: huc_kernel_word's.
  */
 static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *s,
 							    struct huc_recent *set, __u64 slot,
@@ -71,28 +70,14 @@ static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *
 	if (hops) {
 		if (e->hops_epoch != hops_epoch || huc_verify_next_due(s))
 			return NULL;
-		if (!direct) {
-			/* The words lie at increasing offsets: the last one's bounds the read. A
-			 * chain that reaches past the window is left to the full path, rather
-			 * than compare a word the read did not fetch. */
-			__u32 last = e->at[(hops - 1) & (HUC_RECENT_HOPS - 1)];
-
-			if (last > sizeof(s->window) - 8)
-				return NULL;
-			/* Masked as well: the verifier bounds the size by the mask. */
-			if (bpf_probe_read_kernel(s->window, (last & (sizeof(s->window) - 8)) + 8,
-						  (void *)slot))
-				return NULL;
-		}
+		/* Without direct loads, a helper call per hop: one read of the whole span up to
+		 * the call site copies every word between (Debian 6.1, same boot: 1 461 -> 1 323
+		 * ns per UDP check, the send path's 3 hops span 456 bytes; TCP's receive path, 3
+		 * over 176 bytes, within its noise). */
 		for (__u32 h = 0; h < HUC_RECENT_HOPS; h++) {
-			__u32 at = e->at[h];
-			__u64 word;
-
 			if (h >= hops)
 				break;
-			word = direct ? huc_kernel_word(slot + at, true)
-				      : s->window[(at / 8) & (HUC_WINDOW_WORDS - 1)];
-			if (huc_ret_addr(word) != e->expect[h])
+			if (huc_ret_addr(huc_kernel_word(slot + e->at[h], direct)) != e->expect[h])
 				return NULL;
 		}
 		huc_verify_due(s); /* counts this check, not due (asked above) */
