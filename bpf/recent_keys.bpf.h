@@ -73,11 +73,15 @@ static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *
 		/* Without direct loads, a helper call per hop: one read of the whole span up to
 		 * the call site copies every word between (Debian 6.1, same boot: 1 461 -> 1 323
 		 * ns per UDP check, the send path's 3 hops span 456 bytes; TCP's receive path, 3
-		 * over 176 bytes, within its noise). */
+		 * over 176 bytes, within its noise). Each offset is loaded before the bound test:
+		 * so clang unrolls the loop, which otherwise kept its index, two pointers and the
+		 * bound on the stack (6.12: 35 ns more per UDP check). */
 		for (__u32 h = 0; h < HUC_RECENT_HOPS; h++) {
+			__u32 at = e->at[h];
+
 			if (h >= hops)
 				break;
-			if (huc_ret_addr(huc_kernel_word(slot + e->at[h], direct)) != e->expect[h])
+			if (huc_ret_addr(huc_kernel_word(slot + at, direct)) != e->expect[h])
 				return NULL;
 		}
 		huc_verify_due(s); /* counts this check, not due (asked above) */
