@@ -76,7 +76,8 @@ enum huc_check_kind {
 /*
  * Where the sub-checks of one classified __check_object_size(ptr, n > 0) call ended, in
  * mm/usercopy.c's order (usercopy_classify.bpf.h): each end implies the kinds that ran before
- * it, so one counter per call says them all (the daemon expands it, classified_subchecks()):
+ * it, so one counter per call says them all (the daemon expands it: add_classified_subchecks in
+ * daemon/core/site_table.h):
  *   STACK    check_stack_object found the object on the task's stack: stack
  *   VMALLOC  find_vmap_area: stack, vmalloc
  *   PAGE     __virt_addr_valid, not a slab folio (or not valid): stack, page
