@@ -345,7 +345,7 @@ class ProfileFiles(unittest.TestCase):
 
     def report(self, *words):
         rc, out, err, rss, seconds = run(["report"] + list(words))
-        print("report %-50.50s rc %d, %.0f MiB, %.2f s: %s" % (
+        print("report %-50.50s rc %d, %.0f MiB, %.2f CPU s: %s" % (
             " ".join(words)[-50:], rc, rss, seconds, err.strip()[-90:]), flush=True)
         return rc, out, err, rss, seconds
 
