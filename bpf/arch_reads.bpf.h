@@ -78,7 +78,10 @@ static __always_inline __u64 huc_kernel_word(__u64 addr, bool direct)
 	return word;
 }
 
-/* The immediate caller: its return address, and the slot (see above). Both 0 when unreadable. */
+/* The immediate caller: its return address, and the slot (see above). Both 0 when unreadable.
+ * huc_fentry_caller's nargs is the traced function's count of argument registers, where the
+ * trampoline frame begins above ctx: a constant where the program knows its function (no load,
+ * and the bound test folds away), else bpf_get_func_arg_cnt(ctx). */
 struct huc_caller {
 	__u64 slot;
 	__u64 ret;
@@ -173,12 +176,11 @@ static __always_inline bool huc_called_from(__u64 ret, __u64 ip)
  * traced function at all, the third word is the caller's return address only if the instruction
  * before it calls the traced function: checked, from the kernel text.
  */
-static __always_inline struct huc_caller huc_fentry_caller(void *ctx, bool direct)
+static __always_inline struct huc_caller huc_fentry_caller(void *ctx, __u64 nargs, bool direct)
 {
 	struct huc_caller c = {};
 	__u64 words[4] = {};
 	__u64 ip = bpf_get_func_ip(ctx);
-	__u64 nargs = bpf_get_func_arg_cnt(ctx);
 	__u64 base = (__u64)ctx + nargs * 8;
 
 	if (nargs > 6)
@@ -262,12 +264,11 @@ static __always_inline bool huc_sample_is_user(struct bpf_perf_event_data *ctx)
  */
 #define HUC_ARM64_TRAMP_WORDS 8
 
-static __always_inline struct huc_caller huc_fentry_caller(void *ctx, bool direct)
+static __always_inline struct huc_caller huc_fentry_caller(void *ctx, __u64 nargs, bool direct)
 {
 	struct huc_caller c = {};
 	__u64 words[HUC_ARM64_TRAMP_WORDS] = {};
 	__u64 ip = bpf_get_func_ip(ctx);
-	__u64 nargs = bpf_get_func_arg_cnt(ctx);
 	__u64 base = (__u64)ctx + nargs * 8;
 
 	(void)direct; /* one read of the whole frame record area either way */

@@ -353,19 +353,18 @@ static __always_inline void huc_take_trace(void *ctx, struct huc_scratch *s)
 }
 
 /* Every HUC_VERIFY_ONE_IN-th helper-called check on this CPU: a counter, not a random number,
- * to keep a helper call off the per-check path. huc_verify_next_due asks without counting (the
- * fast path, recent_keys.bpf.h, leaves a due check to the full path, which counts it here). */
-static __always_inline bool huc_verify_next_due(const struct huc_scratch *s)
+ * to keep a helper call off the per-check path. huc_verify_due_at says whether the check that
+ * brings the count to count is due: the fast path (recent_keys.bpf.h) asks it and leaves a due
+ * check to the full path, which counts it by huc_verify_due. */
+static __always_inline bool huc_verify_due_at(__u32 count)
 {
-	return ((s->verify_countdown + 1) & (HUC_VERIFY_ONE_IN - 1)) == 0;
+	return !(count & (HUC_VERIFY_ONE_IN - 1));
 }
 
 static __always_inline bool huc_verify_due(struct huc_scratch *s)
 {
-	bool due = huc_verify_next_due(s);
-
 	s->verify_countdown += 1;
-	return due;
+	return huc_verify_due_at(s->verify_countdown);
 }
 
 /*

@@ -40,12 +40,13 @@ const volatile bool check_leaves_state = false;
  * Benchmarks only (bench/vm/probe_overhead.py --stages, through the daemon's environment): the
  * check's program returns after this stage, 0: never. The verifier drops what a known rodata
  * value makes unreachable, and turns a test whose one side it never reached into a plain jump
- * (then dropped): so each stop exits in an asm block of its own, never taken by another path,
- * where a C return would share the program's exit with every other return and keep its test
- * (a load, a compare and a branch per stop on every check). Each stage keeps a value it
- * computed alive (an empty asm that takes it in a register), so the compiler cannot sink that
- * work past the stop; no memory clobber, which would make the default program spill and reload
- * around every stage.
+ * (then dropped), but keeps the load of the value. So the stops are compiled into a copy of the
+ * program of their own (stoppable), chosen by one test at entry: the default program has no stop
+ * and loads the value once. Each stop exits in an asm block of its own, never taken by another
+ * path, where a C return would share the program's exit with every other return and keep its
+ * test. Each stage keeps a value it computed alive (an empty asm that takes it in a register),
+ * so the compiler cannot sink that work past the stop; no memory clobber, which would make the
+ * program spill and reload around every stage.
  */
 const volatile __u32 bench_stop_after = 0;
 #define HUC_STAGE_ENTRY 1  /* the program entered, nothing more */
@@ -56,8 +57,10 @@ const volatile __u32 bench_stop_after = 0;
  * would find its way still empty and take it again on every check. */
 #define HUC_STAGE_COUNT 4
 /* (not stopped: + the sub-checks classified and counted) */
-#define HUC_STOP_AFTER(stage, kept)                                   \
+#define HUC_STOP_AFTER(stoppable, stage, kept)                        \
 	do {                                                          \
+		if (!(stoppable))                                     \
+			break;                                        \
 		asm volatile("" : : "r"(kept));                       \
 		if (bench_stop_after == (stage)) {                    \
 			asm volatile("r0 = 0\n\texit" : : : "r0");   \
@@ -374,11 +377,13 @@ huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, b
 }
 
 /* slot: where the walk along learned offsets starts (arch_reads.bpf.h), slot_in_ctx: see
- * huc_site_by_hops; direct: huc_kernel_word's (both constants: the branches are compiled away);
+ * huc_site_by_hops; direct: huc_kernel_word's, stoppable: whether the benchmark's stops are
+ * compiled in (all three constants: the branches are compiled away);
  * caller: the immediate caller's return address (0: unknown); ptr: the object (read only to
  * classify sub-checks). The fast path (recent_keys.bpf.h) first, then the full one. */
 static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx, bool direct,
-					__u64 caller, __u64 ptr, __u64 bytes, bool to_user)
+					bool stoppable, __u64 caller, __u64 ptr, __u64 bytes,
+					bool to_user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct huc_site_value *value = NULL;
@@ -401,7 +406,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	key.caller = caller;
 	if (key_by_cgroup)
 		key.cgroup_id = bpf_get_current_cgroup_id();
-	HUC_STOP_AFTER(HUC_STAGE_KEY, key.syscall_nr);
+	HUC_STOP_AFTER(stoppable, HUC_STAGE_KEY, key.syscall_nr);
 	if (caller) {
 		recent = huc_recent_set(s, caller, key.syscall_nr, key.direction);
 		own = huc_recent_way(s, recent, slot, caller, &key, seq, direct);
@@ -416,7 +421,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 		huc_add_call(&own->value, bytes, false);
 	else if (value)
 		huc_add_call(value, bytes, true);
-	HUC_STOP_AFTER(HUC_STAGE_COUNT, own);
+	HUC_STOP_AFTER(stoppable, HUC_STAGE_COUNT, own);
 
 	if (classify_subchecks) {
 		__u32 end = huc_classify_subchecks(task, ptr, bytes, direct);
@@ -506,40 +511,48 @@ static __always_inline int huc_on_check_return(void)
 	return 0;
 }
 
-/* void __check_object_size(const void *ptr, unsigned long n, bool to_user). Each flavour twice:
- * its reads by helper calls, and by direct loads (arch_reads.bpf.h, huc_kernel_word): the daemon
- * loads one of the two. */
+/* void __check_object_size(const void *ptr, unsigned long n, bool to_user), unchanged since it
+ * came in 4.8: three argument registers, so its trampoline frame starts 3 words above ctx (a
+ * kernel that added one would leave every caller unreadable, counted as such, never miscounted:
+ * huc_fentry_caller finds its layout by the return into the function). Each flavour twice: its
+ * reads by helper calls, and by direct loads (arch_reads.bpf.h, huc_kernel_word): the daemon
+ * loads one of the two. Each program is compiled twice more, with the benchmark's stops and
+ * without, and the verifier drops the copy bench_stop_after does not pick. */
+#define HUC_CHECK_OBJECT_SIZE_NARGS 3
+
 static __always_inline int huc_fentry_check(unsigned long long *ctx, unsigned long n, bool to_user,
-					    bool direct)
+					    bool direct, bool stoppable)
 {
 	struct huc_caller c;
 	__u64 object = 0;
 
-	HUC_STOP_AFTER(HUC_STAGE_ENTRY, 0);
-	c = huc_fentry_caller(ctx, direct);
+	HUC_STOP_AFTER(stoppable, HUC_STAGE_ENTRY, 0);
+	c = huc_fentry_caller(ctx, HUC_CHECK_OBJECT_SIZE_NARGS, direct);
 	/* The verifier refuses a direct read of a `const void *` argument ("arg0 type UNKNOWN is
 	 * not a struct", 6.12); the helper hands it over as a number. */
 	if (classify_subchecks)
 		bpf_get_func_arg(ctx, 0, &object);
-	HUC_STOP_AFTER(HUC_STAGE_CALLER, c.ret);
-	return huc_on_check(ctx, c.slot, true, direct, c.ret, object, n, to_user);
+	HUC_STOP_AFTER(stoppable, HUC_STAGE_CALLER, c.ret);
+	return huc_on_check(ctx, c.slot, true, direct, stoppable, c.ret, object, n, to_user);
 }
 
 static __always_inline int huc_kprobe_check(struct pt_regs *ctx, __u64 ptr, __u64 n, bool to_user,
-					    bool direct)
+					    bool direct, bool stoppable)
 {
 	struct huc_caller c;
 
-	HUC_STOP_AFTER(HUC_STAGE_ENTRY, 0);
+	HUC_STOP_AFTER(stoppable, HUC_STAGE_ENTRY, 0);
 	c = huc_kprobe_caller(ctx, direct);
-	HUC_STOP_AFTER(HUC_STAGE_CALLER, c.ret);
-	return huc_on_check(ctx, c.slot, false, direct, c.ret, ptr, n, to_user);
+	HUC_STOP_AFTER(stoppable, HUC_STAGE_CALLER, c.ret);
+	return huc_on_check(ctx, c.slot, false, direct, stoppable, c.ret, ptr, n, to_user);
 }
 
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_fentry_check(ctx, n, to_user, false);
+	if (bench_stop_after)
+		return huc_fentry_check(ctx, n, to_user, false, true);
+	return huc_fentry_check(ctx, n, to_user, false, false);
 }
 
 /* The direct flavour. Built with HUC_HELPER_READS_ONLY (arch_reads.bpf.h) it is the helper
@@ -547,19 +560,25 @@ int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, boo
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_direct, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_fentry_check(ctx, n, to_user, HUC_HAS_DIRECT_READS);
+	if (bench_stop_after)
+		return huc_fentry_check(ctx, n, to_user, HUC_HAS_DIRECT_READS, true);
+	return huc_fentry_check(ctx, n, to_user, HUC_HAS_DIRECT_READS, false);
 }
 
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, false);
+	if (bench_stop_after)
+		return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, false, true);
+	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, false, false);
 }
 
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_direct, const void *ptr, unsigned long n, bool to_user)
 {
-	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, HUC_HAS_DIRECT_READS);
+	if (bench_stop_after)
+		return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, HUC_HAS_DIRECT_READS, true);
+	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, HUC_HAS_DIRECT_READS, false);
 }
 
 SEC("fexit/__check_object_size")
@@ -580,7 +599,8 @@ int BPF_KRETPROBE(huc_kretprobe_check_object_size)
 	SEC("fentry")                                                          \
 	int huc_fentry_##name(void *ctx)                                       \
 	{                                                                      \
-		return huc_on_subcheck(huc_fentry_caller(ctx, false).ret, kind);      \
+		return huc_on_subcheck(                                       \
+			huc_fentry_caller(ctx, bpf_get_func_arg_cnt(ctx), false).ret, kind); \
 	}                                                                      \
 	SEC("kprobe")                                                          \
 	int huc_kprobe_##name(struct pt_regs *ctx)                             \

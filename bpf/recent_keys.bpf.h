@@ -61,14 +61,16 @@ static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *
 							    __u32 seq, bool direct)
 {
 	const struct huc_recent *e = huc_recent_find(set, caller, key);
-	__u32 hops;
+	__u32 hops, countdown;
 
 	if (!e || e->seq != seq || e->table_epoch != s->table_epoch ||
 	    e->cgroup_id != key->cgroup_id)
 		return NULL;
 	hops = e->hops;
 	if (hops) {
-		if (e->hops_epoch != hops_epoch || huc_verify_next_due(s))
+		/* The verification count, read once: a due check takes the full path. */
+		countdown = s->verify_countdown + 1;
+		if (e->hops_epoch != hops_epoch || huc_verify_due_at(countdown))
 			return NULL;
 		/* Without direct loads, a helper call per hop: one read of the whole span up to
 		 * the call site copies every word between (Debian 6.1, same boot: 1 461 -> 1 323
@@ -84,7 +86,7 @@ static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *
 			if (huc_ret_addr(huc_kernel_word(slot + at, direct)) != e->expect[h])
 				return NULL;
 		}
-		huc_verify_due(s); /* counts this check, not due (asked above) */
+		s->verify_countdown = countdown;
 		s->table.learned_walks += 1;
 	}
 	return &s->table.slots[seq & 1][e->way & (HUC_SITE_SLOTS - 1)];
