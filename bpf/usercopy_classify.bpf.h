@@ -89,34 +89,66 @@ struct page___huc_page_type {
 	unsigned int page_type;
 } __attribute__((preserve_access_index));
 
-/* An offset for a field this kernel does not have. */
-#define HUC_NO_FIELD 0xffffffffU
-
-/* Where page->flags' word is. */
-static __always_inline __u32 huc_page_flags_offset(void)
-{
-	if (bpf_core_field_exists(struct page___huc_word_flags, flags))
-		return bpf_core_field_offset(struct page___huc_word_flags, flags);
-	if (bpf_core_field_exists(struct page___huc_memdesc_flags, flags.f))
-		return bpf_core_field_offset(struct page___huc_memdesc_flags, flags.f);
-	return HUC_NO_FIELD;
-}
-
-/* Where the word is whose bit 0 marks a tail page and whose rest leads to its head. */
-static __always_inline __u32 huc_page_head_offset(void)
+/*
+ * The words classification reads, each at its field's CO-RE offset. Only the flavour the kernel
+ * has is reached (a constant test the verifier drops): libbpf poisons the offset of a field the
+ * kernel lacks, and that instruction must stay unreached. The daemon classifies only where the
+ * fields its marker needs are there (daemon/core/page_layout.h); were one missing, these read 0,
+ * and a page would count as a head page that is not slab. Offsets are immediates where they are
+ * used: a helper returning the offset made clang select it among the flavours at run time, a
+ * dozen instructions on every slab copy.
+ */
+static __always_inline __u64 huc_page_compound_word(__u64 page, bool direct)
 {
 	if (bpf_core_field_exists(struct page___huc_compound_head, compound_head))
-		return bpf_core_field_offset(struct page___huc_compound_head, compound_head);
+		return huc_kernel_word(
+			page + bpf_core_field_offset(struct page___huc_compound_head, compound_head),
+			direct);
 	if (bpf_core_field_exists(struct page___huc_compound_info, compound_info))
-		return bpf_core_field_offset(struct page___huc_compound_info, compound_info);
-	return HUC_NO_FIELD;
+		return huc_kernel_word(
+			page + bpf_core_field_offset(struct page___huc_compound_info, compound_info),
+			direct);
+	return 0;
 }
 
-static __always_inline __u32 huc_page_type_offset(void)
+static __always_inline __u64 huc_page_flags_word(__u64 page, bool direct)
 {
-	if (bpf_core_field_exists(struct page___huc_page_type, page_type))
-		return bpf_core_field_offset(struct page___huc_page_type, page_type);
-	return HUC_NO_FIELD;
+	if (bpf_core_field_exists(struct page___huc_word_flags, flags))
+		return huc_kernel_word(page + bpf_core_field_offset(struct page___huc_word_flags, flags),
+				       direct);
+	if (bpf_core_field_exists(struct page___huc_memdesc_flags, flags.f))
+		return huc_kernel_word(
+			page + bpf_core_field_offset(struct page___huc_memdesc_flags, flags.f), direct);
+	return 0;
+}
+
+/* page_type's top byte: the PGTY_* type (from 6.12). */
+static __always_inline __u32 huc_page_type_byte(__u64 page, bool direct)
+{
+	__u64 at;
+	__u32 type = 0;
+
+	if (!bpf_core_field_exists(struct page___huc_page_type, page_type))
+		return 0;
+	at = page + bpf_core_field_offset(struct page___huc_page_type, page_type);
+	if (direct) {
+		/* The word's low half: little-endian, and page_type is not the last field of
+		 * struct page. */
+		type = (__u32)huc_kernel_word(at, true);
+	} else {
+		bpf_probe_read_kernel(&type, sizeof(type), (const void *)at);
+	}
+	return type >> 24;
+}
+
+/* flags and the compound word are struct page's first two words (up to 6.9, where PG_slab marks
+ * slab pages): one read of both. */
+static __always_inline bool huc_flags_then_compound(void)
+{
+	return bpf_core_field_exists(struct page___huc_word_flags, flags) &&
+	       bpf_core_field_exists(struct page___huc_compound_head, compound_head) &&
+	       bpf_core_field_offset(struct page___huc_word_flags, flags) == 0 &&
+	       bpf_core_field_offset(struct page___huc_compound_head, compound_head) == 8;
 }
 
 /* A tail page's compound_info is a mask of its address, not a pointer (see above). */
@@ -214,43 +246,27 @@ static __always_inline __u64 huc_head_page(__u64 page_addr, __u64 compound)
 /* folio_test_slab() of the folio holding the direct-map address ptr. */
 static __always_inline bool huc_direct_map_is_slab(__u64 ptr, bool direct)
 {
-	const __u32 flags_at = huc_page_flags_offset(), head_at = huc_page_head_offset();
-	const __u32 type_at = huc_page_type_offset();
 	__u64 pfn = (ptr - huc_layout.page_offset) >> HUC_PAGE_SHIFT;
-	__u64 page, head;
+	__u64 page = huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc_page_type);
+	/* Each read once: every read of a const volatile is a load. */
+	const __s32 type_marker = slab_page_type, flag_bit = slab_flag_bit;
+	__u64 head;
 
-	if (head_at == HUC_NO_FIELD)
+	if (type_marker < 0 && (flag_bit < 0 || flag_bit >= 64))
 		return false;
-	page = huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc_page_type);
-	/* flags and the compound word are the first two words wherever the kernel marks slab
-	 * pages with PG_slab (up to 6.9): one read of both, and none more for a head page. */
-	if (!direct && slab_flag_bit >= 0 && slab_flag_bit < 64 && flags_at != HUC_NO_FIELD &&
-	    head_at == flags_at + 8) {
+	if (!direct && type_marker < 0 && huc_flags_then_compound()) {
 		unsigned long words[2] = {};
 
-		bpf_probe_read_kernel(words, sizeof(words), (const void *)(page + flags_at));
+		bpf_probe_read_kernel(words, sizeof(words), (const void *)page);
 		head = huc_head_page(page, words[1]);
 		if (head != page)
-			words[0] = huc_kernel_word(head + flags_at, false);
-		return (words[0] >> slab_flag_bit) & 1;
+			words[0] = huc_kernel_word(head, false);
+		return (words[0] >> flag_bit) & 1;
 	}
-	head = huc_head_page(page, huc_kernel_word(page + head_at, direct));
-	if (slab_page_type >= 0 && type_at != HUC_NO_FIELD) {
-		unsigned int type;
-
-		if (direct) {
-			/* The word's low half: little-endian, and page_type is not the last
-			 * field of struct page. */
-			type = (unsigned int)huc_kernel_word(head + type_at, true);
-		} else {
-			type = 0;
-			bpf_probe_read_kernel(&type, sizeof(type), (const void *)(head + type_at));
-		}
-		return (type >> 24) == (unsigned int)slab_page_type;
-	}
-	if (slab_flag_bit >= 0 && slab_flag_bit < 64 && flags_at != HUC_NO_FIELD)
-		return (huc_kernel_word(head + flags_at, direct) >> slab_flag_bit) & 1;
-	return false;
+	head = huc_head_page(page, huc_page_compound_word(page, direct));
+	if (type_marker >= 0)
+		return huc_page_type_byte(head, direct) == (__u32)type_marker;
+	return (huc_page_flags_word(head, direct) >> flag_bit) & 1;
 }
 
 /* pagefault_disabled() of task. Loaded directly from the task (a BTF pointer), not with
