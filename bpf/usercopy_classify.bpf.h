@@ -275,7 +275,7 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr, bool direct)
  * object was taken for a direct-map one). */
 static __always_inline int huc_pagefault_disabled(struct task_struct *task)
 {
-	return bpf_core_field_exists(task->pagefault_disabled) ? task->pagefault_disabled : 0;
+	return task->pagefault_disabled;
 }
 
 /* Where the sub-checks of __check_object_size(ptr, n) end (enum huc_classify_end), or
@@ -288,8 +288,10 @@ static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __
 
 	if (!n)
 		return HUC_CLASSIFY_ENDS;
-	/* Direct loads from the task (a BTF pointer): no helper call (huc_pagefault_disabled). */
-	stack = bpf_core_field_exists(task->stack) ? (__u64)task->stack : 0;
+	/* Direct loads from the task (a BTF pointer): no helper call (huc_pagefault_disabled). The
+	 * daemon classifies only where the task has the fields read here, so they are read without
+	 * asking: this code is not reached (and the verifier drops it) where it does not. */
+	stack = (__u64)task->stack;
 	if (ptr >= stack && ptr < stack + l->thread_size)
 		return HUC_END_STACK;
 	if (ptr >= l->vmalloc_start && ptr < l->vmalloc_end && !huc_pagefault_disabled(task))
