@@ -408,8 +408,10 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 		key.cgroup_id = bpf_get_current_cgroup_id();
 	HUC_STOP_AFTER(stoppable, HUC_STAGE_KEY, key.syscall_nr);
 	if (caller) {
-		recent = huc_recent_set(s, caller, key.syscall_nr, key.direction);
-		own = huc_recent_way(s, recent, slot, caller, &key, seq, direct);
+		__u64 tag = huc_recent_tag(key.syscall_nr, key.direction);
+
+		recent = huc_recent_set(s, caller, tag);
+		own = huc_recent_way(s, recent, slot, caller, tag, &key, seq, direct);
 	}
 	if (!own) {
 		own = huc_count_full(ctx, s, slot, slot_in_ctx, direct, caller, &key, seq, recent,

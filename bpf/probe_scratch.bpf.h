@@ -50,14 +50,13 @@ struct huc_recent {
 	__u64 cgroup_id;
 	__u64 expect[HUC_RECENT_HOPS]; /* the return address read at each hop: the call site last */
 	__u16 at[HUC_RECENT_HOPS];     /* each hop's word, in bytes above the caller's slot */
+	__u64 tag;                     /* the syscall and direction (huc_recent_tag) */
 	__u32 seq;                     /* the generation sequence of the way */
 	__u32 table_epoch;             /* the scratch's table_epoch when filled */
 	__u32 hops_epoch;              /* hops_epoch when filled (learned_offsets.bpf.h) */
-	__s32 syscall_nr;
 	__u16 way; /* index in the live half of the hot call sites' table */
-	__u8 direction;
 	__u8 hops; /* 0: the caller is the call site */
-	__u32 pad;
+	__u8 pad;
 };
 
 #define HUC_TRACE_WORDS 32

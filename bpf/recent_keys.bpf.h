@@ -24,28 +24,28 @@
 #include "learned_offsets.bpf.h"
 #include "probe_scratch.bpf.h"
 
-/* The set a check of (caller, syscall_nr, direction) would be remembered in: its first way. */
-static __always_inline struct huc_recent *huc_recent_set(struct huc_scratch *s, __u64 caller,
-							 __s32 syscall_nr, __u8 direction)
+/* A key's syscall and direction in one word: what an entry is for besides its caller, compared
+ * and hashed at once. */
+static __always_inline __u64 huc_recent_tag(__s32 syscall_nr, __u8 direction)
 {
-	__u64 h = (caller ^ ((__u64)(__u32)syscall_nr << 33) ^ direction) * HUC_MEMO_SALT;
+	return (__u64)(__u32)syscall_nr | (__u64)direction << 32;
+}
+
+/* The set a check of (caller, tag) would be remembered in: its first way. */
+static __always_inline struct huc_recent *huc_recent_set(struct huc_scratch *s, __u64 caller,
+							 __u64 tag)
+{
+	__u64 h = (caller ^ tag) * HUC_MEMO_SALT;
 
 	return &s->recent[((h >> 60) & (HUC_RECENT_SETS - 1)) * HUC_RECENT_WAYS];
 }
 
-static __always_inline bool huc_recent_is(const struct huc_recent *e, __u64 caller,
-					  const struct huc_site_key *key)
-{
-	return e->caller == caller && e->syscall_nr == key->syscall_nr &&
-	       e->direction == key->direction;
-}
-
-/* The way of set that remembers (caller, key's syscall and direction), else NULL. */
+/* The way of set that remembers (caller, tag), else NULL. */
 static __always_inline struct huc_recent *huc_recent_find(struct huc_recent *set, __u64 caller,
-							  const struct huc_site_key *key)
+							  __u64 tag)
 {
 	for (int w = 0; w < HUC_RECENT_WAYS; w++) {
-		if (huc_recent_is(&set[w], caller, key))
+		if (set[w].caller == caller && set[w].tag == tag)
 			return &set[w];
 	}
 	return NULL;
@@ -57,10 +57,11 @@ static __always_inline struct huc_recent *huc_recent_find(struct huc_recent *set
  */
 static __always_inline struct huc_site_slot *huc_recent_way(struct huc_scratch *s,
 							    struct huc_recent *set, __u64 slot,
-							    __u64 caller, const struct huc_site_key *key,
+							    __u64 caller, __u64 tag,
+							    const struct huc_site_key *key,
 							    __u32 seq, bool direct)
 {
-	const struct huc_recent *e = huc_recent_find(set, caller, key);
+	const struct huc_recent *e = huc_recent_find(set, caller, tag);
 	__u32 hops, countdown;
 
 	if (!e || e->seq != seq || e->table_epoch != s->table_epoch ||
@@ -104,9 +105,11 @@ static __always_inline void huc_recent_fill(struct huc_scratch *s, struct huc_re
 {
 	struct huc_recent *e;
 
+	__u64 tag = huc_recent_tag(key->syscall_nr, key->direction);
+
 	if (hops > HUC_RECENT_HOPS)
 		return;
-	e = huc_recent_find(set, caller, key);
+	e = huc_recent_find(set, caller, tag);
 	if (!e) {
 		for (int w = HUC_RECENT_WAYS - 1; w > 0; w--)
 			set[w] = set[w - 1];
@@ -122,9 +125,8 @@ static __always_inline void huc_recent_fill(struct huc_scratch *s, struct huc_re
 	e->seq = seq;
 	e->table_epoch = s->table_epoch;
 	e->hops_epoch = hops_epoch;
-	e->syscall_nr = key->syscall_nr;
+	e->tag = tag;
 	e->way = way;
-	e->direction = key->direction;
 	e->hops = hops;
 	asm volatile("" ::: "memory");
 	e->caller = caller;
