@@ -68,6 +68,11 @@ const volatile __u32 bench_stop_after = 0;
 		}                                                     \
 	} while (0)
 
+/* __check_object_size's argument registers, unchanged since it came in 4.8: its trampoline frame
+ * starts this many words above an fentry program's ctx. A constant on the per-check path (no
+ * load, no bound test); huc_count_full asks the trampoline, off the fast path. */
+#define HUC_CHECK_OBJECT_SIZE_NARGS 3
+
 /* Written by the daemon only: the generation sequence; keys are written in its low byte, the
  * generation (hucprof_abi.h), and the hot call sites' table in the half of its parity. */
 volatile __u32 generation_seq = 0;
@@ -305,6 +310,13 @@ huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, b
 	__u32 set_index;
 
 	*value_out = NULL;
+	/* A kernel whose check took another count of arguments has its trampoline frame elsewhere:
+	 * the words read are not its caller. Every key the fast path finds was filled here, so
+	 * such a kernel counts every check as caller_unreadable, none at a wrong site. */
+	if (slot_in_ctx && bpf_get_func_arg_cnt(ctx) != HUC_CHECK_OBJECT_SIZE_NARGS) {
+		caller = 0;
+		key->caller = 0;
+	}
 	if (!caller) {
 		huc_count(&drops, HUC_DROP_CALLER_UNREADABLE);
 	} else {
@@ -513,14 +525,10 @@ static __always_inline int huc_on_check_return(void)
 	return 0;
 }
 
-/* void __check_object_size(const void *ptr, unsigned long n, bool to_user), unchanged since it
- * came in 4.8: three argument registers, so its trampoline frame starts 3 words above ctx (a
- * kernel that added one would leave every caller unreadable, counted as such, never miscounted:
- * huc_fentry_caller finds its layout by the return into the function). Each flavour twice: its
+/* void __check_object_size(const void *ptr, unsigned long n, bool to_user). Each flavour twice: its
  * reads by helper calls, and by direct loads (arch_reads.bpf.h, huc_kernel_word): the daemon
- * loads one of the two. Each program is compiled twice more, with the benchmark's stops and
+ * loads one of the two. Each program holds the check twice, with the benchmark's stops and
  * without, and the verifier drops the copy bench_stop_after does not pick. */
-#define HUC_CHECK_OBJECT_SIZE_NARGS 3
 
 static __always_inline int huc_fentry_check(unsigned long long *ctx, unsigned long n, bool to_user,
 					    bool direct, bool stoppable)
