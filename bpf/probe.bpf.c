@@ -68,6 +68,11 @@ const volatile __u32 bench_stop_after = 0;
 		}                                                     \
 	} while (0)
 
+/* The check's body, called as the copy with stops when the benchmark asks for one, else as the
+ * copy without (the verifier drops the one not picked): fn's last argument is stoppable. */
+#define HUC_PICK_COPY(fn, ...)                                                \
+	(bench_stop_after ? fn(__VA_ARGS__, true) : fn(__VA_ARGS__, false))
+
 /* __check_object_size's argument registers, unchanged since it came in 4.8: its trampoline frame
  * starts this many words above an fentry program's ctx. A constant on the per-check path (no
  * load, no bound test); huc_count_full asks the trampoline, off the fast path. */
@@ -310,9 +315,10 @@ huc_count_full(void *ctx, struct huc_scratch *s, __u64 slot, bool slot_in_ctx, b
 	__u32 set_index;
 
 	*value_out = NULL;
-	/* A kernel whose check took another count of arguments has its trampoline frame elsewhere:
-	 * the words read are not its caller. Every key the fast path finds was filled here, so
-	 * such a kernel counts every check as caller_unreadable, none at a wrong site. */
+	/* (slot_in_ctx: the fentry flavour.) A kernel whose check took another count of arguments
+	 * has its trampoline frame elsewhere: the words read are not its caller. Every key the fast
+	 * path finds was filled here, so such a kernel counts every check as caller_unreadable,
+	 * none at a wrong site. */
 	if (slot_in_ctx && bpf_get_func_arg_cnt(ctx) != HUC_CHECK_OBJECT_SIZE_NARGS) {
 		caller = 0;
 		key->caller = 0;
@@ -528,8 +534,7 @@ static __always_inline int huc_on_check_return(void)
 /* void __check_object_size(const void *ptr, unsigned long n, bool to_user). Each flavour twice: its
  * reads by helper calls, and by direct loads (arch_reads.bpf.h, huc_kernel_word): the daemon
  * loads one of the two. Each program holds the check twice, with the benchmark's stops and
- * without, and the verifier drops the copy bench_stop_after does not pick. */
-
+ * without, and the verifier drops the copy bench_stop_after does not pick (HUC_PICK_COPY). */
 static __always_inline int huc_fentry_check(unsigned long long *ctx, unsigned long n, bool to_user,
 					    bool direct, bool stoppable)
 {
@@ -560,9 +565,7 @@ static __always_inline int huc_kprobe_check(struct pt_regs *ctx, __u64 ptr, __u6
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	if (bench_stop_after)
-		return huc_fentry_check(ctx, n, to_user, false, true);
-	return huc_fentry_check(ctx, n, to_user, false, false);
+	return HUC_PICK_COPY(huc_fentry_check, ctx, n, to_user, false);
 }
 
 /* The direct flavour. Built with HUC_HELPER_READS_ONLY (arch_reads.bpf.h) it is the helper
@@ -570,25 +573,20 @@ int BPF_PROG(huc_fentry_check_object_size, const void *ptr, unsigned long n, boo
 SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_direct, const void *ptr, unsigned long n, bool to_user)
 {
-	if (bench_stop_after)
-		return huc_fentry_check(ctx, n, to_user, HUC_HAS_DIRECT_READS, true);
-	return huc_fentry_check(ctx, n, to_user, HUC_HAS_DIRECT_READS, false);
+	return HUC_PICK_COPY(huc_fentry_check, ctx, n, to_user, HUC_HAS_DIRECT_READS);
 }
 
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_object_size, const void *ptr, unsigned long n, bool to_user)
 {
-	if (bench_stop_after)
-		return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, false, true);
-	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, false, false);
+	return HUC_PICK_COPY(huc_kprobe_check, ctx, (__u64)ptr, n, to_user, false);
 }
 
 SEC("kprobe/__check_object_size")
 int BPF_KPROBE(huc_kprobe_check_direct, const void *ptr, unsigned long n, bool to_user)
 {
-	if (bench_stop_after)
-		return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, HUC_HAS_DIRECT_READS, true);
-	return huc_kprobe_check(ctx, (__u64)ptr, n, to_user, HUC_HAS_DIRECT_READS, false);
+	return HUC_PICK_COPY(huc_kprobe_check, ctx, (__u64)ptr, n, to_user,
+			     HUC_HAS_DIRECT_READS);
 }
 
 SEC("fexit/__check_object_size")

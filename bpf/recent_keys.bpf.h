@@ -103,9 +103,8 @@ static __always_inline void huc_recent_fill(struct huc_scratch *s, struct huc_re
 					    __u64 caller, const struct huc_site_key *key,
 					    __u32 seq, __u32 way, __u32 hops)
 {
-	struct huc_recent *e;
-
 	__u64 tag = huc_recent_tag(key->syscall_nr, key->direction);
+	struct huc_recent *e;
 
 	if (hops > HUC_RECENT_HOPS)
 		return;
