@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "cgroup_host_test.h"
 #include "core/workload_rules.h"
 #include "workload/cgroup_index.h"
 
@@ -28,6 +29,22 @@ namespace hucprof {
 namespace {
 
 using namespace std::chrono_literals;
+
+// In a child: moves itself into the cgroup whose cgroup.procs is `procs` (relative to `dir`; "0"
+// is the writer), then spins so that a CPU-clock sample finds it running. Only
+// async-signal-safe calls.
+[[noreturn]] void join_and_spin(int dir, const char* procs) {
+  const int fd = ::openat(dir, procs, O_WRONLY);
+  if (fd < 0 || ::write(fd, "0", 1) != 1) ::_exit(1);
+  ::close(fd);
+  for (;;) asm volatile("" ::: "memory");
+}
+
+void kill_and_reap(pid_t child) {
+  if (child <= 0) return;
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
 
 // A cgroup below the unified root with one busy child process in it; both go away with it.
 class CgroupWithProcess {
@@ -41,19 +58,11 @@ class CgroupWithProcess {
     const std::string procs = path_ + "/cgroup.procs";
     child_ = ::fork();
     if (child_ == 0) {
-      // Only async-signal-safe calls here: move ourselves in ("0" is the writer), then spin so
-      // that a CPU-clock sample finds us running.
-      const int fd = ::open(procs.c_str(), O_WRONLY);
-      if (fd < 0 || ::write(fd, "0", 1) != 1) ::_exit(1);
-      ::close(fd);
-      for (;;) asm volatile("" ::: "memory");
+      join_and_spin(AT_FDCWD, procs.c_str());
     }
   }
   ~CgroupWithProcess() {
-    if (child_ > 0) {
-      ::kill(child_, SIGKILL);
-      ::waitpid(child_, nullptr, 0);
-    }
+    kill_and_reap(child_);
     // The cgroup is empty once its last task is reaped; the kernel may take a moment to see it.
     for (int i = 0; i < 100 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) {
       std::this_thread::sleep_for(10ms);
@@ -102,17 +111,11 @@ class DeepCgroupWithProcess {
     deepest_ = fd;
     child_ = ::fork();
     if (child_ == 0) {
-      const int procs = ::openat(deepest_, "cgroup.procs", O_WRONLY);
-      if (procs < 0 || ::write(procs, "0", 1) != 1) ::_exit(1);
-      ::close(procs);
-      for (;;) asm volatile("" ::: "memory");
+      join_and_spin(deepest_, "cgroup.procs");
     }
   }
   ~DeepCgroupWithProcess() {
-    if (child_ > 0) {
-      ::kill(child_, SIGKILL);
-      ::waitpid(child_, nullptr, 0);
-    }
+    kill_and_reap(child_);
     if (deepest_ >= 0) ::close(deepest_);
     for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) {
       for (int i = 0;
@@ -185,16 +188,7 @@ uint64_t handle_id(const std::string& path, int* type, int dirfd = AT_FDCWD, int
   return id;
 }
 
-class CgroupIndexHost : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a cgroup";
-    const auto root = find_unified_root();
-    if (!root.ok()) GTEST_SKIP() << root.error().text;
-    root_ = root.value();
-  }
-  std::string root_;
-};
+using CgroupIndexHost = test::UnifiedHierarchyTest;
 
 TEST_F(CgroupIndexHost, TheKernelsIdForAProcessesCgroupResolvesToItsPath) {
   // Walked before the cgroup exists: the lookup must find it by refreshing on the miss.
@@ -238,10 +232,10 @@ uint64_t bpf_cgroup_id_of(pid_t pid, std::string* said) {
 }
 
 // The same, with bpftrace to ask.
-class CgroupIndexBpf : public CgroupIndexHost {
+class CgroupIndexBpf : public test::UnifiedHierarchyTest {
  protected:
   void SetUp() override {
-    CgroupIndexHost::SetUp();
+    test::UnifiedHierarchyTest::SetUp();
     const std::string bpftrace = HUC_BPFTRACE;
     if (bpftrace.empty() || ::access(bpftrace.c_str(), X_OK) != 0) {
       GTEST_SKIP() << "bpftrace not found at configure time (scripts/install-deps.sh installs it)";

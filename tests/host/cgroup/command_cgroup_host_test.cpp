@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "workload/cgroup_index.h"
+#include "cgroup_host_test.h"
 #include "workload/command_cgroup.h"
 
 namespace hucprof {
@@ -37,17 +37,13 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-class CommandCgroupHost : public ::testing::Test {
+class CommandCgroupHost : public test::UnifiedHierarchyTest {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a cgroup";
-    const auto root = find_unified_root();
-    if (!root.ok()) GTEST_SKIP() << root.error().text;
-    root_ = root.value();
+    test::UnifiedHierarchyTest::SetUp();
     // What COMMAND leaves behind is reparented to this process, so the test can reap it.
     ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   }
-  std::string root_;
 };
 
 // `sh -c 'sleep 1000 & exit 0'`, in C: a child that joins the cgroup as ChildCommand's does,
