@@ -183,7 +183,9 @@ void KernelDebuginfo::work() {
     queue_.pop_front();
     lock.unlock();
     Arrival got = download(job);
-    // Logged here: the download may finish long after start-up, between drains.
+    // Logged here: the download may finish long after start-up, between drains. Cancelled, it
+    // is hucprof stopping: nothing to say.
+    if (client_->cancelled()) return;
     if (got.vmlinux || got.file) {
       spdlog::info("{}", got.what);
     } else {
