@@ -66,10 +66,11 @@ uint64_t inflated_section_bytes(Elf* elf) {
   return total;
 }
 
+// `what` says how it inflates: "its compressed sections inflate to".
 std::optional<Error> too_much_to_inflate(uint64_t bytes, const char* what) {
   if (bytes <= kMaxInflatedDebugBytes) return std::nullopt;
-  return Error{std::string(what) + " inflate to " + std::to_string(bytes) +
-               " bytes, more than the " + std::to_string(kMaxInflatedDebugBytes) +
+  return Error{std::string(what) + " " + std::to_string(bytes) + " bytes, more than the " +
+               std::to_string(kMaxInflatedDebugBytes) +
                " hucprof inflates (decompress it once: objcopy --decompress-debug-sections, "
                "or zstd -d)"};
 }
@@ -91,7 +92,7 @@ std::optional<Error> refuse_to_inflate(int fd, uint64_t size) {
   const auto bound = zstd_inflated_bound(std::string_view(static_cast<const char*>(mapped), size));
   ::munmap(mapped, size);
   if (!bound) return Error{"compressed with zstd, but its frames do not parse"};
-  return too_much_to_inflate(*bound, "its zstd frames");
+  return too_much_to_inflate(*bound, "its zstd blocks may inflate to");
 }
 
 // A symbol's value in the file's symbol table, 0 when absent.
@@ -139,8 +140,8 @@ Result<std::unique_ptr<VmlinuxFile>> VmlinuxFile::open(const std::string& path) 
   if (file->elf_ == nullptr || elf_kind(file->elf_) != ELF_K_ELF) {
     return Error{"not an ELF file"};
   }
-  if (auto refused =
-          too_much_to_inflate(inflated_section_bytes(file->elf_), "its compressed sections")) {
+  if (auto refused = too_much_to_inflate(inflated_section_bytes(file->elf_),
+                                         "its compressed sections inflate to")) {
     return *refused;
   }
   const void* id = nullptr;
@@ -211,8 +212,8 @@ Result<std::unique_ptr<ModuleFile>> ModuleFile::open(const std::string& path) {
   GElf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(file->module_, &bias);
   if (elf != nullptr) {
-    if (auto refused =
-            too_much_to_inflate(inflated_section_bytes(elf), "its compressed sections")) {
+    if (auto refused = too_much_to_inflate(inflated_section_bytes(elf),
+                                           "its compressed sections inflate to")) {
       return *refused;
     }
   }

@@ -234,7 +234,7 @@ TEST_F(HostileFiles, AZstdModuleWhoseBlocksCouldInflatePastTheBoundIsRefused) {
   }
   std::ofstream(path("bomb.ko.zst"), std::ios::binary) << bomb;
   EXPECT_EQ(ModuleFile::open(path("bomb.ko.zst")).error().text,
-            "its zstd frames inflate to 1258290600 bytes, more than the 1073741824 hucprof "
+            "its zstd blocks may inflate to 1258290600 bytes, more than the 1073741824 hucprof "
             "inflates (decompress it once: objcopy --decompress-debug-sections, or zstd -d)");
   std::ofstream(path("m.ko.xz"), std::ios::binary) << std::string(
       "\xfd"
