@@ -8,9 +8,10 @@ DIEs before the inlined call at an address.
 
 Functions, in address order (-fno-reorder-functions keeps source order):
   _stext         where text offsets count from, as in vmlinux
-  hostile_outer  inlines LONG (the long name, in the long file) -> MARKER -> d0 -> ... -> dN-1;
-                 dN-1 holds --skip bytes, so with a large one every offset of a kernel's text
-                 falls into the whole chain
+  hostile_outer  inlines LONG (the long name; its calls are in the long file) -> MARKER -> d0
+                 -> ... -> dN-1 (or d0 -> ... -> dN-1 -> MARKER -> LONG); the innermost holds
+                 --skip bytes, so with a large one every offset of a kernel's text falls into
+                 the whole chain
   wide_outer     --wide local statics (a DIE each, ahead of the inlined call), then inlines
                  w_last
 Used by tests/CMakeLists.txt (the debuginfo unit tests' fixture, the fuzz seed) and by the CLI
@@ -34,20 +35,26 @@ def long_file(n):
     return "hostile/" + "d" * (n - len("hostile/") - 2) + ".h"
 
 
-def source(long_name_bytes, long_file_bytes, deep, wide, skip):
+def source(long_name_bytes, long_file_bytes, deep, wide, skip, long_inside=False):
+    """The C text. The chain, outermost first, is LONG, MARKER, d0..d(deep-1); with long_inside
+    d0..d(deep-1), MARKER, LONG (a short chain then ends in the hostile names: the copy label is
+    taken from the innermost function). The innermost holds the skip."""
+    names = [long_name(long_name_bytes), MARKER.decode()]
+    depth = ["d%d" % i for i in range(deep)]
+    chain = depth + names[::-1] if long_inside else names + depth
     out = ["#define AI static inline __attribute__((always_inline))",
            "#define NI __attribute__((noinline, used))",
-           'NI void _stext(void) { __asm__ volatile(""); }',
-           'AI void d%d(void) { __asm__ volatile(".skip %d"); }' % (deep - 1, skip)]
-    for i in range(deep - 2, -1, -1):
-        out.append('AI void d%d(void) { d%d(); __asm__ volatile(""); }' % (i, i + 1))
-    marker = MARKER.decode()
-    out.append('AI void %s(void) { d0(); __asm__ volatile(""); }' % marker)
-    out.append('#line 1 "%s"' % long_file(long_file_bytes))
-    out.append('AI void %s(void) { %s(); __asm__ volatile(""); }' % (long_name(long_name_bytes),
-                                                                    marker))
-    out.append('#line %d "hostile_dwarf.c"' % (len(out) + 2))
-    out.append("NI void hostile_outer(void) { %s(); }" % long_name(long_name_bytes))
+           'NI void _stext(void) { __asm__ volatile(""); }']
+    for i in range(len(chain) - 1, -1, -1):
+        body = ('__asm__ volatile(".skip %d");' % skip if i == len(chain) - 1
+                else '%s(); __asm__ volatile("");' % chain[i + 1])
+        if chain[i] == names[0]:  # the long name's calls are in the long file
+            out.append('#line 1 "%s"' % long_file(long_file_bytes))
+            out.append("AI void %s(void) { %s }" % (chain[i], body))
+            out.append('#line %d "hostile_dwarf.c"' % (len(out) + 2))
+        else:
+            out.append("AI void %s(void) { %s }" % (chain[i], body))
+    out.append("NI void hostile_outer(void) { %s(); }" % chain[0])
     out.append('AI void w_last(void) { __asm__ volatile(".skip 16"); }')
     out.append("NI void wide_outer(void) {")
     # Local statics: a DIE each in the function's scope, ahead of the inlined call, and no code
