@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "config_file_fixture.h"
 namespace hucprof {
 namespace {
 
@@ -51,71 +52,64 @@ class Environment {
 
 constexpr const char* kBuildId = "6a2b4ac77585b8cf102cba771300e573c8489b69";
 
-struct DebuginfodCacheTest : ::testing::Test {
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("huc-debuginfod-" + std::to_string(getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
+struct DebuginfodCacheTest : ConfigFileTest {
   std::string problem_with(const fs::path& cache) {
     env.set("DEBUGINFOD_CACHE_PATH", cache.c_str());
     return DebuginfodCache::from_environment().problem(kBuildId);
   }
-  fs::path dir;
   Environment env;
 };
 
 TEST_F(DebuginfodCacheTest, ADirectoryOrOneThatCanBeMadeIsUsable) {
-  fs::create_directories(dir / "cache");
-  EXPECT_EQ(problem_with(dir / "cache"), "");
-  EXPECT_EQ(problem_with(dir / "new"), "") << "libdebuginfod makes the last directory";
-  fs::create_directories(dir / "cache" / kBuildId);
-  std::ofstream(dir / "cache" / kBuildId / "debuginfo") << "an earlier download";
-  EXPECT_EQ(problem_with(dir / "cache"), "");
+  fs::create_directories(dir_ / "cache");
+  EXPECT_EQ(problem_with(dir_ / "cache"), "");
+  EXPECT_EQ(problem_with(dir_ / "new"), "") << "libdebuginfod makes the last directory";
+  fs::create_directories(dir_ / "cache" / kBuildId);
+  std::ofstream(dir_ / "cache" / kBuildId / "debuginfo") << "an earlier download";
+  EXPECT_EQ(problem_with(dir_ / "cache"), "");
 }
 
 TEST_F(DebuginfodCacheTest, WhatCannotBeACacheIsNamedAsWhatItIs) {
-  std::ofstream(dir / "file") << "x";
-  EXPECT_EQ(problem_with(dir / "file"), "the debuginfod cache " + (dir / "file").string() +
-                                            " (from DEBUGINFOD_CACHE_PATH) is a regular file, "
-                                            "not a directory");
-  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
-  EXPECT_THAT(problem_with(dir / "fifo"), HasSubstr(" is a FIFO, not a directory"));
-  fs::create_symlink(dir / "loop", dir / "loop");
-  EXPECT_EQ(problem_with(dir / "loop"), "the debuginfod cache " + (dir / "loop").string() +
-                                            " (from DEBUGINFOD_CACHE_PATH): Too many levels of "
-                                            "symbolic links");
-  EXPECT_EQ(problem_with(dir / "missing/cache"),
-            "the debuginfod cache " + (dir / "missing/cache").string() +
-                " (from DEBUGINFOD_CACHE_PATH) cannot be made: " + (dir / "missing").string() +
+  std::ofstream(dir_ / "file") << "x";
+  EXPECT_EQ(problem_with(dir_ / "file"), "the debuginfod cache " + (dir_ / "file").string() +
+                                             " (from DEBUGINFOD_CACHE_PATH) is a regular file, "
+                                             "not a directory");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  EXPECT_THAT(problem_with(dir_ / "fifo"), HasSubstr(" is a FIFO, not a directory"));
+  fs::create_symlink(dir_ / "loop", dir_ / "loop");
+  EXPECT_EQ(problem_with(dir_ / "loop"), "the debuginfod cache " + (dir_ / "loop").string() +
+                                             " (from DEBUGINFOD_CACHE_PATH): Too many levels of "
+                                             "symbolic links");
+  EXPECT_EQ(problem_with(dir_ / "missing/cache"),
+            "the debuginfod cache " + (dir_ / "missing/cache").string() +
+                " (from DEBUGINFOD_CACHE_PATH) cannot be made: " + (dir_ / "missing").string() +
                 ": No such file or directory");
-  EXPECT_THAT(problem_with(dir / "file/cache"),
+  EXPECT_THAT(problem_with(dir_ / "file/cache"),
               HasSubstr("(from DEBUGINFOD_CACHE_PATH): Not a directory"));
 }
 
 TEST_F(DebuginfodCacheTest, AnEntryThatIsNotAFileIsNamedBeforeLibdebuginfodOpensIt) {
-  fs::create_directories(dir / "cache" / kBuildId);
-  ASSERT_EQ(::mkfifo((dir / "cache" / kBuildId / "debuginfo").c_str(), 0600), 0);
-  EXPECT_EQ(problem_with(dir / "cache"), (dir / "cache" / kBuildId / "debuginfo").string() +
-                                             " in the debuginfod cache is a FIFO, not a file");
+  fs::create_directories(dir_ / "cache" / kBuildId);
+  ASSERT_EQ(::mkfifo((dir_ / "cache" / kBuildId / "debuginfo").c_str(), 0600), 0);
+  EXPECT_EQ(problem_with(dir_ / "cache"), (dir_ / "cache" / kBuildId / "debuginfo").string() +
+                                              " in the debuginfod cache is a FIFO, not a file");
 }
 
 TEST_F(DebuginfodCacheTest, WithoutTheVariableItIsWhereLibdebuginfodPutsIt) {
   env.set("DEBUGINFOD_CACHE_PATH", nullptr);
-  env.set("HOME", (dir / "home").c_str());
-  env.set("XDG_CACHE_HOME", (dir / "xdg").c_str());
+  env.set("HOME", (dir_ / "home").c_str());
+  env.set("XDG_CACHE_HOME", (dir_ / "xdg").c_str());
   DebuginfodCache cache = DebuginfodCache::from_environment();
-  EXPECT_EQ(cache.path, (dir / "xdg/debuginfod_client").string());
+  EXPECT_EQ(cache.path, (dir_ / "xdg/debuginfod_client").string());
   EXPECT_EQ(cache.named_by, "XDG_CACHE_HOME");
   EXPECT_EQ(cache.problem(kBuildId), "") << "both levels are made";
   env.set("XDG_CACHE_HOME", nullptr);
   EXPECT_EQ(DebuginfodCache::from_environment().path,
-            (dir / "home/.cache/debuginfod_client").string());
+            (dir_ / "home/.cache/debuginfod_client").string());
   // An existing cache of the old name wins.
-  fs::create_directories(dir / "home/.debuginfod_client_cache");
+  fs::create_directories(dir_ / "home/.debuginfod_client_cache");
   EXPECT_EQ(DebuginfodCache::from_environment().path,
-            (dir / "home/.debuginfod_client_cache").string());
+            (dir_ / "home/.debuginfod_client_cache").string());
 }
 
 TEST(DownloadLimitsFromEnvironment, AreLibdebuginfodsVariablesWithinHucprofsBounds) {

@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "binutils.h"
 #include "build_id_notes.h"
+#include "config_file_fixture.h"
 #include "debuginfo/debug_file.h"
 #include "debuginfo/dwarf_lines.h"
 #include "debuginfo/kernel_debuginfo.h"
@@ -31,33 +33,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
-
-std::map<std::string, uint64_t> symbols(const std::string& elf) {
-  std::map<std::string, uint64_t> out;
-  std::istringstream in(run(std::string(HUC_NM) + " " + elf));
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string addr, type, name;
-    if (fields >> addr >> type >> name) out[name] = std::stoull(addr, nullptr, 16);
-  }
-  return out;
-}
+std::map<std::string, uint64_t> symbols(const std::string& elf) { return nm_symbols(HUC_NM, elf); }
 
 // addr2line -i -f: the functions of the inline chain at one address, innermost first.
 std::vector<std::string> addr2line_functions(const std::string& elf, uint64_t addr) {
   char hex[32];
   std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(addr));
-  std::istringstream in(run(std::string(HUC_ADDR2LINE) + " -i -f -e " + elf + " " + hex));
+  std::istringstream in(
+      command_output(std::string(HUC_ADDR2LINE) + " -i -f -e " + elf + " " + hex));
   std::vector<std::string> out;
   for (std::string function, where; std::getline(in, function) && std::getline(in, where);) {
     out.push_back(function);
@@ -185,15 +168,9 @@ uint64_t section_offset(const std::string& path, const char* name) {
   return offset;
 }
 
-struct HostileFiles : ::testing::Test {
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("huc-hostile-files-" + std::to_string(getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-  std::string path(const std::string& name) { return (dir / name).string(); }
-  fs::path dir;
+// A per-test directory (dir_) to put files in.
+struct HostileFiles : ConfigFileTest {
+  std::string path(const std::string& name) { return (dir_ / name).string(); }
 };
 
 TEST_F(HostileFiles, CompressedSectionsThatWouldInflatePastTheBoundAreRefused) {
@@ -255,15 +232,15 @@ TEST_F(HostileFiles, NoCandidateThatIsNotARegularFileIsOpened) {
            ".build-id/00/112233445566778899aabbccddeeff00112233.debug",
            "boot/vmlinux-" + release + ".debug", "vmlinux", "usr/lib/debug/boot/vmlinux-" + release,
            ".build-id/d4/514c0c8789c5c69a83c5762ad58b0f43a5d94e.debug"}) {
-    fs::create_directories((dir / p).parent_path());
-    ASSERT_EQ(::mkfifo((dir / p).c_str(), 0600), 0) << p;
+    fs::create_directories((dir_ / p).parent_path());
+    ASSERT_EQ(::mkfifo((dir_ / p).c_str(), 0600), 0) << p;
   }
-  fs::create_directories(dir / "sys/inline_mod/notes");
-  std::ofstream(dir / "sys/inline_mod/notes/.note.gnu.build-id", std::ios::binary)
+  fs::create_directories(dir_ / "sys/inline_mod/notes");
+  std::ofstream(dir_ / "sys/inline_mod/notes/.note.gnu.build-id", std::ios::binary)
       << notes_with("d4514c0c8789c5c69a83c5762ad58b0f43a5d94e");
-  std::ofstream(dir / "notes", std::ios::binary) << notes_with(build_id);
+  std::ofstream(dir_ / "notes", std::ios::binary) << notes_with(build_id);
   DebuginfoSettings s;
-  s.path = dir.string();
+  s.path = dir_.string();
   s.release = release;
   s.kernel_notes = path("notes");
   s.sys_module = path("sys");
@@ -284,8 +261,8 @@ TEST_F(HostileFiles, NoCandidateThatIsNotARegularFileIsOpened) {
 }
 
 TEST_F(HostileFiles, ALinkLoopIsNamedAsOneNotAsAbsent) {
-  fs::create_symlink(dir / "loop", dir / "loop");
-  std::ofstream(dir / "notes", std::ios::binary)
+  fs::create_symlink(dir_ / "loop", dir_ / "loop");
+  std::ofstream(dir_ / "notes", std::ios::binary)
       << notes_with("00112233445566778899aabbccddeeff00112233");
   DebuginfoSettings s;
   s.path = path("loop");
