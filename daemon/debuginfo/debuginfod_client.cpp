@@ -48,14 +48,15 @@ int progress_of(debuginfod_client* client, long done, long total) {
   return self ? self->progress(done, total) : 0;
 }
 
-// A positive whole number from the environment, as libdebuginfod reads its limits.
+// A positive whole number from the environment, read as libdebuginfod reads its limits (atol:
+// the leading digits, "30s" is 30), so both apply the same one.
 std::optional<uint64_t> positive_env(const char* name) {
   const char* text = std::getenv(name);
   if (text == nullptr) return std::nullopt;
+  while (*text == ' ' || *text == '\t') ++text;
   uint64_t value = 0;
-  const char* end = text + std::strlen(text);
-  const auto [at, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || at != end || value == 0) return std::nullopt;
+  const auto [at, ec] = std::from_chars(text, text + std::strlen(text), value);
+  if (ec != std::errc() || value == 0) return std::nullopt;
   return value;
 }
 

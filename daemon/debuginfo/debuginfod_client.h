@@ -15,8 +15,9 @@ struct debuginfod_client;  // elfutils' opaque client (C)
 namespace hucprof {
 
 // DownloadLimits from the environment, as libdebuginfod reads its own: DEBUGINFOD_MAXTIME,
-// DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXSIZE (positive whole numbers; anything else keeps the
-// default). The size is at most the 4 GiB a debuginfo file may have (kMaxDebugFileBytes).
+// DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXSIZE (their leading digits, as atol reads them; zero or
+// none keeps the default). The size is at most the 4 GiB a debuginfo file may have
+// (kMaxDebugFileBytes).
 DownloadLimits download_limits_from_environment();
 
 // A debuginfod client (elfutils' libdebuginfod) asking the servers in DEBUGINFOD_URLS for a

@@ -121,7 +121,7 @@ TEST(DownloadLimitsFromEnvironment, AreLibdebuginfodsVariablesWithinHucprofsBoun
   EXPECT_EQ(limits.deadline, std::chrono::seconds(600));
   EXPECT_EQ(limits.stall_window, std::chrono::seconds(90));
   EXPECT_EQ(limits.max_bytes, uint64_t{4} << 30);
-  env.set("DEBUGINFOD_MAXTIME", "30");
+  env.set("DEBUGINFOD_MAXTIME", "30s");  // libdebuginfod's atol reads 30
   env.set("DEBUGINFOD_TIMEOUT", "5");
   env.set("DEBUGINFOD_MAXSIZE", "1000000");
   limits = download_limits_from_environment();
