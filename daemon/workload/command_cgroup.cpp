@@ -10,11 +10,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
+
+#include "core/file_text.h"
 
 namespace hucprof {
 
@@ -32,7 +33,7 @@ std::string errno_text() { return std::strerror(errno); }
 
 std::vector<pid_t> pids_in(const std::string& procs) {
   std::vector<pid_t> pids;
-  std::ifstream in(procs);
+  std::istringstream in(read_file_text(procs).value_or(""));
   for (pid_t pid; in >> pid;) pids.push_back(pid);
   return pids;
 }
@@ -58,10 +59,7 @@ void remove_stale(const std::string& root) {
 class Destination {
  public:
   explicit Destination(const std::string& root) : root_(root) {
-    std::ifstream in("/proc/self/cgroup");
-    std::stringstream text;
-    text << in.rdbuf();
-    path_ = unified_cgroup_path(text.str()).value_or("/");
+    path_ = unified_cgroup_path(read_file_text("/proc/self/cgroup").value_or("")).value_or("/");
     open();
   }
   ~Destination() {
