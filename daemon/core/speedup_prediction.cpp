@@ -108,7 +108,10 @@ void write(const std::string& estimator, Counting counting, const std::optional<
           estimate_share(counts.in_checks, busy, 0, design_effect(counts.batches));
       site->set_lower(e.interval.lower);
       site->set_upper(e.interval.upper);
-      site->set_decided(e.decided);
+      // A part is not answered before the whole: a call site with one sample among thousands
+      // is known to be small, but next to a headline still collecting it would read as the
+      // only answer there is.
+      site->set_decided(e.decided && out->decided());
     } else {
       const ShareInterval interval = bucket_interval(value);
       site->set_lower(interval.lower);

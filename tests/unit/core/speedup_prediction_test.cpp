@@ -186,6 +186,25 @@ TEST(SpeedupPrediction, AFewSamplesAreCollectingNotAVerdict) {
   EXPECT_DOUBLE_EQ(p->design_effect(), 1) << "two points say nothing of their spread";
 }
 
+// One sample among thousands is known to be under 0.2 %, but while the whole is collecting no
+// part of it is stated as an answer.
+TEST(SpeedupPrediction, NoCallSiteIsDecidedBeforeTheWhole) {
+  SpeedupPrediction prediction(seconds(300), true, false);
+  prediction.start(0);
+  v1::Snapshot s = snapshot_of(
+      {{{{"udp_recvmsg", "entry"}, 28}, {{"__sys_sendto", "entry"}, 1}}, 3000, 356, 0, {}, 0});
+  prediction.update(17, s);
+  const auto* p = find(s, "sampling");
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->decided());
+  for (const auto& site : p->callsites()) {
+    EXPECT_FALSE(site.decided()) << site.callsite();
+    if (site.callsite() == "__sys_sendto") {
+      EXPECT_LE(site.upper(), 0.002) << "known to be small";
+    }
+  }
+}
+
 // --top-k: a call site the snapshot no longer names is "other" in the prediction too, and one
 // that comes back with the value it had is no increase.
 TEST(SpeedupPrediction, CallSitesFollowTheSnapshotsTopK) {
