@@ -49,8 +49,8 @@ void add_prediction_families(const hucprof::v1::Snapshot& snapshot,
   FamilyBuilder site_share(
       "usercopy_callsite_busy_cpu_ratio",
       "Share of busy CPU time spent inside the checks of one kernel call site over the last "
-      "--prediction.window, once its own 95 % interval is narrow enough to decide on; all call "
-      "sites add up to usercopy_checks_busy_cpu_ratio.",
+      "--prediction.window, once its own 95 % interval and the headline's are narrow enough to "
+      "decide on; all call sites add up to usercopy_checks_busy_cpu_ratio.",
       MetricType::Gauge, {"estimator", "callsite"});
   FamilyBuilder site_lower(
       "usercopy_callsite_busy_cpu_lower_ratio",
