@@ -137,11 +137,13 @@ TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
   std::map<std::tuple<std::string, std::string, std::string>, uint64_t> last_samples;
   std::map<std::pair<std::string, std::string>, uint64_t> last_subchecks;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, uint64_t> last_copies;
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> last_objects;
   std::set<std::string> ever_named;
 
   for (int interval = 0; interval < 300; ++interval) {
     IntervalDeltas d;
     uint64_t calls_total = 0, samples_total = 0, subchecks_total = 0, copies_total = 0;
+    uint64_t objects_total = 0;
     // A few sites live at a time; which ones moves on every 10 intervals, and the newcomers are
     // hotter than anything before them, so each takes a place in the top-K.
     const size_t first = (interval / 10) % sites.size();
@@ -151,6 +153,8 @@ TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
       const uint64_t samples = rng() % 5 + static_cast<uint64_t>(interval);
       d.checks.push_back(check(site, calls, j % 2 ? "read" : "recvfrom"));
       d.subchecks.push_back({site, "stack_object", calls / 2});
+      d.objects.push_back({site, "slab", "[unknown]", calls / 3});
+      objects_total += calls / 3;
       d.samples.push_back({site, "recvfrom", "entry", samples});
       d.copies.push_back({site, "recvfrom", "", "copy_to_iter", 0, samples});
       calls_total += calls;
@@ -177,12 +181,19 @@ TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
       subchecks[{c.callsite(), c.step()}] = c.count();
       if (c.callsite() != "other") subchecks_named.insert(c.callsite());
     }
+    std::set<std::string> objects_named;
+    std::map<std::tuple<std::string, std::string, std::string>, uint64_t> objects;
+    for (const auto& c : s.object_checks()) {
+      objects[{c.callsite(), c.object_kind(), c.object()}] = c.count();
+      if (c.callsite() != "other") objects_named.insert(c.callsite());
+    }
     std::map<std::tuple<std::string, std::string, std::string, std::string>, uint64_t> copies;
     for (const auto& c : s.copy_cpu_samples()) {
       copies[{c.callsite(), c.syscall(), c.copy(), ""}] = c.samples();
       if (c.callsite() != "other") copies_named.insert(c.callsite());
     }
-    for (const auto* named : {&checks_named, &samples_named, &subchecks_named, &copies_named}) {
+    for (const auto* named :
+         {&checks_named, &samples_named, &subchecks_named, &copies_named, &objects_named}) {
       ASSERT_LE(named->size(), kTopK) << "interval " << interval;
     }
     ever_named.insert(checks_named.begin(), checks_named.end());
@@ -190,6 +201,7 @@ TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
     ASSERT_EQ(increase_seen(samples, last_samples), samples_total) << "interval " << interval;
     ASSERT_EQ(increase_seen(subchecks, last_subchecks), subchecks_total) << interval;
     ASSERT_EQ(increase_seen(copies, last_copies), copies_total) << "interval " << interval;
+    ASSERT_EQ(increase_seen(objects, last_objects), objects_total) << "interval " << interval;
   }
   EXPECT_GE(ever_named.size(), 20u) << "the churn named at least 20 call sites over the run";
 }
