@@ -7,9 +7,10 @@
 // share there is, and counts the recordings whose interval contains that pooled share.
 // Prints one line per recording and a summary; exits 0, or 2 on unreadable input.
 //
-// The recordings are profiles, which carry no drains: their intervals are the plain Wilson ones
-// (design effect 1). The daemon's are never narrower (its design effect is at least 1), so a
-// coverage shown here holds for /metrics too.
+// The recordings are profiles, which carry no drains: their intervals take the least design
+// effect (kMinDesignEffect), as `hucprof report` does. The daemon's are never narrower (its
+// design effect is at least that, more where its drains spread more), so a coverage shown here
+// holds for /metrics too.
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -51,7 +51,7 @@ ShareEstimate estimate_share(double k, double n, double span, double design_effe
   out.k = k;
   out.n = n;
   out.share = n > 0 ? k / n : 0;
-  out.design_effect = std::max(1.0, design_effect);
+  out.design_effect = std::max(kMinDesignEffect, design_effect);
   out.interval = wilson_interval(k / out.design_effect, n / out.design_effect);
   out.decided = n > 0 && decided(out.share, out.interval);
   if (out.decided || !(span > 0) || !(n > 0)) return out;

@@ -56,10 +56,15 @@ TEST(ShareInterval, NeededSpanIsWhereTheSameRatesGiveAVerdict) {
 }
 
 TEST(ShareInterval, DesignEffectWidensTheInterval) {
-  const ShareEstimate plain = estimate_share(100, 5000, 0, 1);
-  const ShareEstimate doubled = estimate_share(100, 5000, 0, 4);
-  EXPECT_NEAR(doubled.interval.width() / plain.interval.width(), 2.0, 0.1);
-  EXPECT_EQ(estimate_share(100, 5000, 0, 0.3).design_effect, 1.0) << "never narrower";
+  const ShareEstimate least = estimate_share(100, 5000);
+  EXPECT_EQ(least.design_effect, kMinDesignEffect);
+  const ShareInterval effective = wilson_interval(100 / kMinDesignEffect, 5000 / kMinDesignEffect);
+  EXPECT_EQ(least.interval.lower, effective.lower);
+  EXPECT_EQ(least.interval.upper, effective.upper);
+  const ShareEstimate doubled = estimate_share(100, 5000, 0, 4 * kMinDesignEffect);
+  EXPECT_NEAR(doubled.interval.width() / least.interval.width(), 2.0, 0.1);
+  EXPECT_EQ(estimate_share(100, 5000, 0, 0.3).design_effect, kMinDesignEffect)
+      << "never narrower than measured";
 }
 
 // Independent binomial batches: the design effect is near 1. Batches whose share changes from

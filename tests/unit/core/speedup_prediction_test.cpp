@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "core/share_interval.h"
+
 namespace hucprof {
 namespace {
 
@@ -183,7 +185,8 @@ TEST(SpeedupPrediction, AFewSamplesAreCollectingNotAVerdict) {
   EXPECT_FALSE(p->has_needed_window_seconds());
   EXPECT_LE(p->lower(), p->share());
   EXPECT_GE(p->upper(), p->share());
-  EXPECT_DOUBLE_EQ(p->design_effect(), 1) << "two points say nothing of their spread";
+  EXPECT_DOUBLE_EQ(p->design_effect(), kMinDesignEffect)
+      << "two points say nothing of their spread: the least design effect";
 }
 
 // One sample among thousands is known to be under 0.2 %, but while the whole is collecting no
@@ -200,7 +203,7 @@ TEST(SpeedupPrediction, NoCallSiteIsDecidedBeforeTheWhole) {
   for (const auto& site : p->callsites()) {
     EXPECT_FALSE(site.decided()) << site.callsite();
     if (site.callsite() == "__sys_sendto") {
-      EXPECT_LE(site.upper(), 0.002) << "known to be small";
+      EXPECT_LT(site.upper(), 0.005) << "known to be small";
     }
   }
 }
