@@ -390,7 +390,9 @@ void ProbeSession::drain(RawDrain& out) {
   drain_retired<huc_site_key, huc_site_value>(
       bpf_map__fd(skel_->maps.sites), generation,
       [&](const huc_site_key& key, const huc_site_value& v) {
-        out.sites.push_back({key, v.calls, v.bytes, v.full_stack_id});
+        RawSiteCount site{key, v.calls, v.bytes, v.full_stack_id};
+        std::copy(std::begin(v.ended_at), std::end(v.ended_at), site.ended_at.begin());
+        out.sites.push_back(site);
         add_classified_subchecks(key, v.ended_at, out.subchecks);
       });
   drain_retired_counts(bpf_map__fd(skel_->maps.subchecks), generation, out.subchecks);

@@ -248,9 +248,10 @@ const std::array<Setting, 20> kSettings{{
      true, OnReload::Restart, apply_probe_attach,
      [](const RunOptions& o) { return std::string(name_of(kProbeAttach, o.probe_attach)); }},
     {"probe.subchecks", "HOW",
-     "how probe mode counts sub-checks (slab, vmalloc, page, stack): classify (decided inside "
-     "the check's probe from the object's address, as mm/usercopy.c decides) or attach (a probe "
-     "at each sub-check function: more program runs per copy)",
+     "how probe mode counts sub-checks (the steps stack_object, vmap_area, virt_addr_valid, "
+     "slab_object): classify (decided inside the check's probe from the object's address, as "
+     "mm/usercopy.c decides; also the kind of object copied) or attach (a probe at each "
+     "sub-check function: more program runs per copy)",
      true, true, OnReload::Restart, apply_probe_subchecks,
      [](const RunOptions& o) { return std::string(name_of(kProbeSubchecks, o.probe_subchecks)); }},
     {"probe.workloads", "",

@@ -22,8 +22,9 @@ struct CallsAndBytes {
 
 // Keys are label tuples with the call site first, so std::map order is the export order.
 using CheckKey = std::tuple<std::string, std::string, std::string>;   // callsite, syscall, dir
-using SubcheckKey = std::pair<std::string, std::string>;              // callsite, check
-using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, check
+using SubcheckKey = std::pair<std::string, std::string>;              // callsite, step
+using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, step
+using ObjectKey = std::tuple<std::string, std::string, std::string>;  // callsite, kind, object
 // callsite, syscall, direction, copy
 using CopyCheckKey = std::tuple<std::string, std::string, std::string, std::string>;
 using CopySampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, copy
@@ -38,20 +39,13 @@ struct WorkloadSamples {
   }
 };
 
-// Workloads come and go without end (a container per CI job), so unlike call sites a workload
-// that leaves the top-K does not keep a frozen series: what it had moves into "other", and its
-// series ends. Every series still only grows, sum() stays exact, and a family holds at most
-// top_k + 1 series.
-template <typename Value>
-void retire_departed(std::map<WorkloadKey, Value>& series, const TopKRanking& ranking) {
-  for (auto it = series.begin(); it != series.end();) {
-    if (it->first.first == kOtherCallsite || ranking.label(it->first.first) != kOtherCallsite) {
-      ++it;
-      continue;
-    }
-    series[{std::string(kOtherCallsite), ""}] += it->second;
-    it = series.erase(it);
-  }
+// Whether a series is exported now: "other", or a label the family's ranking names. A series
+// whose label left the top-K keeps its value here, unexported, and resumes from it if the label
+// comes back; meanwhile its increments go to "other". Nothing is moved between series, so every
+// series only grows and rate() over each of them, and sum(rate()) over all, stay exact, while a
+// family never holds more than top_k + 1 series at a scrape.
+bool exported(const TopKRanking& ranking, std::string_view label) {
+  return label == kOtherCallsite || ranking.label(label) == label;
 }
 
 // A workload's series: its own while ranked, else "other" (which mixes kinds, so has none).
@@ -88,6 +82,7 @@ struct Aggregator::Impl {
   std::map<WorkloadKey, CallsAndBytes> workload_checks;
   std::map<CheckKey, CallsAndBytes> checks;
   std::map<SubcheckKey, uint64_t> subchecks;
+  std::map<ObjectKey, uint64_t> objects;
   std::map<SampleKey, uint64_t> samples;
   std::map<std::string, std::vector<uint64_t>> latency;
   std::map<std::string, uint64_t> sampled_by_context;
@@ -125,7 +120,6 @@ void Aggregator::apply_workloads(const IntervalDeltas& deltas) {
   }
   for (const auto& [workload, busy] : deltas.busy_by_workload) s.by_workload.add(workload, 0);
   s.by_workload.rerank();
-  retire_departed(s.workloads, s.by_workload);
   for (const SampleDelta& d : deltas.samples) {
     if (!d.workload.empty() && d.samples) {
       workload_series(s.workloads, s.by_workload, d.workload, d.workload_kind).checks += d.samples;
@@ -143,7 +137,6 @@ void Aggregator::apply_workload_checks(const IntervalDeltas& deltas) {
     if (!d.workload.empty()) s.by_workload_calls.add(d.workload, d.calls);
   }
   s.by_workload_calls.rerank();
-  retire_departed(s.workload_checks, s.by_workload_calls);
   for (const CheckDelta& d : deltas.checks) {
     if (d.workload.empty() || (d.calls == 0 && d.bytes == 0)) continue;
     workload_series(s.workload_checks, s.by_workload_calls, d.workload, d.workload_kind) +=
@@ -157,6 +150,7 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   // Rank with this interval included, so a new hot call site is named from its first interval.
   for (const CheckDelta& d : deltas.checks) s.by_calls.add(d.callsite, d.calls);
   for (const SubcheckDelta& d : deltas.subchecks) s.by_calls.add(d.callsite, 0);
+  for (const ObjectDelta& d : deltas.objects) s.by_calls.add(d.callsite, 0);
   for (const LatencyDelta& d : deltas.latency) s.by_calls.add(d.callsite, 0);
   for (const SampleDelta& d : deltas.samples) s.by_samples.add(d.callsite, d.samples);
   s.by_calls.rerank();
@@ -173,7 +167,11 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   }
   for (const SubcheckDelta& d : deltas.subchecks) {
     if (d.count == 0) continue;
-    s.subchecks[{std::string(s.by_calls.label(d.callsite)), d.check}] += d.count;
+    s.subchecks[{std::string(s.by_calls.label(d.callsite)), d.step}] += d.count;
+  }
+  for (const ObjectDelta& d : deltas.objects) {
+    if (d.count == 0) continue;
+    s.objects[{std::string(s.by_calls.label(d.callsite)), d.object_kind, d.object}] += d.count;
   }
   for (const LatencyDelta& d : deltas.latency) {
     if (all_zero(d.bucket_counts)) continue;
@@ -183,7 +181,7 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   }
   for (const SampleDelta& d : deltas.samples) {
     if (d.samples == 0) continue;
-    s.samples[{std::string(s.by_samples.label(d.callsite)), d.syscall, d.check}] += d.samples;
+    s.samples[{std::string(s.by_samples.label(d.callsite)), d.syscall, d.step}] += d.samples;
   }
   // After the families they split: a call site is ranked (and labelled) there first.
   for (const CopyDelta& d : deltas.copies) {
@@ -213,6 +211,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   const Impl& s = *impl_;
   snapshot.clear_checks();
   snapshot.clear_subchecks();
+  snapshot.clear_object_checks();
   snapshot.clear_cpu_samples();
   snapshot.clear_sampled();
   snapshot.clear_excluded();
@@ -225,6 +224,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_workload_checks();
 
   for (const auto& [key, v] : s.checks) {
+    if (!exported(s.by_calls, std::get<0>(key))) continue;
     auto* out = snapshot.add_checks();
     out->set_callsite(std::get<0>(key));
     out->set_syscall(std::get<1>(key));
@@ -233,16 +233,26 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_bytes(v.bytes);
   }
   for (const auto& [key, count] : s.subchecks) {
+    if (!exported(s.by_calls, key.first)) continue;
     auto* out = snapshot.add_subchecks();
     out->set_callsite(key.first);
-    out->set_check(key.second);
+    out->set_step(key.second);
+    out->set_count(count);
+  }
+  for (const auto& [key, count] : s.objects) {
+    if (!exported(s.by_calls, std::get<0>(key))) continue;
+    auto* out = snapshot.add_object_checks();
+    out->set_callsite(std::get<0>(key));
+    out->set_object_kind(std::get<1>(key));
+    out->set_object(std::get<2>(key));
     out->set_count(count);
   }
   for (const auto& [key, n] : s.samples) {
+    if (!exported(s.by_samples, std::get<0>(key))) continue;
     auto* out = snapshot.add_cpu_samples();
     out->set_callsite(std::get<0>(key));
     out->set_syscall(std::get<1>(key));
-    out->set_check(std::get<2>(key));
+    out->set_step(std::get<2>(key));
     out->set_samples(n);
   }
   for (const auto& [context, n] : s.sampled_by_context) {
@@ -256,6 +266,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_samples(n);
   }
   for (const auto& [callsite, buckets] : s.latency) {
+    if (!exported(s.by_calls, callsite)) continue;
     auto* out = snapshot.add_latency();
     out->set_callsite(callsite);
     for (uint64_t b : buckets) out->add_bucket_counts(b);
@@ -272,6 +283,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_count(n);
   }
   for (const auto& [key, calls] : s.copy_checks) {
+    if (!exported(s.by_calls, std::get<0>(key))) continue;
     auto* out = snapshot.add_copy_checks();
     out->set_callsite(std::get<0>(key));
     out->set_syscall(std::get<1>(key));
@@ -280,6 +292,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_calls(calls);
   }
   for (const auto& [key, n] : s.copy_samples) {
+    if (!exported(s.by_samples, std::get<0>(key))) continue;
     auto* out = snapshot.add_copy_cpu_samples();
     out->set_callsite(std::get<0>(key));
     out->set_syscall(std::get<1>(key));
@@ -287,6 +300,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_samples(n);
   }
   for (const auto& [key, n] : s.workloads) {
+    if (!exported(s.by_workload, key.first)) continue;
     auto* out = snapshot.add_workloads();
     out->set_workload(key.first);
     out->set_workload_kind(key.second);
@@ -294,6 +308,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_busy_samples(n.busy);
   }
   for (const auto& [key, v] : s.workload_checks) {
+    if (!exported(s.by_workload_calls, key.first)) continue;
     auto* out = snapshot.add_workload_checks();
     out->set_workload(key.first);
     out->set_workload_kind(key.second);

@@ -17,11 +17,18 @@ struct CheckDelta {
   std::string workload = {}, workload_kind = {};  // "" unless keyed by cgroup (--probe.workloads)
 };
 struct SubcheckDelta {
-  std::string callsite, check;
+  std::string callsite, step;
   uint64_t count = 0;
 };
+// Classified checks by the kind of object copied (probe mode) and its identity.
+struct ObjectDelta {
+  std::string callsite, object_kind, object;
+  uint64_t count = 0;
+};
+// The step of time in __check_object_size's own code, and in what is inlined into it.
+inline constexpr const char* kEntryStep = "entry";
 struct SampleDelta {
-  std::string callsite, syscall, check;
+  std::string callsite, syscall, step;
   uint64_t samples = 0;
   std::string workload = {}, workload_kind = {};  // "" where the samples carry no cgroup
 };
@@ -40,6 +47,7 @@ struct LatencyDelta {
 struct IntervalDeltas {
   std::vector<CheckDelta> checks;
   std::vector<SubcheckDelta> subchecks;
+  std::vector<ObjectDelta> objects;
   std::vector<SampleDelta> samples;
   std::vector<LatencyDelta> latency;
   std::vector<CopyDelta> copies;
@@ -57,12 +65,15 @@ struct IntervalDeltas {
 
 // Accumulates interval deltas into cumulative, cardinality-bounded series.
 //
-// Top-K: per family (checks+bytes+subchecks+latency ranked by calls; cpu samples ranked by
-// samples; workloads ranked by their samples in the checks) at most top_k call sites are exported
-// by name, chosen by cumulative cost; the rest is summed into callsite="other". Every exported
-// series only ever grows: a call site entering the top-K continues from what it had accumulated
-// while named before (never from its "other" share), one leaving it stops growing and its later
-// increments go to "other". So rate() over any series and sum() over all series stay exact.
+// Top-K: per family (checks+bytes+subchecks+objects+latency ranked by calls; cpu samples ranked by
+// samples; workloads ranked by their samples in the checks, or their checks) at most top_k labels
+// are exported by name at any fill(), chosen by cumulative cost; the rest is summed into "other"
+// (callsite="other", workload="other"). A label's series counts only what came while it was
+// named: one leaving the top-K is no longer exported (it keeps its value, unexported, and resumes
+// from it if it comes back), and its later increments go to "other". Nothing ever moves between
+// series, so every exported series only grows, and rate() over each and sum(rate()) over all stay
+// exact, whatever the churn; the plain sum of the exported values is not the total since start
+// (what left is not in it).
 //
 // The copy families (debuginfo only) take the call site label of the family they split (calls or
 // samples), and at most kMaxCopiesPerCallsite copy functions per call site label by name (the
@@ -73,9 +84,8 @@ class Aggregator {
   explicit Aggregator(size_t top_k);
 
   void apply(const IntervalDeltas& deltas);
-  // A new top-K from the next apply() on (SIGHUP). Series named before keep their values;
-  // lowering it freezes the surplus ones rather than removing them, so every series still only
-  // grows.
+  // A new top-K from the next apply() on (SIGHUP). Lowering it stops exporting the surplus
+  // labels, as if they had left the top-K.
   void set_top_k(size_t top_k);
   // Fills the counter parts of the snapshot (checks, subchecks, cpu_samples, sampled, latency,
   // drops, intervals); leaves status fields (probes, build, hardened) to the caller.
@@ -85,7 +95,7 @@ class Aggregator {
 
  private:
   // The workload families: ranked by the checks' samples, the busy samples under the same
-  // names, so that a workload's share is the quotient of two of its series.
+  // names, so that a workload's share is the quotient of two of its series. Top-K as above.
   void apply_workloads(const IntervalDeltas& deltas);
   // Probe mode's checks by workload (--probe.workloads), ranked by their calls likewise.
   void apply_workload_checks(const IntervalDeltas& deltas);

@@ -63,7 +63,7 @@ FoldedCallsite CallsiteFolder::fold(std::span<const std::string> frames_leaf_fir
   for (size_t i = 0; i < frames.size(); ++i) {
     auto kind = rules_.check_functions.find(frames[i]);
     if (kind == rules_.check_functions.end()) continue;
-    if (!check_seen) folded.check = kind->second;
+    if (!check_seen) folded.step = kind->second;
     check_seen = true;
     first_above_checks = i + 1;
   }

@@ -10,7 +10,7 @@ namespace hucprof {
 struct FoldedCallsite {
   std::string callsite;  // first frame above the check + copy-helper frames, normalized
   std::string syscall;   // "recvfrom", or "none" when no syscall frame is on the stack
-  std::string check;     // kind of the innermost check frame ("object", "slab", ...), "" if none
+  std::string step;  // step of the innermost check frame ("entry", "slab_object", ...), "" if none
   bool truncated =
       false;  // the stack ended inside the usercopy machinery: callsite is "[truncated]"
 
@@ -20,7 +20,7 @@ struct FoldedCallsite {
 // Turns a symbolized kernel stack (leaf first, exact or normalized names) into the labels of
 // the metric contract. Pure: no kernel, no I/O.
 //
-// Rules: the innermost check frame gives `check`; everything from the leaf up to the outermost
+// Rules: the innermost check frame gives `step`; everything from the leaf up to the outermost
 // check frame is the check (including callees like _raw_spin_lock); above it, copy helpers are
 // skipped; the first remaining frame is the call site. A stack with no check frame (probe mode
 // hands the caller frames only) starts at its first frame. The syscall comes from the outermost

@@ -1,6 +1,7 @@
 #include "core/debuginfo_search.h"
 
 #include <algorithm>
+#include <regex>
 #include <sstream>
 
 #include "core/build_id.h"
@@ -48,6 +49,24 @@ std::vector<std::string> os_ids(std::string_view os_release) {
     }
   }
   return ids;
+}
+
+// Whether `release` is named the way the distribution names its own kernel packages' releases
+// (their debuginfo packages exist for those only): Debian's <version>[-<abi>|+deb<N>]-<flavour>
+// (6.1.0-57-amd64, 6.12.117+deb12-cloud-amd64), Ubuntu's <version>-<abi>-<flavour>
+// (6.8.0-45-generic), Fedora's and RHEL's <version>-<release>.fc<N>|.el<N>.<arch>.
+bool distribution_kernel(const std::vector<std::string>& ids, std::string_view release) {
+  auto is = [&](std::string_view id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  const std::string r(release);
+  static const std::regex debian(
+      R"(\d+\.\d+(\.\d+)?(-\d+|\+deb\d+(u\d+)?)?(-(cloud|rt))?-(amd64|arm64|armmp|armmp-lpae|686|686-pae|)"
+      R"(powerpc64le|ppc64el|s390x|riscv64|loong64|rpi|marvell|4kc-malta|5kc-malta|octeon|)"
+      R"(loongson-3|mips64r2el|mips32r2el))");
+  static const std::regex ubuntu(R"(\d+\.\d+\.\d+-\d+-[a-z][a-z0-9-]*)");
+  static const std::regex redhat(R"(\d+\.\d+\.\d+-[0-9.]+\.(fc\d+|el\d+(_\d+)?)\.[a-z0-9_]+)");
+  if (is("ubuntu")) return std::regex_match(r, ubuntu);
+  if (is("debian")) return std::regex_match(r, debian);
+  return std::regex_match(r, redhat);
 }
 
 }  // namespace
@@ -122,12 +141,14 @@ std::string describe(const CandidateCheck& c, std::string_view running_build_id)
     case CandidateCheck::NoDwarf:
       return c.path + ": has no DWARF debuginfo (.debug_info): a stripped image";
     case CandidateCheck::NoBuildId:
-      return c.path + ": refused: it has no GNU build-id, so it cannot be proved to be this "
-                      "kernel's";
+      return c.path +
+             ": refused: it has no GNU build-id, so it cannot be proved to be this "
+             "kernel's";
     case CandidateCheck::Mismatch:
       if (running_build_id.empty()) {
-        return c.path + ": refused: the running kernel's build-id is unknown, so no file can be "
-                        "proved to be its";
+        return c.path +
+               ": refused: the running kernel's build-id is unknown, so no file can be "
+               "proved to be its";
       }
       return c.path + ": refused: its build-id " + short_build_id(c.build_id) + " is not the " +
              "running kernel's " + short_build_id(running_build_id) +
@@ -142,6 +163,15 @@ std::string install_command(std::string_view os_release, std::string_view releas
   const std::vector<std::string> ids = os_ids(os_release);
   auto is = [&](std::string_view id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
   const std::string r(release);
+  const bool known = is("ubuntu") || is("debian") || is("fedora") || is("rhel") || is("centos");
+  if (known && !distribution_kernel(ids, release)) {
+    // A kernel built elsewhere (by hand, by a vendor) on a distribution's user space: no
+    // package of that distribution holds its debuginfo, so naming one would send the user
+    // looking for something that cannot exist.
+    return "kernel " + r + " is not a package of this distribution, so no debuginfo package " +
+           "exists for it: point --debuginfo.path at the vmlinux its build left (built with " +
+           "CONFIG_DEBUG_INFO; docs/debuginfo.md)";
+  }
   // Ubuntu says ID_LIKE=debian: ask for it first.
   if (is("ubuntu")) {
     return "apt-get install linux-image-" + r +

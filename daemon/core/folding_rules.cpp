@@ -6,20 +6,22 @@ FoldingRules FoldingRules::defaults() {
   FoldingRules rules;
   rules.check_functions = {
       // mm/usercopy.c: the entry point and its out-of-line pieces.
-      {"__check_object_size", "object"},
-      {"check_object_size", "object"},  // the inline wrapper, out of line in some debug builds
-      {"check_bogus_address", "object"},
-      {"usercopy_abort", "object"},
-      {"usercopy_warn", "object"},
-      {"check_heap_object", "heap"},
-      {"check_stack_object", "stack"},
-      {"arch_within_stack_frames", "stack"},
-      {"check_kernel_text_object", "text"},
-      {"check_page_span", "page"},
+      {"__check_object_size", "entry"},
+      {"check_object_size", "entry"},  // the inline wrapper, out of line in some debug builds
+      {"check_bogus_address", "entry"},
+      {"usercopy_abort", "entry"},
+      {"usercopy_warn", "entry"},
+      {"check_heap_object", "heap_object"},  // out of line on some kernels, inlined on Debian's
+      {"check_stack_object", "stack_object"},
+      {"arch_within_stack_frames", "stack_object"},
+      {"check_kernel_text_object", "kernel_text"},
+      {"check_page_span", "page_span"},  // CONFIG_HARDENED_USERCOPY_PAGESPAN, before 5.16
       // What the sub-checks call into.
-      {"__check_heap_object", "slab"},  // mm/slub.c
-      {"find_vmap_area", "vmalloc"},    // the rb-tree search under vmap_area_lock
-      {"__virt_addr_valid", "page"},    // arch/x86/mm/physaddr.c, behind virt_addr_valid()
+      {"__check_heap_object", "slab_object"},  // mm/slub.c: only ever for a slab object
+      {"find_vmap_area", "vmap_area"},         // the rb-tree search under vmap_area_lock
+      // arch/x86/mm/physaddr.c, behind virt_addr_valid(): every object in the linear map or the
+      // kernel image on its way to the slab/page split, slab objects included.
+      {"__virt_addr_valid", "virt_addr_valid"},
   };
   rules.copy_helpers = {
       // include/linux/uio.h, lib/iov_iter.c: iov_iter copies.

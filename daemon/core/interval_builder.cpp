@@ -199,7 +199,7 @@ LabelsPtr IntervalBuilder::site_labels(const huc_site_key& key, const FoldedCall
 
 LabelsPtr IntervalBuilder::sample_labels(const huc_sample_key& key, const FoldedCallsite& site) {
   return stacks_.labels(site.callsite, syscall_label(key.syscall_nr, site),
-                        site.check.empty() ? "object" : site.check, "");
+                        site.step.empty() ? kEntryStep : site.step, "");
 }
 
 std::string IntervalBuilder::copy_label(const ProfileStack& stack,
@@ -318,6 +318,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     delta.workload = labels->workload;
     delta.workload_kind = labels->workload_kind;
     out.checks.push_back(std::move(delta));
+    for (uint32_t end = 0; end < HUC_CLASSIFY_ENDS; ++end) {
+      if (site.ended_at[end]) {
+        out.objects.push_back(
+            {fold.site.callsite, object_kind_name(end), kUnknownObject, site.ended_at[end]});
+      }
+    }
     Held held;
     held.stack = site_stack(site, drain, symbols);
     held.labels = std::move(labels);
@@ -330,12 +336,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     if (sub.count == 0) continue;
     Fold fold = fold_site(sub.key.site, drain, symbols);
     count_drop(fold.drop, sub.count);
-    out.subchecks.push_back({fold.site.callsite, check_kind_name(sub.key.kind), sub.count});
+    out.subchecks.push_back({fold.site.callsite, subcheck_step_name(sub.key.kind), sub.count});
     Held held;
     held.stack = key_stack(sub.key.site, drain, symbols);
     held.subcheck = static_cast<int>(sub.key.kind);
     held.labels = with_workload(
-        stacks_.labels(fold.site.callsite, fold.site.syscall, check_kind_name(sub.key.kind),
+        stacks_.labels(fold.site.callsite, fold.site.syscall, subcheck_step_name(sub.key.kind),
                        direction_name(sub.key.site.direction)),
         sub.key.site.cgroup_id, workloads);
     held.values[kSubchecks] = held.events = sub.count;
@@ -363,13 +369,13 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     Fold fold = fold_sample(sample.key, drain, symbols);
     count_drop(fold.drop, sample.count);
     SampleDelta delta{fold.site.callsite, syscall_label(sample.key.syscall_nr, fold.site),
-                      fold.site.check.empty() ? "object" : fold.site.check, sample.count};
+                      fold.site.step.empty() ? kEntryStep : fold.site.step, sample.count};
     // The fold's labels name the syscall of the first key with this stack; another syscall
     // through the same stack (rare) gets its own.
     LabelsPtr labels =
         fold.labels->syscall == delta.syscall
             ? fold.labels
-            : stacks_.labels(delta.callsite, delta.syscall, delta.check, "", fold.copy);
+            : stacks_.labels(delta.callsite, delta.syscall, delta.step, "", fold.copy);
     labels = with_workload(std::move(labels), sample.key.cgroup_id, workloads);
     delta.workload = labels->workload;
     delta.workload_kind = labels->workload_kind;

@@ -26,14 +26,27 @@ const char* context_name(uint32_t context) {
   return "unknown";
 }
 
-const char* check_kind_name(uint32_t kind) {
+const char* subcheck_step_name(uint32_t kind) {
   switch (kind) {
-    case HUC_CHECK_SLAB: return "slab";
-    case HUC_CHECK_VMALLOC: return "vmalloc";
-    case HUC_CHECK_STACK: return "stack";
-    case HUC_CHECK_TEXT: return "text";
-    case HUC_CHECK_PAGE: return "page";
-    case HUC_CHECK_HEAP: return "heap";
+    case HUC_CHECK_SLAB: return "slab_object";
+    case HUC_CHECK_VMALLOC: return "vmap_area";
+    case HUC_CHECK_STACK: return "stack_object";
+    case HUC_CHECK_TEXT: return "kernel_text";
+    case HUC_CHECK_PAGE: return "virt_addr_valid";
+    case HUC_CHECK_HEAP: return "heap_object";
+  }
+  return "unknown";
+}
+
+const char* object_kind_name(uint32_t end) {
+  switch (end) {
+    case HUC_END_STACK: return "stack";
+    case HUC_END_VMALLOC: return "vmalloc";
+    // __virt_addr_valid ran and the folio was no slab, or the address was not valid: the page
+    // allocator's memory, the kernel image, a module's data or a vmalloc address copied with page
+    // faults off. The classifier does not tell these apart, so it claims none of them.
+    case HUC_END_PAGE: return "other";
+    case HUC_END_SLAB: return "slab";
   }
   return "unknown";
 }

@@ -19,6 +19,9 @@ struct RawSiteCount {
   uint64_t calls = 0;
   uint64_t bytes = 0;
   uint64_t full_stack_id = 0;  // id in full_stacks of a stack seen for this key, 0: none
+  // Classified calls by where their sub-checks ended (enum huc_classify_end): the kind of
+  // object each copied. All 0 where the sub-checks are not classified.
+  std::array<uint64_t, HUC_CLASSIFY_ENDS> ended_at{};
 };
 // A u64 counter of a hash map.
 template <typename Key>
@@ -71,10 +74,17 @@ struct RawDrain {
   ProgramCosts program_costs;
 };
 
-// Label for each enum huc_drop_reason, and for each enum huc_context / huc_check_kind.
+// Label for each enum huc_drop_reason, and for each enum huc_context.
 const char* drop_reason_name(uint32_t reason);
 const char* context_name(uint32_t context);
-const char* check_kind_name(uint32_t kind);
+// The `step` label of a sub-check (enum huc_check_kind): which function of the checks ran,
+// named after it ("virt_addr_valid" for __virt_addr_valid), never after a kind of object.
+const char* subcheck_step_name(uint32_t kind);
+// The `object_kind` label of a classified call's end (enum huc_classify_end): what the
+// classifier saw of the object, and nothing it did not ("other": neither stack, vmalloc nor slab).
+const char* object_kind_name(uint32_t end);
+// The `object` label while hucprof does not identify objects.
+inline constexpr const char* kUnknownObject = "[unknown]";
 const char* helper_walk_name(uint32_t walk);
 const char* exclude_reason_name(uint32_t reason);
 

@@ -1,5 +1,7 @@
 #include "core/site_table.h"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -53,7 +55,10 @@ void add_table_sites(const huc_site_table& table, uint32_t retired,
                      std::vector<RawSiteCount>& sites, std::vector<RawSubcheckCount>& subchecks) {
   for (const huc_site_slot& slot : table.slots[retired & 1]) {
     if (slot.seq != retired || slot.value.calls == 0) continue;
-    sites.push_back({slot.key, slot.value.calls, slot.value.bytes, slot.value.full_stack_id});
+    RawSiteCount site{slot.key, slot.value.calls, slot.value.bytes, slot.value.full_stack_id};
+    std::copy(std::begin(slot.value.ended_at), std::end(slot.value.ended_at),
+              site.ended_at.begin());
+    sites.push_back(site);
     add_classified_subchecks(slot.key, slot.value.ended_at, subchecks);
   }
 }
@@ -64,6 +69,7 @@ void merge_equal_keys(std::vector<RawSiteCount>& sites) {
       [](RawSiteCount& into, const RawSiteCount& c) {
         into.calls += c.calls;
         into.bytes += c.bytes;
+        for (size_t i = 0; i < into.ended_at.size(); ++i) into.ended_at[i] += c.ended_at[i];
         if (!into.full_stack_id) into.full_stack_id = c.full_stack_id;
       });
 }

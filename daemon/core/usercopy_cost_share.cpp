@@ -33,15 +33,20 @@ void UsercopyCostShare::observe(double at, const CostCounters& counters) {
   added.busy = increase(last_raw_.busy, counters.busy);
   for (const auto& [callsite, value] : counters.in_checks) {
     added.in_checks[callsite] = increase(value_or_zero(last_raw_.in_checks, callsite), value);
+    last_raw_.in_checks[callsite] = value;
   }
-  last_raw_ = counters;
+  last_raw_.busy = counters.busy;
   window_.observe(at, std::move(added));
 }
 
 std::optional<CostShare> UsercopyCostShare::estimate() const {
   if (window_.empty() || window_.end() <= window_.start()) return std::nullopt;
   CostCounters sum;
-  window_.for_each([&](const CostCounters& added) { sum += added; });
+  std::vector<const CostCounters*> points;
+  window_.for_each([&](const CostCounters& added) {
+    sum += added;
+    points.push_back(&added);
+  });
   if (sum.busy == 0) return std::nullopt;
 
   CostShare out;
@@ -50,7 +55,19 @@ std::optional<CostShare> UsercopyCostShare::estimate() const {
   for (const auto& [callsite, value] : sum.in_checks) {
     const double share = static_cast<double>(value) / static_cast<double>(out.busy);
     out.by_callsite[callsite] = share;
+    out.in_checks_by_callsite[callsite] = value;
+    out.in_checks += value;
     out.share += share;
+  }
+  for (const CostCounters* point : points) {
+    const double busy = static_cast<double>(point->busy);
+    double in_checks = 0;
+    for (const auto& [callsite, value] : sum.in_checks) {
+      const double k = static_cast<double>(value_or_zero(point->in_checks, callsite));
+      out.batches_by_callsite[callsite].push_back({k, busy});
+      in_checks += k;
+    }
+    out.batches.push_back({in_checks, busy});
   }
   out.speedup = speedup_without(out.share);
   return out;

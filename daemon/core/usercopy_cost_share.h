@@ -5,7 +5,10 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "core/drain_window.h"
+#include "core/share_interval.h"
 
 namespace hucprof {
 
@@ -24,8 +27,15 @@ struct CostCounters {
 struct CostShare {
   double window_seconds = 0;  // the span covered: shorter than asked while history is shorter
   uint64_t busy = 0;          // increase of the denominator in the window
+  uint64_t in_checks = 0;     // increase of the numerator, summed over call sites
   std::map<std::string, double> by_callsite;  // in_checks increase / busy increase
-  double share = 0;                           // sum over call sites
+  std::map<std::string, uint64_t> in_checks_by_callsite;
+  // The window's increases point by point (the drains, thinned as DrainWindow keeps them),
+  // oldest first: their spread is what the samples say about their own independence. Every
+  // call site has one batch per point, as the total.
+  std::vector<Batch> batches;
+  std::map<std::string, std::vector<Batch>> batches_by_callsite;
+  double share = 0;  // sum over call sites
   // 1 / (1 - share): the predicted speed-up of CPU-bound work with the checks off. Absent when
   // share >= 1 (an estimator that counts more than all busy time has no finite answer).
   std::optional<double> speedup;
@@ -53,7 +63,10 @@ class UsercopyCostShare {
   std::optional<CostShare> estimate() const;
 
  private:
-  CostCounters last_raw_;  // as observed, to detect resets
+  // As last observed, to detect resets; a call site absent from an observation keeps its last
+  // value (a label out of the top-K is not exported, and resumes from its value if it comes
+  // back: that is no increase).
+  CostCounters last_raw_;
   DrainWindow<CostCounters> window_;
 };
 

@@ -200,7 +200,7 @@ Workload classify_cgroup(std::string_view path, const WorkloadRules& rules) {
   const auto components = components_of(path);
   Workload workload;
   if (components.empty()) {
-    workload.name = "/";
+    workload.name = kRootCgroupWorkload;
     return workload;
   }
 

@@ -61,6 +61,11 @@ struct WorkloadRules {
   static WorkloadRules defaults();
 };
 
+// The root cgroup's workload: named for what it holds, kernel threads (on a systemd host every
+// process is in a unit's cgroup; without systemd also whatever nobody placed), not "/", which
+// reads as the whole machine.
+inline constexpr const char* kRootCgroupWorkload = "[kernel threads (root cgroup)]";
+
 // The workload of `path` ("/system.slice/nginx.service"); "/" and "" are the root cgroup.
 Workload classify_cgroup(std::string_view path, const WorkloadRules& rules);
 

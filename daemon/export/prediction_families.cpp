@@ -1,6 +1,8 @@
 #include "export/prediction_families.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "export/family_builder.h"
 
@@ -26,42 +28,91 @@ void add_prediction_families(const hucprof::v1::Snapshot& snapshot,
       "usercopy_checks_busy_cpu_ratio",
       "Share of busy CPU time (kernel + user, idle excluded) spent inside the hardened-usercopy "
       "checks over the last --prediction.window, by estimator (sampling: CPU samples; latency: "
-      "check time over /proc/stat busy time).",
+      "check time over /proc/stat busy time). Only once its 95 % interval is narrow enough to "
+      "decide on (docs/metrics.md); before that the bounds and usercopy_prediction_needed_"
+      "window_seconds say how far it is.",
       MetricType::Gauge, {"estimator"});
+  FamilyBuilder lower(
+      "usercopy_checks_busy_cpu_lower_ratio",
+      "Lower end of the 95 % interval of usercopy_checks_busy_cpu_ratio (sampling: Wilson's "
+      "score interval of the window's samples; latency: the histogram buckets' resolution), "
+      "exported while collecting too.",
+      MetricType::Gauge, {"estimator"});
+  FamilyBuilder upper("usercopy_checks_busy_cpu_upper_ratio",
+                      "Upper end of the 95 % interval of usercopy_checks_busy_cpu_ratio.",
+                      MetricType::Gauge, {"estimator"});
   FamilyBuilder speedup(
       "usercopy_checks_off_speedup_ratio",
       "Predicted speed-up of CPU-bound work if the checks were off (hardened_usercopy=off): "
-      "1 / (1 - usercopy_checks_busy_cpu_ratio). Absent when that share is 1 or more.",
+      "1 / (1 - usercopy_checks_busy_cpu_ratio). Absent when that share is absent, or 1 or more.",
       MetricType::Gauge, {"estimator"});
   FamilyBuilder site_share(
       "usercopy_callsite_busy_cpu_ratio",
       "Share of busy CPU time spent inside the checks of one kernel call site over the last "
-      "--prediction.window; the call sites add up to usercopy_checks_busy_cpu_ratio.",
+      "--prediction.window, once its own 95 % interval and the headline's are narrow enough to "
+      "decide on; all call sites add up to usercopy_checks_busy_cpu_ratio.",
       MetricType::Gauge, {"estimator", "callsite"});
+  FamilyBuilder site_lower(
+      "usercopy_callsite_busy_cpu_lower_ratio",
+      "Lower end of the 95 % interval of usercopy_callsite_busy_cpu_ratio, exported while "
+      "collecting too.",
+      MetricType::Gauge, {"estimator", "callsite"});
+  FamilyBuilder site_upper("usercopy_callsite_busy_cpu_upper_ratio",
+                           "Upper end of the 95 % interval of usercopy_callsite_busy_cpu_ratio.",
+                           MetricType::Gauge, {"estimator", "callsite"});
   FamilyBuilder site_speedup(
       "usercopy_callsite_off_speedup_ratio",
       "Predicted speed-up of CPU-bound work if only this call site's checks were gone: "
-      "1 / (1 - usercopy_callsite_busy_cpu_ratio).",
+      "1 / (1 - usercopy_callsite_busy_cpu_ratio), where that is exported.",
       MetricType::Gauge, {"estimator", "callsite"});
   FamilyBuilder window(
       "usercopy_prediction_window_seconds",
       "Time span the current prediction covers: --prediction.window, or less while the daemon "
       "has run for less than that.",
       MetricType::Gauge, {"estimator"});
+  FamilyBuilder needed(
+      "usercopy_prediction_needed_window_seconds",
+      "While usercopy_checks_busy_cpu_ratio is still collecting: the window span that would give "
+      "it at the rates seen so far (more than --prediction.window: it never will; widen it).",
+      MetricType::Gauge, {"estimator"});
+  FamilyBuilder check_samples(
+      "usercopy_prediction_check_samples",
+      "CPU samples inside the checks in the prediction's window (sampling): the count behind "
+      "usercopy_checks_busy_cpu_ratio.",
+      MetricType::Gauge, {"estimator"});
+  FamilyBuilder busy_samples("usercopy_prediction_busy_samples",
+                             "Busy (kernel + user) CPU samples in the prediction's window "
+                             "(sampling): the denominator of usercopy_checks_busy_cpu_ratio.",
+                             MetricType::Gauge, {"estimator"});
   for (const auto& p : snapshot.predictions()) {
-    share.add({p.estimator()}, p.share());
-    if (p.has_speedup()) speedup.add({p.estimator()}, p.speedup());
-    window.add({p.estimator()}, p.window_seconds());
+    const std::vector<std::string> e = {p.estimator()};
+    if (p.decided()) {
+      share.add(e, p.share());
+      if (p.has_speedup()) speedup.add(e, p.speedup());
+    } else if (p.has_needed_window_seconds()) {
+      needed.add(e, p.needed_window_seconds());
+    }
+    lower.add(e, p.lower());
+    upper.add(e, p.upper());
+    window.add(e, p.window_seconds());
+    if (p.estimator() == "sampling") {
+      check_samples.add(e, p.in_checks());
+      busy_samples.add(e, p.busy());
+    }
     for (const auto& site : p.callsites()) {
-      site_share.add({p.estimator(), site.callsite()}, site.share());
-      if (site.has_speedup()) site_speedup.add({p.estimator(), site.callsite()}, site.speedup());
+      const std::vector<std::string> labels = {p.estimator(), site.callsite()};
+      if (site.decided()) {
+        site_share.add(labels, site.share());
+        if (site.has_speedup()) site_speedup.add(labels, site.speedup());
+      }
+      site_lower.add(labels, site.lower());
+      site_upper.add(labels, site.upper());
     }
   }
-  out.push_back(std::move(share).build());
-  out.push_back(std::move(speedup).build());
-  out.push_back(std::move(site_share).build());
-  out.push_back(std::move(site_speedup).build());
-  out.push_back(std::move(window).build());
+  for (FamilyBuilder* f : {&share, &lower, &upper, &speedup, &site_share, &site_lower, &site_upper,
+                           &site_speedup, &window, &needed, &check_samples, &busy_samples}) {
+    out.push_back(std::move(*f).build());
+  }
 }
 
 }  // namespace hucprof

@@ -14,8 +14,8 @@
 #include "export/latency_buckets.h"
 #include "export/prediction_families.h"
 #include "export/program_cost_families.h"
-#include "export/workload_families.h"
 #include "export/prometheus_exporter.h"
+#include "export/workload_families.h"
 
 namespace hucprof {
 namespace {
@@ -100,8 +100,8 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
 
   FamilyBuilder checks(
       "usercopy_checks_total",
-      "Hardened-usercopy checks (__check_object_size calls), by kernel call site, syscall and "
-      "copy direction.",
+      "Hardened-usercopy checks (__check_object_size calls, counted exactly by probes), by kernel "
+      "call site, syscall and copy direction.",
       MetricType::Counter, {"callsite", "syscall", "direction"});
   FamilyBuilder bytes(
       "usercopy_check_bytes_total",
@@ -118,13 +118,26 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
 
   FamilyBuilder subchecks(
       "usercopy_subchecks_total",
-      "Hardened-usercopy sub-checks run (slab, vmalloc, stack, text, page, heap), by kernel call "
-      "site.",
-      MetricType::Counter, {"callsite", "check"});
+      "Steps of the hardened-usercopy checks run, counted exactly, by kernel call site and step "
+      "(the function that ran: stack_object, vmap_area, virt_addr_valid, slab_object, ...; "
+      "docs/metrics.md).",
+      MetricType::Counter, {"callsite", "step"});
   for (const auto& series : snapshot.subchecks()) {
-    subchecks.add({series.callsite(), series.check()}, as_double(series.count()));
+    subchecks.add({series.callsite(), series.step()}, as_double(series.count()));
   }
   out.push_back(std::move(subchecks).build());
+
+  FamilyBuilder objects(
+      "usercopy_object_checks_total",
+      "Hardened-usercopy checks whose sub-checks probe mode classified, counted exactly, by kernel "
+      "call site, the kind of object copied (stack, vmalloc, slab; other: none of these) and the "
+      "object's identity ([unknown] where hucprof does not know it).",
+      MetricType::Counter, {"callsite", "object_kind", "object"});
+  for (const auto& series : snapshot.object_checks()) {
+    objects.add({series.callsite(), series.object_kind(), series.object()},
+                as_double(series.count()));
+  }
+  out.push_back(std::move(objects).build());
 
   FamilyBuilder duration("usercopy_check_duration_seconds",
                          "Duration of __check_object_size calls, by kernel call site (needs "
@@ -141,16 +154,17 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   SampleFamilies cpu{hz,
                      FamilyBuilder("usercopy_cpu_samples_total",
                                    "CPU clock samples taken inside hardened-usercopy check "
-                                   "functions, by kernel call site, syscall and innermost check "
-                                   "function.",
-                                   MetricType::Counter, {"callsite", "syscall", "check"}),
+                                   "functions, by kernel call site, syscall and step (the "
+                                   "innermost check function; entry: __check_object_size's own "
+                                   "code).",
+                                   MetricType::Counter, {"callsite", "syscall", "step"}),
                      FamilyBuilder("usercopy_cpu_seconds_total",
                                    "CPU time spent inside hardened-usercopy check functions "
                                    "(samples x sampling period, summed over CPUs), by kernel call "
-                                   "site, syscall and innermost check function.",
-                                   MetricType::Counter, {"callsite", "syscall", "check"})};
+                                   "site, syscall and step (the innermost check function).",
+                                   MetricType::Counter, {"callsite", "syscall", "step"})};
   for (const auto& series : snapshot.cpu_samples()) {
-    cpu.add({series.callsite(), series.syscall(), series.check()}, series.samples());
+    cpu.add({series.callsite(), series.syscall(), series.step()}, series.samples());
   }
   SampleFamilies sampled{hz,
                          FamilyBuilder("usercopy_sampled_cpu_samples_total",

@@ -8,7 +8,7 @@
      parse; flags win over it);
   3. `promtool check config` / `check rules` pass on the generated config and the shipped rules;
   4. a throw-away Prometheus (temp storage, 1 s scrape and rule evaluation) scrapes them all;
-  5. after ~30 s every PromQL expression of every dashboard panel (template variables resolved
+  5. after ~45 s every PromQL expression of every dashboard panel (template variables resolved
      the way Grafana would, through the label-values API) and every recording rule is evaluated
      through /api/v1/query. Any that returns no data FAILS, listed by dashboard/panel/rule —
      except expressions over probe-mode metrics when no probe is attached (this kernel cannot
@@ -17,7 +17,14 @@
   7. contract checks on /metrics: the seed call site udp_recvmsg is attributed, call-site
      cardinality stays within top-k + "other", no raw kernel address in any label, every
      non-probe metric of tests/lint/metric_contract.txt is exported;
-  8. every daemon exits 0 on SIGTERM.
+  8. one number from node to fleet: each headline panel of the fleet dashboard (the share of busy
+     CPU and the ends of its 95 % interval) and the share alert's operand, evaluated by
+     Prometheus per node, against the daemon's own gauges scraped at the same instant, over the
+     same window (both since the daemon started: shorter than its 5 m --prediction.window and the
+     rules' 5 m). Tolerance: the share inside the daemon's 95 % interval, each end within a
+     quarter of that interval's width (the windows differ by the seconds before the first scrape,
+     and the daemon's interval includes its design effect);
+  9. every daemon exits 0 on SIGTERM.
 
 Needs root (bpf + perf_event_open); exits 77 (ctest "skipped") with the reason when not root or
 when the hucprof / flood / prometheus binaries are missing. Bounded: < 3 minutes.
@@ -139,7 +146,7 @@ def main() -> int:
     ap.add_argument("--auto-instances", type=int, default=1,
                     help="extra instances in --mode auto: on a kernel that refuses probes they show "
                          "the degrade path (mode=\"none\" targets, hucprof_probe_unavailable_info)")
-    ap.add_argument("--warmup", type=float, default=30.0, help="seconds of data before querying")
+    ap.add_argument("--warmup", type=float, default=45.0, help="seconds of data before querying")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, TSDB)")
     ap.add_argument("--budget", type=float, default=170.0, help="hard limit on the whole run, seconds")
     args = ap.parse_args()
@@ -170,7 +177,7 @@ def main() -> int:
     flood = lib.Flood(args.flood, seconds=int(args.warmup) + 120, workdir=workdir)
     modes = [args.mode] * args.instances + ["auto"] * args.auto_instances
     daemons = [lib.HucprofInstance(args.hucprof, i, workdir,
-                                   ["--mode", mode, "--interval", "1s", "--sample-frequency", "99"],
+                                   ["--mode", mode, "--interval", "1s", "--sample-frequency", "299"],
                                    config=shipped_config)
                for i, mode in enumerate(modes)]
     state = {"prom": None}
@@ -306,7 +313,7 @@ def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records
         # A histogram's or summary's series count as its family's name.
         exposed |= {re.sub(r"_(bucket|sum|count)$", "", name) for name, _, _ in samples}
     for name, m in sorted(contract.items()):
-        if m.source in ("daemon", "process", "sampling"):
+        if m.source in ("daemon", "process", "sampling", "sampling-decided"):
             rep.check(name in exposed, f"contract metric {name} is exported ({m.source})")
         elif m.source in ("probe", "probe-latency") and name not in exposed:
             reason = gate.skip_reason(name)
@@ -317,11 +324,12 @@ def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records
     seed = prom.query('sum by (instance, syscall) (usercopy_cpu_samples_total{callsite="udp_recvmsg"})')
     rep.check(len({s["metric"].get("instance") for s in seed}) == len(daemons),
               'seed call site callsite="udp_recvmsg" attributed on every instance', series_summary(seed, 6))
-    share = prom.query("hucprof_instance:usercopy_cpu_share:ratio_rate5m")
+    share = prom.query("hucprof_instance:usercopy_kernel_cpu_share:ratio_rate5m")
     if share:
-        print("info usercopy share of kernel CPU per instance: " +
+        print("info usercopy share of kernel CPU per instance (secondary): " +
               ", ".join(f"{s['metric'].get('instance')}={float(s['value'][1]):.2%}" for s in share))
     check_prediction_against_prometheus(prom, rep, len(daemons))
+    check_headlines_against_daemons(prom, rep, repo, rules, len(daemons))
     print(f"queries done after {time.monotonic() - t0:.0f} s", flush=True)
 
 
@@ -342,6 +350,77 @@ def check_prediction_against_prometheus(prom: lib.PrometheusServer, rep: lib.Che
         rep.check(abs(gain_d - gain_r) <= 0.4 * gain_r + 0.002,
                   f"{instance}: daemon's predicted speed-up agrees with Prometheus' from the counters",
                   f"daemon {daemon[instance]:.4f}, recording rule {rule[instance]:.4f}", detail_on_ok=True)
+
+
+# The fleet dashboard's headline panels: refId -> the daemon's gauge it must equal.
+HEADLINE_PANELS = {
+    ("hucprof-fleet.json", 2): {"A": "usercopy_checks_busy_cpu_ratio",
+                                "B": "usercopy_checks_busy_cpu_lower_ratio",
+                                "C": "usercopy_checks_busy_cpu_upper_ratio"},
+    ("hucprof-fleet.json", 6): {"A": "usercopy_checks_busy_cpu_ratio",
+                                "B": "usercopy_checks_busy_cpu_lower_ratio",
+                                "C": "usercopy_checks_busy_cpu_upper_ratio"},
+}
+# Alerts on the share: the gauge their operand (the expression left of the threshold) must equal.
+HEADLINE_ALERTS = {"HucprofUsercopyCpuShareHigh": "usercopy_checks_busy_cpu_lower_ratio"}
+
+
+def by_instance(result: list) -> dict[str, float]:
+    return {s["metric"].get("instance"): float(s["value"][1]) for s in result}
+
+
+def check_headlines_against_daemons(prom: lib.PrometheusServer, rep: lib.Checklist, repo: str,
+                                    rules, instances: int) -> None:
+    """Every headline query and share alert, per node, against the daemon's own gauges at the
+    same evaluation instant (module docstring, step 8)."""
+    daemon = {name: by_instance(prom.query(f'{name}{{estimator="sampling"}}'))
+              for name in ("usercopy_checks_busy_cpu_ratio", "usercopy_checks_busy_cpu_lower_ratio",
+                           "usercopy_checks_busy_cpu_upper_ratio")}
+    collecting = by_instance(prom.query('usercopy_prediction_needed_window_seconds{estimator="sampling"}'))
+    if not rep.check(len(daemon["usercopy_checks_busy_cpu_ratio"]) == instances,
+                     "every daemon's share meets the verdict rule (not collecting)",
+                     f"still collecting: {collecting} (needed window seconds)"):
+        return
+    width = {i: daemon["usercopy_checks_busy_cpu_upper_ratio"][i] - daemon["usercopy_checks_busy_cpu_lower_ratio"][i]
+             for i in daemon["usercopy_checks_busy_cpu_ratio"]}
+
+    def compare(what: str, got: dict[str, float], gauge: str) -> None:
+        rep.check(set(got) == set(daemon[gauge]), f"{what}: one value per node",
+                  f"Prometheus {sorted(got)}, daemons {sorted(daemon[gauge])}")
+        for instance in sorted(set(got) & set(daemon[gauge])):
+            want = daemon[gauge][instance]
+            if gauge == "usercopy_checks_busy_cpu_ratio":
+                low = daemon["usercopy_checks_busy_cpu_lower_ratio"][instance]
+                high = daemon["usercopy_checks_busy_cpu_upper_ratio"][instance]
+                ok = low <= got[instance] <= high
+                tolerance = f"inside the daemon's 95 % interval [{low:.4%}, {high:.4%}]"
+            else:
+                ok = abs(got[instance] - want) <= 0.25 * width[instance]
+                tolerance = f"within {0.25 * width[instance]:.4%} (a quarter of the interval)"
+            rep.check(ok, f"{what} on {instance} equals the daemon's {gauge}",
+                      f"Prometheus {got[instance]:.4%}, daemon {want:.4%}; {tolerance}", detail_on_ok=True)
+
+    dashboards = {os.path.basename(p): p for p in ps.dashboard_files(os.path.join(repo, "dashboards"))}
+    for (dashboard, panel_id), refs in HEADLINE_PANELS.items():
+        queries = [q for q in ps.panel_queries(dashboards[dashboard]) if q.panel_id == panel_id]
+        rep.check({q.ref_id for q in queries} == set(refs), f"{dashboard} panel {panel_id} has its headline queries",
+                  f"{sorted(q.ref_id for q in queries)}")
+        for q in queries:
+            if q.ref_id not in refs:
+                continue
+            got = {}
+            for instance in sorted(daemon["usercopy_checks_busy_cpu_ratio"]):
+                # The address as a regex matches itself (and no other node's: the ports differ).
+                values = dict(lib.GRAFANA_BUILTINS, job="hucprof", instance=instance)
+                got |= {instance: v for v in by_instance(prom.query(lib.substitute_grafana(q.expr, values))).values()}
+            compare(q.where, got, refs[q.ref_id])
+    for rule in rules:
+        if rule.kind != "alert" or rule.name not in HEADLINE_ALERTS:
+            continue
+        operand = re.match(r"(?s)^(.*?)\s*>\s*[0-9.]+\s*$", rule.expr.strip())
+        if not rep.check(operand is not None, f"alert {rule.name} is 'operand > threshold'", rule.expr):
+            continue
+        compare(f"alert {rule.name}'s operand", by_instance(prom.query(operand.group(1))), HEADLINE_ALERTS[rule.name])
 
 
 def finish(rep: lib.Checklist, workdir: str, keep: bool, daemons, flood, prom) -> int:

@@ -42,8 +42,9 @@ def read_contract(path: str) -> dict[str, ContractMetric]:
             name, mtype, source, labels = parts
             if mtype not in ("counter", "gauge", "histogram"):
                 raise ValueError(f"{path}:{lineno}: unknown type {mtype!r}")
-            if source not in ("probe", "probe-latency", "sampling", "daemon", "bpf-stats",
-                              "debuginfo", "process", "prometheus"):
+            if source not in ("probe", "probe-latency", "sampling", "sampling-decided",
+                              "collecting", "daemon", "bpf-stats", "debuginfo", "process",
+                              "prometheus"):
                 raise ValueError(f"{path}:{lineno}: unknown source {source!r}")
             if name in metrics:
                 raise ValueError(f"{path}:{lineno}: {name} listed twice")

@@ -52,8 +52,8 @@ for expr, want in cases.items():
 
 # 2. the rules reader agrees with the file
 rules = ps.read_rules(os.path.join(HERE, "..", "..", "deploy", "prometheus", "hucprof.rules.yml"))
-expect(any(r.name == "hucprof:usercopy_cpu_share:ratio_rate5m" and r.kind == "record" for r in rules),
-       "rules reader finds hucprof:usercopy_cpu_share:ratio_rate5m")
+expect(any(r.name == "hucprof:usercopy_kernel_cpu_share:ratio_rate5m" and r.kind == "record" for r in rules),
+       "rules reader finds hucprof:usercopy_kernel_cpu_share:ratio_rate5m")
 expect(all(r.expr.strip() for r in rules), "every rule has an expression")
 expect({r.group for r in rules} == {"hucprof.recording", "hucprof.alerts"}, "rule groups read")
 

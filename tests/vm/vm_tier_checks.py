@@ -184,7 +184,7 @@ def compare_rows(c: RunContext, tag: str, sites: list[tuple[str, str]]) -> list[
         ref_sub = c.ref_sites(probe, tag)
         for callsite in callsites:
             want = "ref" if ref_sub is None else ref_sub.get((callsite, "-"), [0, 0])[0]
-            got = c.delta(tag, "usercopy_subchecks_total", callsite=callsite, check=kind)
+            got = c.delta(tag, "usercopy_subchecks_total", callsite=callsite, step=kind)
             if want == 0 and got == 0:
                 continue  # asserted, not printed: the table lists what ran
             rows.append(c.row(tag, f"usercopy_subchecks_total{{{callsite},{kind}}} += ref",
@@ -224,7 +224,7 @@ def udp_rows(c: RunContext, tag: str, n=UDP_N, p=UDP_PAYLOAD) -> list[Row]:
                          callsite="udp_recvmsg", syscall="recvfrom", direction="to_user"))
     for callsite in ("udp_recvmsg", "udp_sendmsg"):
         rows.append(rise_row(c, tag, "usercopy_subchecks_total", n, callsite=callsite,
-                             check="slab"))
+                             step="slab_object"))
     return rows + caller_rows(c, tag) + helper_walk_rows(c, tag, n)
 
 
@@ -313,9 +313,9 @@ def netlink_rows(c: RunContext, tag: str, m: int, size: int, vmalloc: bool) -> l
         rise_row(c, tag, "usercopy_checks_total", m, callsite="netlink_recvmsg",
                  direction="to_user"),
         rise_row(c, tag, "usercopy_subchecks_total", exp_v, note, callsite="netlink_sendmsg",
-                 check="vmalloc"),
+                 step="vmap_area"),
         rise_row(c, tag, "usercopy_subchecks_total", exp_v, note, callsite="netlink_recvmsg",
-                 check="vmalloc"),
+                 step="vmap_area"),
     ] + caller_rows(c, tag)
 
 

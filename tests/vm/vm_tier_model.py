@@ -36,7 +36,9 @@ MEMLOCK_PER_CPU_LIMIT = 64 << 10  # bytes per extra possible CPU
 PROBES = {"ucheck": "__check_object_size", "uheap": "__check_heap_object",
           "ustack": "check_stack_object", "uvmap": "find_vmap_area", "upage": "__virt_addr_valid"}
 # Reference sub-check probe -> hucprof's usercopy_subchecks_total{check}.
-SUBCHECK_PROBES = {"uheap": "slab", "ustack": "stack", "uvmap": "vmalloc", "upage": "page"}
+# The kernel's own probe on each sub-check function -> the step label hucprof counts it under.
+SUBCHECK_PROBES = {"uheap": "slab_object", "ustack": "stack_object", "uvmap": "vmap_area",
+                   "upage": "virt_addr_valid"}
 # A sub-check belongs to a usercopy check only when called from these (hucprof's BPF rule).
 DISPATCHERS = frozenset({"__check_object_size", "check_heap_object"})
 TARGETS = PROBE_TARGETS  # hucprof's, in its order (one list: the lockup triage needs it too)

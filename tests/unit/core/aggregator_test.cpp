@@ -25,12 +25,6 @@ std::map<std::string, uint64_t> calls_by_callsite(const v1::Snapshot& s) {
   return out;
 }
 
-std::map<std::string, uint64_t> samples_by_callsite(const v1::Snapshot& s) {
-  std::map<std::string, uint64_t> out;
-  for (const auto& c : s.cpu_samples()) out[c.callsite()] += c.samples();
-  return out;
-}
-
 v1::Snapshot snapshot_of(const Aggregator& agg) {
   v1::Snapshot s;
   agg.fill(s);
@@ -79,24 +73,23 @@ TEST(Aggregator, SeriesStayMonotonicWhenRanksChange) {
             (std::map<std::string, uint64_t>{{"a", 10}, {"b", 5}, {"other", 1}}));
 
   // c overtakes b: c is named from this interval on, starting from this interval's 100 (its
-  // earlier 1 stays in other); b keeps its 5 and its new increment goes to other.
+  // earlier 1 stays in other); b is no longer exported, its new increment goes to other.
   IntervalDeltas d2;
   d2.checks = {check("a", 1), check("b", 1), check("c", 100)};
   agg.apply(d2);
   EXPECT_EQ(calls_by_callsite(snapshot_of(agg)),
-            (std::map<std::string, uint64_t>{{"a", 11}, {"b", 5}, {"c", 100}, {"other", 2}}));
+            (std::map<std::string, uint64_t>{{"a", 11}, {"c", 100}, {"other", 2}}));
 
-  // b comes back: it continues from its named 5, not from what other holds for it.
+  // b comes back and a leaves: b continues from its named 5, not from what other holds for it.
   IntervalDeltas d3;
   d3.checks = {check("b", 1000)};
   agg.apply(d3);
   EXPECT_EQ(calls_by_callsite(snapshot_of(agg)),
-            (std::map<std::string, uint64_t>{{"a", 11}, {"b", 1005}, {"c", 100}, {"other", 2}}));
+            (std::map<std::string, uint64_t>{{"b", 1005}, {"c", 100}, {"other", 2}}));
   EXPECT_EQ(snapshot_of(agg).intervals(), 3u);
 }
 
-// SIGHUP may change --top-k while running: from the next interval on the new K decides, and no
-// series shrinks (a site leaving the top-K freezes, as when ranks change).
+// SIGHUP may change --top-k while running: from the next interval on the new K decides.
 TEST(Aggregator, TopKChangesTakeEffectAtTheNextInterval) {
   Aggregator agg(1);
   IntervalDeltas d;
@@ -111,89 +104,113 @@ TEST(Aggregator, TopKChangesTakeEffectAtTheNextInterval) {
             (std::map<std::string, uint64_t>{{"a", 20}, {"b", 5}, {"c", 1}, {"other", 6}}));
 
   agg.set_top_k(1);
-  agg.apply(d);  // b and c freeze, their increments go to other again
+  agg.apply(d);  // b and c are no longer exported, their increments go to other again
   EXPECT_EQ(calls_by_callsite(snapshot_of(agg)),
-            (std::map<std::string, uint64_t>{{"a", 30}, {"b", 5}, {"c", 1}, {"other", 12}}));
+            (std::map<std::string, uint64_t>{{"a", 30}, {"other", 12}}));
 }
 
-// Random workloads with shifting hot spots: no exported series ever shrinks or disappears, the
-// sum over series is exactly the sum of the deltas, and only current top-K sites (or other) grow.
-TEST(Aggregator, InvariantsUnderChurn) {
+// What Prometheus' rate() sees of a series: its increase since its last exported value, which it
+// keeps while the series is absent. Summed over all series it must be the interval's deltas.
+template <typename Labels>
+uint64_t increase_seen(const std::map<Labels, uint64_t>& exported,
+                       std::map<Labels, uint64_t>& last_seen) {
+  uint64_t sum = 0;
+  for (const auto& [labels, value] : exported) {
+    uint64_t& last = last_seen[labels];
+    EXPECT_GE(value, last) << std::get<0>(labels) << " went down";
+    sum += value - last;
+    last = value;
+  }
+  return sum;
+}
+
+// --top-k is a hard bound: 30 call sites come and go (each hot for a few intervals, then gone or
+// back later) and at every fill each family names at most K call sites besides "other", no series
+// ever goes down, and the increases a scraper sees add up to exactly what was counted.
+TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
   constexpr size_t kTopK = 3;
   Aggregator agg(kTopK);
   std::mt19937 rng(1234);
-  const std::vector<std::string> sites = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
-  const std::vector<std::string> syscalls = {"read", "recvfrom"};
-  std::map<std::string, uint64_t> cumulative;
-  uint64_t total_calls = 0, total_bytes = 0, total_samples = 0;
-  std::map<CheckLabels, uint64_t> previous;
-  std::map<std::string, uint64_t> previous_samples;
+  std::vector<std::string> sites;
+  for (int i = 0; i < 30; ++i) sites.push_back("site" + std::to_string(i));
+  std::map<CheckLabels, uint64_t> last_checks;
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> last_samples;
+  std::map<std::pair<std::string, std::string>, uint64_t> last_subchecks;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, uint64_t> last_copies;
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> last_objects;
+  std::set<std::string> ever_named;
 
-  for (int interval = 0; interval < 200; ++interval) {
+  for (int interval = 0; interval < 300; ++interval) {
     IntervalDeltas d;
-    size_t hot = (interval / 20) % sites.size();  // the hot spot moves every 20 intervals
-    for (size_t i = 0; i < sites.size(); ++i) {
-      uint64_t calls = rng() % 10 + (i == hot ? 50 : 0);
-      const std::string& sc = syscalls[rng() % syscalls.size()];
-      d.checks.push_back({sites[i], sc, i % 2 ? "from_user" : "to_user", calls, calls * 3});
-      d.samples.push_back({sites[i], sc, "object", rng() % 5});
-      cumulative[sites[i]] += calls;
-      total_calls += calls;
-      total_bytes += calls * 3;
-      total_samples += d.samples.back().samples;
+    uint64_t calls_total = 0, samples_total = 0, subchecks_total = 0, copies_total = 0;
+    uint64_t objects_total = 0;
+    // A few sites live at a time; which ones moves on every 10 intervals, and the newcomers are
+    // hotter than anything before them, so each takes a place in the top-K.
+    const size_t first = (interval / 10) % sites.size();
+    for (size_t j = 0; j < 4; ++j) {
+      const std::string& site = sites[(first + j * 7) % sites.size()];
+      const uint64_t calls = 10 + rng() % 10 + static_cast<uint64_t>(interval) * 3;
+      const uint64_t samples = rng() % 5 + static_cast<uint64_t>(interval);
+      d.checks.push_back(check(site, calls, j % 2 ? "read" : "recvfrom"));
+      d.subchecks.push_back({site, "stack_object", calls / 2});
+      d.objects.push_back({site, "slab", "[unknown]", calls / 3});
+      objects_total += calls / 3;
+      d.samples.push_back({site, "recvfrom", "entry", samples});
+      d.copies.push_back({site, "recvfrom", "", "copy_to_iter", 0, samples});
+      calls_total += calls;
+      subchecks_total += calls / 2;
+      samples_total += samples;
+      copies_total += samples;
     }
     agg.apply(d);
-    auto s = snapshot_of(agg);
+    const v1::Snapshot s = snapshot_of(agg);
 
-    uint64_t sum_calls = 0, sum_bytes = 0, sum_samples = 0;
+    std::set<std::string> checks_named, samples_named, subchecks_named, copies_named;
+    std::map<CheckLabels, uint64_t> checks;
     for (const auto& c : s.checks()) {
-      sum_calls += c.calls();
-      sum_bytes += c.bytes();
+      checks[{c.callsite(), c.syscall(), c.direction()}] = c.calls();
+      if (c.callsite() != "other") checks_named.insert(c.callsite());
     }
-    for (const auto& c : s.cpu_samples()) sum_samples += c.samples();
-    ASSERT_EQ(sum_calls, total_calls) << "interval " << interval;
-    ASSERT_EQ(sum_bytes, total_bytes) << "interval " << interval;
-    ASSERT_EQ(sum_samples, total_samples) << "interval " << interval;
-
-    // The current top-K by cumulative calls (ties: first name).
-    std::vector<std::pair<uint64_t, std::string>> ranked;
-    for (const auto& [site, n] : cumulative) ranked.push_back({n, site});
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    std::set<std::string> top;
-    for (size_t i = 0; i < kTopK; ++i) top.insert(ranked[i].second);
-
-    auto current = calls_by_series(s);
-    for (const auto& [labels, value] : previous) {
-      auto it = current.find(labels);
-      ASSERT_NE(it, current.end()) << std::get<0>(labels) << " disappeared";
-      ASSERT_GE(it->second, value) << std::get<0>(labels) << " went down";
-      if (it->second > value && std::get<0>(labels) != "other") {
-        ASSERT_TRUE(top.contains(std::get<0>(labels)))
-            << std::get<0>(labels) << " grew outside the top-K";
-      }
+    std::map<std::tuple<std::string, std::string, std::string>, uint64_t> samples;
+    for (const auto& c : s.cpu_samples()) {
+      samples[{c.callsite(), c.syscall(), c.step()}] = c.samples();
+      if (c.callsite() != "other") samples_named.insert(c.callsite());
     }
-    std::set<std::string> named;
-    for (const auto& [labels, value] : current) {
-      if (std::get<0>(labels) != "other") named.insert(std::get<0>(labels));
+    std::map<std::pair<std::string, std::string>, uint64_t> subchecks;
+    for (const auto& c : s.subchecks()) {
+      subchecks[{c.callsite(), c.step()}] = c.count();
+      if (c.callsite() != "other") subchecks_named.insert(c.callsite());
     }
-    for (const auto& site : top) ASSERT_TRUE(named.contains(site)) << site << " not exported";
-    for (const auto& [site, n] : samples_by_callsite(s)) {
-      ASSERT_GE(n, previous_samples[site]) << site;
+    std::set<std::string> objects_named;
+    std::map<std::tuple<std::string, std::string, std::string>, uint64_t> objects;
+    for (const auto& c : s.object_checks()) {
+      objects[{c.callsite(), c.object_kind(), c.object()}] = c.count();
+      if (c.callsite() != "other") objects_named.insert(c.callsite());
     }
-    previous = current;
-    previous_samples = samples_by_callsite(s);
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, uint64_t> copies;
+    for (const auto& c : s.copy_cpu_samples()) {
+      copies[{c.callsite(), c.syscall(), c.copy(), ""}] = c.samples();
+      if (c.callsite() != "other") copies_named.insert(c.callsite());
+    }
+    for (const auto* named :
+         {&checks_named, &samples_named, &subchecks_named, &copies_named, &objects_named}) {
+      ASSERT_LE(named->size(), kTopK) << "interval " << interval;
+    }
+    ever_named.insert(checks_named.begin(), checks_named.end());
+    ASSERT_EQ(increase_seen(checks, last_checks), calls_total) << "interval " << interval;
+    ASSERT_EQ(increase_seen(samples, last_samples), samples_total) << "interval " << interval;
+    ASSERT_EQ(increase_seen(subchecks, last_subchecks), subchecks_total) << interval;
+    ASSERT_EQ(increase_seen(copies, last_copies), copies_total) << "interval " << interval;
+    ASSERT_EQ(increase_seen(objects, last_objects), objects_total) << "interval " << interval;
   }
-  // The hot spot moved through every site, so churn really happened.
-  EXPECT_GT(previous.size(), kTopK + 2);
+  EXPECT_GE(ever_named.size(), 20u) << "the churn named at least 20 call sites over the run";
 }
 
 TEST(Aggregator, CpuSamplesAreRankedBySamplesNotCalls) {
   Aggregator agg(1);
   IntervalDeltas d;
   d.checks = {check("many_calls", 1000), check("slow_calls", 1)};
-  d.samples = {{"many_calls", "recvfrom", "object", 2}, {"slow_calls", "recvmsg", "vmalloc", 50}};
+  d.samples = {{"many_calls", "recvfrom", "entry", 2}, {"slow_calls", "recvmsg", "vmap_area", 50}};
   agg.apply(d);
   auto s = snapshot_of(agg);
   EXPECT_EQ(calls_by_callsite(s),
@@ -202,10 +219,10 @@ TEST(Aggregator, CpuSamplesAreRankedBySamplesNotCalls) {
   // Sorted: "other" < "slow_calls".
   EXPECT_EQ(s.cpu_samples(0).callsite(), "other");
   EXPECT_EQ(s.cpu_samples(0).syscall(), "recvfrom");
-  EXPECT_EQ(s.cpu_samples(0).check(), "object");
+  EXPECT_EQ(s.cpu_samples(0).step(), "entry");
   EXPECT_EQ(s.cpu_samples(0).samples(), 2u);
   EXPECT_EQ(s.cpu_samples(1).callsite(), "slow_calls");
-  EXPECT_EQ(s.cpu_samples(1).check(), "vmalloc");
+  EXPECT_EQ(s.cpu_samples(1).step(), "vmap_area");
   EXPECT_EQ(s.cpu_samples(1).samples(), 50u);
 }
 
@@ -213,14 +230,18 @@ TEST(Aggregator, SubchecksFollowTheCallsRanking) {
   Aggregator agg(1);
   IntervalDeltas d;
   d.checks = {check("top", 10), check("low", 1)};
-  d.subchecks = {
-      {"top", "slab", 7}, {"low", "vmalloc", 1}, {"low", "slab", 1}, {"also_low", "slab", 2}};
+  d.subchecks = {{"top", "slab_object", 7},
+                 {"low", "vmap_area", 1},
+                 {"low", "slab_object", 1},
+                 {"also_low", "slab_object", 2}};
   agg.apply(d);
   auto s = snapshot_of(agg);
   std::map<std::pair<std::string, std::string>, uint64_t> got;
-  for (const auto& c : s.subchecks()) got[{c.callsite(), c.check()}] = c.count();
-  EXPECT_EQ(got, (std::map<std::pair<std::string, std::string>, uint64_t>{
-                     {{"other", "slab"}, 3}, {{"other", "vmalloc"}, 1}, {{"top", "slab"}, 7}}));
+  for (const auto& c : s.subchecks()) got[{c.callsite(), c.step()}] = c.count();
+  EXPECT_EQ(got,
+            (std::map<std::pair<std::string, std::string>, uint64_t>{{{"other", "slab_object"}, 3},
+                                                                     {{"other", "vmap_area"}, 1},
+                                                                     {{"top", "slab_object"}, 7}}));
 }
 
 TEST(Aggregator, LatencyFollowsTheCallsRankingAndSumsBuckets) {
@@ -327,8 +348,8 @@ TEST(Aggregator, ZeroIncrementsCreateNoSeries) {
   Aggregator agg(3);
   IntervalDeltas d;
   d.checks = {check("idle_site", 0)};
-  d.subchecks = {{"idle_site", "slab", 0}};
-  d.samples = {{"idle_site", "read", "object", 0}};
+  d.subchecks = {{"idle_site", "slab_object", 0}};
+  d.samples = {{"idle_site", "read", "entry", 0}};
   d.latency = {{"idle_site", {0, 0}}};
   agg.apply(d);
   auto s = snapshot_of(agg);

@@ -24,7 +24,7 @@ TEST_F(CallsiteFolderTest, SeedUdpRecvChain) {
             "__x64_sys_recvfrom", "do_syscall_64", "entry_SYSCALL_64_after_hwframe"});
   EXPECT_EQ(folded.callsite, "udp_recvmsg");
   EXPECT_EQ(folded.syscall, "recvfrom");
-  EXPECT_EQ(folded.check, "object");
+  EXPECT_EQ(folded.step, "entry");
   EXPECT_FALSE(folded.truncated);
 }
 
@@ -34,7 +34,7 @@ TEST_F(CallsiteFolderTest, NetlinkVmallocChainSkipsCopyHelpers) {
             "skb_copy_datagram_iter", "netlink_recvmsg", "sock_recvmsg", "____sys_recvmsg",
             "___sys_recvmsg", "__sys_recvmsg", "do_syscall_64"});
   EXPECT_EQ(folded.callsite, "netlink_recvmsg");
-  EXPECT_EQ(folded.check, "vmalloc");
+  EXPECT_EQ(folded.step, "vmap_area");
   EXPECT_EQ(folded.syscall, "recvmsg");
   EXPECT_FALSE(folded.truncated);
 }
@@ -47,7 +47,7 @@ TEST_F(CallsiteFolderTest, SampleInsideCalleeOfCheckCountsAsTheCheck) {
             "skb_copy_datagram_iter", "netlink_recvmsg", "sock_recvmsg", "____sys_recvmsg",
             "___sys_recvmsg", "__sys_recvmsg", "__x64_sys_recvmsg", "do_syscall_64"});
   EXPECT_EQ(folded.callsite, "netlink_recvmsg");
-  EXPECT_EQ(folded.check, "vmalloc");
+  EXPECT_EQ(folded.step, "vmap_area");
   EXPECT_EQ(folded.syscall, "recvmsg");
 }
 
@@ -57,20 +57,20 @@ TEST_F(CallsiteFolderTest, SendSideSkipsIpAppendPlumbing) {
                       "do_syscall_64", "entry_SYSCALL_64_after_hwframe"});
   EXPECT_EQ(folded.callsite, "udp_sendmsg");
   EXPECT_EQ(folded.syscall, "sendto");
-  EXPECT_EQ(folded.check, "object");
+  EXPECT_EQ(folded.step, "entry");
 }
 
 TEST_F(CallsiteFolderTest, InnermostCheckGivesTheKind) {
   auto page = fold({"__virt_addr_valid", "__check_object_size", "udp_recvmsg"});
-  EXPECT_EQ(page.check, "page");
+  EXPECT_EQ(page.step, "virt_addr_valid");
   EXPECT_EQ(page.callsite, "udp_recvmsg");
   auto slab = fold(
       {"__check_heap_object", "check_heap_object", "__check_object_size", "tcp_recvmsg_locked"});
-  EXPECT_EQ(slab.check, "slab");
+  EXPECT_EQ(slab.step, "slab_object");
   EXPECT_EQ(slab.callsite, "tcp_recvmsg_locked");
   auto stack =
       fold({"check_stack_object", "__check_object_size", "_copy_from_user", "do_sys_poll"});
-  EXPECT_EQ(stack.check, "stack");
+  EXPECT_EQ(stack.step, "stack_object");
   EXPECT_EQ(stack.callsite, "do_sys_poll");
 }
 
@@ -79,18 +79,18 @@ TEST_F(CallsiteFolderTest, StackEndingInsideTheMachineryIsTruncated) {
       fold({"find_vmap_area", "__check_object_size", "simple_copy_to_iter", "__skb_datagram_iter"});
   EXPECT_TRUE(folded.truncated);
   EXPECT_EQ(folded.callsite, "[truncated]");
-  EXPECT_EQ(folded.check, "vmalloc");
+  EXPECT_EQ(folded.step, "vmap_area");
   EXPECT_EQ(folded.syscall, "none");
 
   auto only_check = fold({"__check_object_size"});
   EXPECT_TRUE(only_check.truncated);
   EXPECT_EQ(only_check.callsite, "[truncated]");
-  EXPECT_EQ(only_check.check, "object");
+  EXPECT_EQ(only_check.step, "entry");
 
   auto empty = fold({});
   EXPECT_TRUE(empty.truncated);
   EXPECT_EQ(empty.callsite, "[truncated]");
-  EXPECT_EQ(empty.check, "");
+  EXPECT_EQ(empty.step, "");
 }
 
 TEST_F(CallsiteFolderTest, SuffixedNamesAreNormalizedBeforeMatching) {
@@ -99,7 +99,7 @@ TEST_F(CallsiteFolderTest, SuffixedNamesAreNormalizedBeforeMatching) {
             "tcp_recvmsg_locked.constprop.0", "tcp_recvmsg", "inet_recvmsg", "sock_recvmsg",
             "__sys_recvfrom.isra.0", "__x64_sys_recvfrom"});
   EXPECT_EQ(folded.callsite, "tcp_recvmsg_locked");
-  EXPECT_EQ(folded.check, "heap");
+  EXPECT_EQ(folded.step, "heap_object");
   EXPECT_EQ(folded.syscall, "recvfrom");
   EXPECT_FALSE(folded.truncated);
 }
@@ -108,14 +108,14 @@ TEST_F(CallsiteFolderTest, SuffixedNamesAreNormalizedBeforeMatching) {
 TEST_F(CallsiteFolderTest, ProbeModeCallerFrames) {
   auto direct = fold({"udp_recvmsg"});
   EXPECT_EQ(direct.callsite, "udp_recvmsg");
-  EXPECT_EQ(direct.check, "");
+  EXPECT_EQ(direct.step, "");
   EXPECT_EQ(direct.syscall, "none");
   EXPECT_FALSE(direct.truncated);
 
   auto via_helper = fold({"simple_copy_to_iter", "__skb_datagram_iter", "skb_copy_datagram_iter",
                           "unix_stream_read_actor", "unix_stream_read_generic"});
   EXPECT_EQ(via_helper.callsite, "unix_stream_read_actor");
-  EXPECT_EQ(via_helper.check, "");
+  EXPECT_EQ(via_helper.step, "");
 
   auto helper_only = fold({"simple_copy_to_iter"});
   EXPECT_TRUE(helper_only.truncated);
@@ -160,7 +160,7 @@ TEST_F(CallsiteFolderTest, CustomRulesAreData) {
   std::vector<std::string> frames = {"my_check", "my_helper", "__check_object_size", "caller"};
   auto folded = folder.fold(frames);
   EXPECT_EQ(folded.callsite, "__check_object_size");
-  EXPECT_EQ(folded.check, "object");
+  EXPECT_EQ(folded.step, "object");
 }
 
 // The numbers are the kernel's syscall ABI of the architecture the test is built for.

@@ -22,6 +22,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string word(uint32_t w) { return std::string(reinterpret_cast<const char*>(&w), 4); }
 std::string note(uint32_t type, std::string name, std::string desc) {
@@ -66,8 +67,7 @@ TEST(DebuginfoSearch, TheDistributionsPlacesInOrder) {
       vmlinux_candidates("", PathKind::Missing, "6.1.0-57-amd64", "6a2b4a"),
       ElementsAre("/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64",
                   "/usr/lib/debug/lib/modules/6.1.0-57-amd64/vmlinux",
-                  "/usr/lib/debug/vmlinux-6.1.0-57-amd64",
-                  "/usr/lib/debug/.build-id/6a/2b4a.debug",
+                  "/usr/lib/debug/vmlinux-6.1.0-57-amd64", "/usr/lib/debug/.build-id/6a/2b4a.debug",
                   "/usr/lib/debug/boot/vmlinux-6.1.0-57-amd64.debug",
                   "/boot/vmlinux-6.1.0-57-amd64", "/lib/modules/6.1.0-57-amd64/build/vmlinux"));
 }
@@ -132,9 +132,29 @@ TEST(DebuginfoSearch, TheInstallCommandOfEachDistribution) {
               HasSubstr("apt-get install linux-image-6.8.0-45-generic-dbgsym"));
   EXPECT_EQ(install_command("ID=fedora\n", "6.11.4-301.fc41.x86_64"),
             "dnf debuginfo-install kernel-6.11.4-301.fc41.x86_64");
-  EXPECT_EQ(install_command("ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n", "5.14.0"),
-            "dnf debuginfo-install kernel-5.14.0");
+  EXPECT_EQ(install_command("ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n",
+                            "5.14.0-427.13.1.el9_4.x86_64"),
+            "dnf debuginfo-install kernel-5.14.0-427.13.1.el9_4.x86_64");
+  EXPECT_EQ(install_command("ID=debian\n", "6.12.117+deb12-amd64"),
+            "apt-get install linux-image-6.12.117+deb12-amd64-dbg");
+  EXPECT_EQ(install_command("ID=debian\n", "7.3.4+deb13-cloud-arm64"),
+            "apt-get install linux-image-7.3.4+deb13-cloud-arm64-dbg");
   EXPECT_THAT(install_command("", "6.1"), HasSubstr("--debuginfo.path"));
+}
+
+// A kernel the distribution never built (the development machines' 6.18 on Debian 12): there is
+// no package to install, only the build's own vmlinux.
+TEST(DebuginfoSearch, NoPackageAdviceForAKernelNoDistributionBuilt) {
+  for (const auto& [os, release] : std::vector<std::pair<std::string, std::string>>{
+           {"ID=debian\n", "6.18.44-fc-v1272"},
+           {"ID=debian\n", "6.1.0"},
+           {"ID=ubuntu\nID_LIKE=debian\n", "6.9.0-rc3+"},
+           {"ID=fedora\n", "6.11.4"}}) {
+    const std::string advice = install_command(os, release);
+    EXPECT_THAT(advice, Not(HasSubstr("install"))) << release;
+    EXPECT_THAT(advice, HasSubstr("--debuginfo.path")) << release;
+    EXPECT_THAT(advice, HasSubstr(release)) << release;
+  }
 }
 
 TEST(LruCache, ForgetsTheLeastRecentlyUsed) {

@@ -90,6 +90,30 @@ TEST(IntervalBuilder, DirectCallerIsTheCallsiteAndSyscallComesFromItsNumber) {
   EXPECT_EQ(deltas.checks[0].bytes, 640u);
 }
 
+// Probe mode's classified calls by where their sub-checks ended: the kind of object each copied,
+// and only what the classifier saw (an end at __virt_addr_valid without a slab folio is "other",
+// not "page"); no identity yet.
+TEST(IntervalBuilder, ClassifiedEndsBecomeObjectKinds) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.probes = true;
+  RawSiteCount site{direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER), 10, 640};
+  site.ended_at[HUC_END_STACK] = 1;
+  site.ended_at[HUC_END_PAGE] = 2;
+  site.ended_at[HUC_END_SLAB] = 7;
+  drain.sites.push_back(site);
+  drain.sites.push_back({direct_key(kNetlinkRecvmsg, SYS_recvmsg, HUC_DIR_TO_USER), 3, 30});
+  const auto deltas = b.build(drain, syms);
+  std::map<std::string, uint64_t> kinds;
+  for (const ObjectDelta& o : deltas.objects) {
+    EXPECT_EQ(o.callsite, "udp_recvmsg") << "a site without classified calls has no kinds";
+    EXPECT_EQ(o.object, "[unknown]");
+    kinds[o.object_kind] += o.count;
+  }
+  EXPECT_EQ(kinds, (std::map<std::string, uint64_t>{{"other", 2}, {"slab", 7}, {"stack", 1}}));
+}
+
 TEST(IntervalBuilder, EachDrainReportsTheCountsOfItsGeneration) {
   auto b = builder();
   auto syms = symbols();
@@ -146,7 +170,7 @@ TEST(IntervalBuilder, HelperCallerFoldsThroughItsShortStack) {
   EXPECT_EQ(deltas.checks[0].syscall, "recvmsg");
   ASSERT_EQ(deltas.subchecks.size(), 1u);
   EXPECT_EQ(deltas.subchecks[0].callsite, "netlink_recvmsg");
-  EXPECT_EQ(deltas.subchecks[0].check, "vmalloc");
+  EXPECT_EQ(deltas.subchecks[0].step, "vmap_area");
   EXPECT_EQ(deltas.subchecks[0].count, 4u);
 }
 
@@ -200,7 +224,7 @@ TEST(IntervalBuilder, SampleStackGivesCallsiteCheckAndSyscall) {
   auto deltas = b.build(drain, syms);
   ASSERT_EQ(deltas.samples.size(), 1u);
   EXPECT_EQ(deltas.samples[0].callsite, "netlink_recvmsg");
-  EXPECT_EQ(deltas.samples[0].check, "vmalloc");
+  EXPECT_EQ(deltas.samples[0].step, "vmap_area");
   EXPECT_EQ(deltas.samples[0].syscall, "recvmsg");
   EXPECT_EQ(deltas.samples[0].samples, 6u);
   EXPECT_EQ(deltas.sampled_by_context.at("kernel"), 100u);
@@ -350,7 +374,7 @@ TEST(IntervalBuilder, ProbeCountsGoOutByTheKeysFullStack) {
   const ProfileSample& vmalloc = deltas.stacks[1];
   EXPECT_EQ(names(vmalloc).front(), "find_vmap_area");
   EXPECT_EQ(vmalloc.stack->size(), calls.stack->size() + 1);
-  EXPECT_EQ(vmalloc.labels->check, "vmalloc");
+  EXPECT_EQ(vmalloc.labels->check, "vmap_area");
   EXPECT_EQ(vmalloc.values[kSubchecks], 4u);
   EXPECT_EQ(vmalloc.values[kCalls], 0u);
 
@@ -421,7 +445,8 @@ TEST(IntervalBuilder, SamplesGoOutByTheirStackWithTheLabelsOfTheMetrics) {
   EXPECT_THAT(names(deltas.stacks[0]),
               ElementsAre("find_vmap_area", "__check_object_size", "simple_copy_to_iter",
                           "netlink_recvmsg", "__sys_recvmsg"));
-  EXPECT_EQ(*deltas.stacks[0].labels, (ProfileLabels{"netlink_recvmsg", "recvmsg", "vmalloc", ""}));
+  EXPECT_EQ(*deltas.stacks[0].labels,
+            (ProfileLabels{"netlink_recvmsg", "recvmsg", "vmap_area", ""}));
   EXPECT_EQ(deltas.stacks[0].values[kSamples], 6u);
 }
 

@@ -44,6 +44,8 @@ TEST(SiteTable, TakesTheRetiredSequencesSlotsOnly) {
   EXPECT_EQ(sites[0].bytes, 320u);
   EXPECT_EQ(sites[0].full_stack_id, 0x1001u);
   EXPECT_EQ(sites[1].key.caller, 0x2000u);
+  EXPECT_EQ(sites[0].ended_at[HUC_END_STACK], 1u) << "the ends go on, for the object kinds";
+  EXPECT_EQ(sites[0].ended_at[HUC_END_SLAB], 4u);
   // Kinds with a count only: slab, stack and page for the first; for the second, whose one slab
   // call made it 1 of each, the same three.
   ASSERT_EQ(subchecks.size(), 6u);
@@ -116,12 +118,17 @@ TEST(SiteTable, EqualKeysFromSeveralCpusAndTheHashAreOneCount) {
       {key(0x1000, 7), 2, 128, 11},
       {key(0x1000, 7), 1, 64, 12},
   };
+  sites[0].ended_at[HUC_END_SLAB] = 5;
+  sites[2].ended_at[HUC_END_SLAB] = 1;
+  sites[2].ended_at[HUC_END_VMALLOC] = 1;
   merge_equal_keys(sites);
   ASSERT_EQ(sites.size(), 2u);
   EXPECT_EQ(sites[0].key.caller, 0x1000u);
   EXPECT_EQ(sites[0].calls, 8u);
   EXPECT_EQ(sites[0].bytes, 512u);
   EXPECT_EQ(sites[0].full_stack_id, 11u);  // the first there is
+  EXPECT_EQ(sites[0].ended_at[HUC_END_SLAB], 6u);
+  EXPECT_EQ(sites[0].ended_at[HUC_END_VMALLOC], 1u);
   EXPECT_EQ(sites[1].key.caller, 0x2000u);
   EXPECT_EQ(sites[1].calls, 1u);
 }

@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "core/share_interval.h"
+
 namespace hucprof {
 namespace {
 
@@ -24,7 +26,7 @@ v1::Snapshot snapshot_of(const Counters& c) {
     auto* series = s.add_cpu_samples();
     series->set_callsite(key.first);
     series->set_syscall("recvfrom");
-    series->set_check(key.second);
+    series->set_step(key.second);
     series->set_samples(n);
   }
   for (const auto& [context, n] :
@@ -153,6 +155,91 @@ TEST(SpeedupPrediction, EachUpdateReplacesThePredictions) {
   prediction.update(10, s);
   prediction.update(10.5, s);  // the same snapshot fed again must not add a second entry
   EXPECT_EQ(s.predictions_size(), 1);
+}
+
+// The "0.00 % of 2 busy samples": a window this young is collecting, not a verdict;
+// its interval says how little is known and how long it will take at this rate.
+TEST(SpeedupPrediction, AFewSamplesAreCollectingNotAVerdict) {
+  SpeedupPrediction prediction(seconds(300), true, false);
+  prediction.start(0);
+  v1::Snapshot s = snapshot_of({{{{"udp_recvmsg", "entry"}, 3}}, 150, 50, 0, {}, 0});
+  prediction.update(1, s);
+  const auto* p = find(s, "sampling");
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->decided());
+  EXPECT_DOUBLE_EQ(p->in_checks(), 3);
+  EXPECT_DOUBLE_EQ(p->busy(), 200);
+  EXPECT_LT(p->lower(), 0.015);
+  EXPECT_GT(p->upper(), 0.015);
+  ASSERT_TRUE(p->has_needed_window_seconds());
+  EXPECT_GT(p->needed_window_seconds(), 1);
+  ASSERT_EQ(p->callsites_size(), 1);
+  EXPECT_FALSE(p->callsites(0).decided());
+
+  // A minute later at the same rates: enough to decide on.
+  s = snapshot_of({{{{"udp_recvmsg", "entry"}, 183}}, 9150, 3050, 0, {}, 0});
+  prediction.update(61, s);
+  p = find(s, "sampling");
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->decided());
+  EXPECT_FALSE(p->has_needed_window_seconds());
+  EXPECT_LE(p->lower(), p->share());
+  EXPECT_GE(p->upper(), p->share());
+  EXPECT_DOUBLE_EQ(p->design_effect(), kMinDesignEffect)
+      << "two points say nothing of their spread: the least design effect";
+}
+
+// One sample among thousands is known to be under 0.2 %, but while the whole is collecting no
+// part of it is stated as an answer.
+TEST(SpeedupPrediction, NoCallSiteIsDecidedBeforeTheWhole) {
+  SpeedupPrediction prediction(seconds(300), true, false);
+  prediction.start(0);
+  v1::Snapshot s = snapshot_of(
+      {{{{"udp_recvmsg", "entry"}, 28}, {{"__sys_sendto", "entry"}, 1}}, 3000, 356, 0, {}, 0});
+  prediction.update(17, s);
+  const auto* p = find(s, "sampling");
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->decided());
+  for (const auto& site : p->callsites()) {
+    EXPECT_FALSE(site.decided()) << site.callsite();
+    if (site.callsite() == "__sys_sendto") {
+      EXPECT_LT(site.upper(), 0.005) << "known to be small";
+    }
+  }
+}
+
+// --top-k: a call site the snapshot no longer names is "other" in the prediction too, and one
+// that comes back with the value it had is no increase.
+TEST(SpeedupPrediction, CallSitesFollowTheSnapshotsTopK) {
+  SpeedupPrediction prediction(seconds(300), true, false);
+  prediction.start(0);
+  v1::Snapshot s = snapshot_of({{{{"a", "entry"}, 10}, {{"b", "entry"}, 10}}, 1000, 0, 0, {}, 0});
+  prediction.update(10, s);
+  s = snapshot_of({{{{"a", "entry"}, 20}, {{"other", "entry"}, 5}}, 2000, 0, 0, {}, 0});
+  prediction.update(20, s);
+  EXPECT_EQ(by_callsite(*find(s, "sampling")),
+            (std::map<std::string, double>{{"a", 0.01}, {"other", 0.0075}}))
+      << "b left: its 10 in the window are other's";
+  s = snapshot_of({{{{"b", "entry"}, 12}, {{"other", "entry"}, 5}}, 3000, 0, 0, {}, 0});
+  prediction.update(30, s);
+  EXPECT_EQ(by_callsite(*find(s, "sampling")),
+            (std::map<std::string, double>{{"b", 12.0 / 3000}, {"other", 25.0 / 3000}}))
+      << "b is back at 10 + 2: it grew by 2, and a (20, gone now) is other's";
+}
+
+// The latency estimator times every check: nothing to collect, and its interval is the
+// histogram's resolution (each check between its log2 bucket's bounds).
+TEST(SpeedupPrediction, LatencyStatesItsBucketError) {
+  SpeedupPrediction prediction(seconds(300), false, true);
+  v1::Snapshot s = snapshot_of({{}, 0, 0, 0, {{"a", 0}}, 1'000'000'000});
+  prediction.update(0, s);
+  s = snapshot_of({{}, 0, 0, 0, {{"a", 30'000'000}}, 2'000'000'000});
+  prediction.update(10, s);
+  const auto* p = find(s, "latency");
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->decided());
+  EXPECT_DOUBLE_EQ(p->lower(), 0.02);
+  EXPECT_DOUBLE_EQ(p->upper(), 0.04);
 }
 
 }  // namespace

@@ -171,9 +171,10 @@ TEST(WorkloadRules, KubeletsOwnCgroupsAreNoPod) {
   EXPECT_EQ(classify("/kubepods/pod!x/" + s(kId)).kind, Workload::Kind::Cgroup);
 }
 
-TEST(WorkloadRules, TheRootAndAnythingElseAreTheirPath) {
-  EXPECT_EQ(classify("/"), cgroup("/"));
-  EXPECT_EQ(classify(""), cgroup("/"));
+TEST(WorkloadRules, TheRootIsNamedForWhatItHoldsAnythingElseIsItsPath) {
+  // Named for what it holds: "/" read as the whole machine.
+  EXPECT_EQ(classify("/"), cgroup("[kernel threads (root cgroup)]"));
+  EXPECT_EQ(classify(""), cgroup("[kernel threads (root cgroup)]"));
   EXPECT_EQ(classify("/hucprof-test/a/"), cgroup("/hucprof-test/a"));
   EXPECT_EQ(classify("//a//b"), cgroup("/a/b"));
   EXPECT_EQ(classify("/system.slice"), cgroup("/system.slice"));

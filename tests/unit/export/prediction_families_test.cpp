@@ -55,6 +55,45 @@ TEST(PredictionFamilies, SharesSpeedupsAndWindowPerEstimator) {
   EXPECT_THAT(lines, Contains("usercopy_busy_cpu_seconds_total 12.5"));
 }
 
+TEST(PredictionFamilies, BoundsAndSamplesGoWithTheShare) {
+  const auto lines = rendered(with_predictions());
+  EXPECT_THAT(lines,
+              Contains("usercopy_checks_busy_cpu_lower_ratio{estimator=\"sampling\"} 0.225"));
+  EXPECT_THAT(lines,
+              Contains("usercopy_checks_busy_cpu_upper_ratio{estimator=\"sampling\"} 0.275"));
+  EXPECT_THAT(lines, Contains("usercopy_callsite_busy_cpu_lower_ratio{estimator=\"sampling\","
+                              "callsite=\"udp_recvmsg\"} 0.18"));
+  EXPECT_THAT(series_of(lines, "usercopy_prediction_needed_window_seconds"), IsEmpty())
+      << "decided: nothing left to collect";
+}
+
+// Below the verdict rule no share and no speed-up is exported as an answer: the bounds, the
+// window's samples and the span still needed say how far it is.
+TEST(PredictionFamilies, CollectingExportsNoVerdict) {
+  v1::Snapshot s;
+  auto* p = add_prediction(s, "sampling", 1.5, 0.015, 1 / 0.985);
+  p->set_decided(false);
+  p->set_lower(0.005);
+  p->set_upper(0.043);
+  p->set_in_checks(3);
+  p->set_busy(200);
+  p->set_needed_window_seconds(40);
+  add_callsite_share(p, "udp_recvmsg", 0.015, 1 / 0.985);
+  p->mutable_callsites(0)->set_decided(false);
+  const auto lines = rendered(s);
+  for (const char* family :
+       {"usercopy_checks_busy_cpu_ratio", "usercopy_checks_off_speedup_ratio",
+        "usercopy_callsite_busy_cpu_ratio", "usercopy_callsite_off_speedup_ratio"}) {
+    EXPECT_THAT(series_of(lines, family), IsEmpty()) << family;
+  }
+  EXPECT_THAT(lines,
+              Contains("usercopy_checks_busy_cpu_upper_ratio{estimator=\"sampling\"} 0.043"));
+  EXPECT_THAT(lines, Contains("usercopy_prediction_check_samples{estimator=\"sampling\"} 3"));
+  EXPECT_THAT(lines, Contains("usercopy_prediction_busy_samples{estimator=\"sampling\"} 200"));
+  EXPECT_THAT(lines,
+              Contains("usercopy_prediction_needed_window_seconds{estimator=\"sampling\"} 40"));
+}
+
 TEST(PredictionFamilies, NoPredictionMeansNoSeriesButEveryFamilyDescribed) {
   const auto lines = rendered(v1::Snapshot());
   for (const char* family :

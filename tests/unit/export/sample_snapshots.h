@@ -26,22 +26,22 @@ inline v1::Snapshot udp_flood_snapshot() {
 
   auto* sub = s.add_subchecks();
   sub->set_callsite("udp_recvmsg");
-  sub->set_check("slab");
+  sub->set_step("slab_object");
   sub->set_count(900);
   sub = s.add_subchecks();
   sub->set_callsite("udp_recvmsg");
-  sub->set_check("vmalloc");
+  sub->set_step("vmap_area");
   sub->set_count(100);
 
   auto* cpu = s.add_cpu_samples();
   cpu->set_callsite("udp_recvmsg");
   cpu->set_syscall("recvfrom");
-  cpu->set_check("object");
+  cpu->set_step("entry");
   cpu->set_samples(40);
   cpu = s.add_cpu_samples();
   cpu->set_callsite("other");
   cpu->set_syscall("sendto");
-  cpu->set_check("vmalloc");
+  cpu->set_step("vmap_area");
   cpu->set_samples(2);
 
   for (const auto& [context, samples] : std::vector<std::pair<std::string, uint64_t>>{
@@ -79,6 +79,9 @@ inline v1::CostSharePrediction* add_prediction(v1::Snapshot& s, const std::strin
   p->set_estimator(estimator);
   p->set_window_seconds(window_seconds);
   p->set_share(share);
+  p->set_lower(share * 0.9);
+  p->set_upper(share * 1.1);
+  p->set_decided(true);
   if (speedup) p->set_speedup(*speedup);
   return p;
 }
@@ -88,6 +91,9 @@ inline void add_callsite_share(v1::CostSharePrediction* p, const std::string& ca
   auto* site = p->add_callsites();
   site->set_callsite(callsite);
   site->set_share(share);
+  site->set_lower(share * 0.9);
+  site->set_upper(share * 1.1);
+  site->set_decided(true);
   site->set_speedup(speedup);
 }
 

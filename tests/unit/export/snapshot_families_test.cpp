@@ -37,15 +37,16 @@ TEST(SnapshotFamilies, ChecksAndBytesByCallsiteSyscallDirection) {
 TEST(SnapshotFamilies, SubchecksAndCpuSamples) {
   const auto lines = text_lines(render(udp_flood_snapshot()));
   EXPECT_THAT(lines, Contains("# TYPE usercopy_subchecks_total counter"));
-  EXPECT_THAT(lines,
-              Contains("usercopy_subchecks_total{callsite=\"udp_recvmsg\",check=\"slab\"} 900"));
-  EXPECT_THAT(lines,
-              Contains("usercopy_subchecks_total{callsite=\"udp_recvmsg\",check=\"vmalloc\"} 100"));
+  EXPECT_THAT(
+      lines,
+      Contains("usercopy_subchecks_total{callsite=\"udp_recvmsg\",step=\"slab_object\"} 900"));
+  EXPECT_THAT(
+      lines, Contains("usercopy_subchecks_total{callsite=\"udp_recvmsg\",step=\"vmap_area\"} 100"));
   EXPECT_THAT(lines, Contains("# TYPE usercopy_cpu_samples_total counter"));
   EXPECT_THAT(lines, Contains("usercopy_cpu_samples_total{callsite=\"udp_recvmsg\","
-                              "syscall=\"recvfrom\",check=\"object\"} 40"));
+                              "syscall=\"recvfrom\",step=\"entry\"} 40"));
   EXPECT_THAT(lines, Contains("usercopy_cpu_samples_total{callsite=\"other\",syscall=\"sendto\","
-                              "check=\"vmalloc\"} 2"));
+                              "step=\"vmap_area\"} 2"));
   EXPECT_THAT(lines, Contains("# TYPE usercopy_sampled_cpu_samples_total counter"));
   EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"kernel\"} 1000"));
   EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"user\"} 500"));
@@ -78,7 +79,7 @@ TEST(SnapshotFamilies, CpuSecondsAreSamplesTimesTheKernelsTimerPeriod) {
   EXPECT_THAT(text_lines(text), Contains("# TYPE usercopy_sampled_cpu_seconds_total counter"));
   EXPECT_DOUBLE_EQ(series_value(text,
                                 "usercopy_cpu_seconds_total{callsite=\"udp_recvmsg\","
-                                "syscall=\"recvfrom\",check=\"object\"}"),
+                                "syscall=\"recvfrom\",step=\"entry\"}"),
                    40 * 10101010e-9);
   EXPECT_DOUBLE_EQ(series_value(text, "usercopy_sampled_cpu_seconds_total{context=\"kernel\"}"),
                    1000 * 10101010e-9);
@@ -256,14 +257,26 @@ TEST(SnapshotFamilies, OddCallsiteStringsAreEscaped) {
                               "syscall=\"recvfrom\",direction=\"to_user\"} 1"));
 }
 
+TEST(SnapshotFamilies, ObjectKindsWithTheirIdentity) {
+  v1::Snapshot s;
+  auto* o = s.add_object_checks();
+  o->set_callsite("udp_recvmsg");
+  o->set_object_kind("slab");
+  o->set_object("[unknown]");
+  o->set_count(7);
+  EXPECT_THAT(text_lines(render(s)),
+              Contains("usercopy_object_checks_total{callsite=\"udp_recvmsg\",object_kind=\"slab\","
+                       "object=\"[unknown]\"} 7"));
+}
+
 TEST(SnapshotFamilies, InvalidUtf8IsReplaced) {
   v1::Snapshot s;
   auto* c = s.add_subchecks();
   c->set_callsite("bad\xff");
-  c->set_check("slab");
+  c->set_step("slab");
   c->set_count(1);
   EXPECT_THAT(text_lines(render(s)),
-              Contains("usercopy_subchecks_total{callsite=\"bad\xEF\xBF\xBD\",check=\"slab\"} 1"));
+              Contains("usercopy_subchecks_total{callsite=\"bad\xEF\xBF\xBD\",step=\"slab\"} 1"));
 }
 
 TEST(SnapshotFamilies, NoRawKernelAddressIsExported) {
@@ -284,7 +297,7 @@ TEST(SnapshotFamilies, NoRawKernelAddressIsExported) {
   auto* cpu = s.add_cpu_samples();
   cpu->set_callsite("tcp_recvmsg");
   cpu->set_syscall("ffffffff81000010");
-  cpu->set_check("object");
+  cpu->set_step("object");
   cpu->set_samples(1);
   const std::string text = render(s);
   EXPECT_THAT(text, Not(HasSubstr("ffffffff")));

@@ -35,7 +35,7 @@ TEST(CgroupWorkloads, NamesUnitsContainersAndTheRootByTheirCgroups) {
   EXPECT_EQ(w.workload_of(nginx).name, "nginx.service");
   EXPECT_EQ(w.workload_of(nginx).kind, Workload::Kind::Unit);
   EXPECT_EQ(w.workload_of(docker).name, "docker:0123456789ab");
-  EXPECT_EQ(w.workload_of(node.cgroups.inode("")).name, "/");
+  EXPECT_EQ(w.workload_of(node.cgroups.inode("")).name, "[kernel threads (root cgroup)]");
   EXPECT_EQ(&w.workload_of(12345), &kUnknownWorkload) << "no cgroup has this id";
 }
 
@@ -55,7 +55,7 @@ TEST(CgroupWorkloads, APodIsNamedOnceItsLogDirectoryAppears) {
 TEST(CgroupWorkloads, ACgroupMadeAfterItsFirstSampleIsNamedOnceTheIndexWalksAgain) {
   Node node;
   CgroupWorkloads w = node.workloads();
-  EXPECT_EQ(w.workload_of(node.cgroups.inode("")).name, "/");
+  EXPECT_EQ(w.workload_of(node.cgroups.inode("")).name, "[kernel threads (root cgroup)]");
   const uint64_t late = node.cgroups.mkdirs("/system.slice/late.service");
   node.now += 2s;
   EXPECT_EQ(w.workload_of(late).name, "late.service");

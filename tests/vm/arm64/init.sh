@@ -215,7 +215,7 @@ for flavour in fentry kprobe; do
                 /hitcount:/ && from_check {
                     for (i = 1; i < NF; i++) if ($i == "hitcount:") s += $(i + 1) }
                 END { print s + 0 }' $V/hist)
-    vrise=$(rises usercopy_subchecks_total /tmp/n1 /tmp/n2 'check="vmalloc"' |
+    vrise=$(rises usercopy_subchecks_total /tmp/n1 /tmp/n2 'step="vmap_area"' |
             awk '$1 ~ /^netlink_/ { s += $2 } END { print s + 0 }')
     [ "$vref" -eq "$vrise" ] || { echo "-- find_vmap_area hist:"; head -80 $V/hist; }
     echo "!$VTRIG" >>$V/trigger

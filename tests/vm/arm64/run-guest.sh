@@ -7,7 +7,7 @@
 # kernel's own kprobe event count for the same window.
 #
 # Per flavour also the netlink vmalloc path (100 64 KiB messages; on 6.12 also 3 of 6 MiB):
-# usercopy_subchecks_total{check="vmalloc"} at netlink call sites against the kernel's own
+# usercopy_subchecks_total{step="vmap_area"} at netlink call sites against the kernel's own
 # count of find_vmap_area calls from the check. doctor must say the checks are on and `run` will
 # run; no copy of the workload's syscalls may fold as [truncated]. Then sample mode over 200x as
 # many pairs: the top call site by CPU samples must be a UDP one, and probe mode's two call sites
