@@ -227,7 +227,13 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     if (security_->auth->cached(*credentials)) return route();
     net::post(*server_.auth_pool,
               [self = this->shared_from_this(), given = *credentials, auth = security_->auth] {
-                const bool ok = auth->verify(given);
+                bool ok = false;
+                try {
+                  ok = auth->verify(given);
+                } catch (const std::exception& e) {
+                  // The auth thread serves every connection: an escaped throw would end it.
+                  spdlog::error("web: checking a password failed: {}", e.what());
+                }
                 net::post(self->lowest().get_executor(), [self, ok] {
                   if (ok) {
                     self->route();
@@ -292,8 +298,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return route.handler(request);
     } catch (const std::exception& e) {
       spdlog::error("web: handler for {} failed: {}", request.path, e.what());
-      return text_response(500, "internal server error\n");
+    } catch (...) {
+      spdlog::error("web: handler for {} failed: it threw something not a std::exception",
+                    request.path);
     }
+    return text_response(500, "internal server error\n");
   }
 
   void respond(HttpResponse response) {
