@@ -123,9 +123,12 @@ size_t RequestReader::read_rest(std::string_view input) {
     count(reading, parsed);
     if (progress_ != Progress::NeedMore) break;
     if (ec == http::error::need_more || (!ec && parsed == 0 && !parser_.is_done())) {
-      // The last chunk-size line is in and its trailer section does not end within the head's
-      // bound (the window held all the bound allows).
-      if (limit != kAll && rest.size() >= limit) refuse_for(http::error::header_limit);
+      // The window held all its bound allows: the trailer section after the last chunk-size
+      // line does not end within the head's bound, or another chunk-size line is malformed
+      // (an extension's quoted string that does not close before the CRLF).
+      if (limit != kAll && rest.size() >= limit) {
+        refuse_for(last_chunk_ ? http::error::header_limit : http::error::bad_chunk_extension);
+      }
       break;
     }
     if (ec) refuse_for(ec);
@@ -142,8 +145,10 @@ RequestReader::Part RequestReader::part() const {
 // How many bytes of `rest` the parser may see for what it reads next: 0 when it must wait for
 // more (or the reader refused), kAll when its own limits bound it (the head by the header
 // limit, content and chunk data by the body limit). A chunk-size line must end within
-// kChunkLine bytes; once one has, the window takes the trailer section that follows the last
-// chunk's, as much as the head leaves of its bound.
+// kChunkLine bytes, and the parser sees it alone: Beast reads a quoted extension past the
+// line's end, and takes the chunk from the body limit again each time it has to wait. After
+// the last chunk's line (a size of zeros) the window takes the trailer section too, as much of
+// it as the head leaves of its bound.
 size_t RequestReader::window(std::string_view rest) {
   if (part() != Part::ChunkLine) return rest.empty() ? 0 : kAll;
   const size_t crlf = chunk_data_seen_ && rest.starts_with(kCrlf) ? kCrlf.size() : 0;
@@ -156,7 +161,10 @@ size_t RequestReader::window(std::string_view rest) {
     return 0;
   }
   chunk_line_end_ = crlf + eol + kCrlf.size();
-  return chunk_line_end_ + (bounds_.head - head_bytes_);
+  const std::string_view line = rest.substr(crlf, eol);
+  const size_t digits = std::min(line.find_first_not_of("0123456789abcdefABCDEF"), line.size());
+  last_chunk_ = digits > 0 && line.find_first_not_of('0') >= digits;
+  return last_chunk_ ? chunk_line_end_ + (bounds_.head - head_bytes_) : chunk_line_end_;
 }
 
 void RequestReader::count(Part reading, size_t parsed) {

@@ -72,6 +72,9 @@ class RequestReader {
   bool parser_threw() const { return parser_threw_; }
   // Bytes of the head and of the trailer section, as counted against RequestBounds::head.
   size_t head_bytes() const { return head_bytes_; }
+  // Whether the body was read as chunked (Beast's reading of Transfer-Encoding, which the
+  // request's own chunked() reads from the first such field only).
+  bool chunked() const { return parser_.chunked(); }
   Request release() { return parser_.release(); }  // once Done
 
  private:
@@ -99,6 +102,7 @@ class RequestReader {
   uint64_t chunk_data_left_ = 0;  // of the chunk being read
   bool chunk_data_seen_ = false;  // so a CRLF ends that data before the next chunk-size line
   size_t chunk_line_end_ = 0;     // in the last window: where a trailer section would start
+  bool last_chunk_ = false;       // the last window's chunk-size line has a size of zeros
 };
 
 }  // namespace hucprof

@@ -170,6 +170,23 @@ TEST(RequestReader, AChunkSizeLineEndsWithinItsBound) {
   EXPECT_EQ(last_chunk.progress, Progress::Refused) << "the last chunk's line too";
 }
 
+// Found by fuzz/http_body_fuzz.cpp: Beast reads a quoted extension past the CRLF, and took the
+// chunk's size from the body limit again at each wait, so the same bytes were a 400 at once
+// and a 413 when they came a few at a time.
+TEST(RequestReader, AQuotedExtensionMustCloseWithinItsLine) {
+  const std::string data = std::string(300, 'x');
+  const Outcome outcome =
+      read_every_way(chunked("5;c=\"d e\r\nhello\r\n" + data + "\";x\r\n0\r\n\r\n"));
+  ASSERT_EQ(outcome.progress, Progress::Refused);
+  EXPECT_EQ(outcome.status, 400);
+  EXPECT_THAT(outcome.reason, HasSubstr("chunk extension"));
+  RequestBounds small_body;
+  small_body.body = 16;
+  const Outcome small = read_every_way(chunked("5;c=\"d e\r\nhello\r\n" + data), small_body);
+  ASSERT_EQ(small.progress, Progress::Refused);
+  EXPECT_EQ(small.status, 400);
+}
+
 TEST(RequestReader, ChunkSizesPastTheBodyBoundOr64BitsAreRefused) {
   const Outcome overflow = read_every_way(chunked("10000000000000000\r\nx\r\n0\r\n\r\n"));
   ASSERT_EQ(overflow.progress, Progress::Refused);
