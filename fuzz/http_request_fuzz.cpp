@@ -1,18 +1,15 @@
 // libFuzzer target: what a client sends, through every parser the web server runs on it. The
-// input is parsed as a whole HTTP/1.1 request with Boost.Beast's parser and the server's limits;
-// its target goes through parse_request_target (path and query) and the profile endpoint's
-// ?seconds=N (profile_seconds), its Authorization through parse_basic_authorization, its
-// Accept-Encoding through accepts_gzip, its framing headers (Transfer-Encoding, Host,
-// Content-Length) through request_framing_error. The raw input also goes through each of them
-// directly, so seeds can be bare targets.
+// input is read as a whole HTTP/1.1 request through RequestReader with the server's bounds, as
+// every connection reads (fuzz/http_body_fuzz.cpp takes the chunked body apart); its target goes
+// through parse_request_target (path and query) and the profile endpoint's ?seconds=N
+// (profile_seconds), its Authorization through parse_basic_authorization, its Accept-Encoding
+// through accepts_gzip, its framing headers (Transfer-Encoding, Host, Content-Length) through
+// request_framing_error. The raw input also goes through each of them directly, so seeds can be
+// bare targets.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include <boost/beast/core/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include "export/pprof_handler.h"
 #include "fuzz_check.h"
@@ -20,6 +17,7 @@
 #include "web/basic_auth.h"
 #include "web/http_framing.h"
 #include "web/http_target.h"
+#include "web/request_reader.h"
 
 namespace {
 
@@ -81,8 +79,8 @@ void target(std::string_view text) {
 
 // RFC 9112 6.3 and 3.2: a request the server goes on to route has a body whose end is known
 // (none, Content-Length, or chunked last, as Beast then reads it) and exactly one Host in 1.1.
-void framing(const http::request_parser<http::string_body>& parser) {
-  const hucprof::RequestHead head = hucprof::request_head_of(parser.get());
+void framing(const hucprof::RequestReader::Request& request, bool chunked) {
+  const hucprof::RequestHead head = hucprof::request_head_of(request);
   const auto error = hucprof::request_framing_error(head);
   if (error) {
     HUC_FUZZ_CHECK(error->status == 400 || error->status == 501, "framing errors are 400 or 501");
@@ -93,7 +91,7 @@ void framing(const http::request_parser<http::string_body>& parser) {
   HUC_FUZZ_CHECK(head.host.size() == 1 || (head.version == 10 && head.host.empty()),
                  "an accepted request names one host (none only in HTTP/1.0)");
   if (!head.transfer_encoding.empty()) {
-    HUC_FUZZ_CHECK(parser.chunked(), "an accepted Transfer-Encoding is read as chunked");
+    HUC_FUZZ_CHECK(chunked, "an accepted Transfer-Encoding is read as chunked");
     HUC_FUZZ_CHECK(!head.content_length, "never Transfer-Encoding and Content-Length at once");
     HUC_FUZZ_CHECK(head.version == 11, "Transfer-Encoding only in HTTP/1.1");
   }
@@ -113,16 +111,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   authorization(input);
   hucprof::accepts_gzip(input);
 
-  // The limits of HttpServerLimits: 16 KiB of head, 64 KiB of body.
-  http::request_parser<http::string_body> parser;
-  parser.header_limit(16 * 1024);
-  parser.body_limit(64 * 1024);
-  parser.eager(true);
-  boost::beast::error_code ec;
-  parser.put(boost::asio::buffer(input.data(), input.size()), ec);
-  if (ec || !parser.is_header_done()) return 0;
-  const auto& request = parser.get();
-  framing(parser);
+  // The bounds of HttpServerLimits: 16 KiB of head, 64 KiB of body.
+  hucprof::RequestReader reader(hucprof::RequestBounds{});
+  const auto step = reader.read(input);
+  HUC_FUZZ_CHECK(!reader.parser_threw(), "no input reaches a throw in the parser");
+  if (step.progress != hucprof::RequestReader::Progress::Done) return 0;
+  const auto request = reader.release();
+  framing(request, reader.chunked());
   target(request.target());
   authorization(request[http::field::authorization]);
   hucprof::accepts_gzip(request[http::field::accept_encoding]);

@@ -9,6 +9,7 @@
 #include "core/message_text.h"
 #include "web/http_listener.h"
 #include "web/http_server_impl.h"
+#include "web/io_thread.h"
 #include "web/web_security.h"
 
 namespace hucprof {
@@ -57,7 +58,7 @@ void HttpServer::serve() {
   impl_->spare_fd = ::eventfd(0, EFD_CLOEXEC);
   impl_->auth_pool.emplace(1);
   for (unsigned i = 0; i < std::max(1u, impl_->limits.io_threads); ++i) {
-    impl_->io_threads.emplace_back([io = &impl_->io] { io->run(); });
+    impl_->io_threads.emplace_back([io = &impl_->io] { run_io_thread(*io); });
   }
 }
 

@@ -26,7 +26,7 @@ struct HttpServerLimits {
   // Open connections; at the limit the longest-waiting idle or still-reading connection is
   // closed for the newcomer, so held-open sockets cannot lock out a scraper.
   size_t max_connections = 512;
-  size_t header_limit = 16 * 1024;  // request line + headers
+  size_t header_limit = 16 * 1024;  // request line + headers, and a chunked body's trailers
   size_t body_limit = 64 * 1024;    // GET and HEAD need none; read and dropped
   // Requests to add_route handlers running at once (each on its own thread, since they may wait
   // for minutes); more get 503.

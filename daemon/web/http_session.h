@@ -1,7 +1,8 @@
 #pragma once
 // One connection of an HttpServer, plain or TLS: the handshake, reading requests (keep-alive,
-// pipelining, the limits), the checks before a handler runs (framing, rate limit, basic auth),
-// routing to the handler (inline or on a thread of its own) and writing the response.
+// pipelining; web/request_reader bounds every read), the checks before a handler runs (framing,
+// rate limit, basic auth), routing to the handler (inline or on a thread of its own) and writing
+// the response.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -28,6 +29,7 @@
 #include "web/http_framing.h"
 #include "web/http_server_impl.h"
 #include "web/http_target.h"
+#include "web/request_reader.h"
 #include "web/tls_context.h"
 #include "web/web_security.h"
 
@@ -141,60 +143,72 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     if (server_.stopping) return close_now();
     if (buffer_.size() > 0) return read_request();  // pipelined: the next request is here
     lowest().expires_after(server_.limits.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(kReadChunk),
-                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
-                              if (ec)
-                                return self->close_now();  // idle timeout, or the client closed
-                              self->buffer_.commit(n);
-                              self->read_request();
-                            });
+    read_some([](Session& self) { self.read_request(); });
   }
 
   void read_request() {
     waiting_since_ns = now_ns();
-    parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(server_.limits.header_limit));
-    parser_->body_limit(server_.limits.body_limit);
+    reader_.emplace(bounds());
     lowest().expires_after(server_.limits.request_timeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+    read_buffered();
   }
 
-  void on_read(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset) {
+  RequestBounds bounds() const {
+    return RequestBounds{server_.limits.header_limit, server_.limits.body_limit};
+  }
+
+  // Reads once into the buffer, then `next`. Any error (the client closed or reset, a timeout,
+  // TLS) ends the connection: there is nobody to answer.
+  template <class Next>
+  void read_some(Next next) {
+    // The reader leaves at most pending_limit() unread, so one read's room is always left.
+    const size_t room = buffer_.max_size() - buffer_.size();
+    if (room == 0) {
+      spdlog::error("web: a connection's read buffer is full: a bound does not hold");
       return close_now();
     }
-    if (ec) {
-      // The request cannot be read to its end, so the connection cannot go on after the answer.
-      busy = true;
-      head_ = false;
-      version_ = 11;
-      keep_alive_ = false;
-      if (ec == http::error::header_limit) {
-        return respond(text_response(431, "request header fields too large\n"));
-      }
-      if (ec == http::error::body_limit)
-        return respond(text_response(413, "request body too large\n"));
-      if (ec.category() == net::error::get_ssl_category() ||
-          ec.category() == net::error::get_system_category()) {
-        return close_now();
-      }
-      return respond(text_response(400, "bad request: " + ec.message() + "\n"));
+    stream_.async_read_some(
+        buffer_.prepare(std::min(kReadChunk, room)),
+        [self = this->shared_from_this(), next](beast::error_code ec, size_t n) {
+          if (ec) return self->close_now();
+          self->buffer_.commit(n);
+          next(*self);
+        });
+  }
+
+  void read_buffered() {
+    const auto data = buffer_.cdata();
+    const auto step =
+        reader_->read(std::string_view(static_cast<const char*>(data.data()), data.size()));
+    buffer_.consume(step.used);
+    switch (step.progress) {
+      case RequestReader::Progress::NeedMore:
+        return read_some([](Session& self) { self.read_buffered(); });
+      case RequestReader::Progress::Refused:
+        return refuse(reader_->refusal());
+      case RequestReader::Progress::Done:
+        return on_request();
     }
+  }
+
+  // The request cannot be read to its end, so the connection cannot go on after the answer.
+  void refuse(const ReadRefusal& refusal) {
+    busy = true;
+    head_ = false;
+    version_ = 11;
+    keep_alive_ = false;
+    respond(text_response(refusal.status, refusal.reason + "\n"));
+  }
+
+  void on_request() {
     busy = true;
     lowest().expires_never();  // a handler may take its time; the write gets its own timeout
-    request_ = parser_->release();
-    parser_.reset();
+    request_ = reader_->release();
+    reader_.reset();
     head_ = request_.method() == http::verb::head;
     version_ = request_.version();
     keep_alive_ = request_.keep_alive();
     security_ = server_.security->current();
-    if (version_ != 10 && version_ != 11) {
-      keep_alive_ = false;
-      return respond(text_response(505, "HTTP version not supported\n"));
-    }
     if (auto faulty = request_framing_error(request_head_of(request_))) {
       // Where this request ends is not known (or it names no host): nothing after it on this
       // connection can be trusted to be a request of its own.
@@ -213,7 +227,13 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     if (security_->auth->cached(*credentials)) return route();
     net::post(*server_.auth_pool,
               [self = this->shared_from_this(), given = *credentials, auth = security_->auth] {
-                const bool ok = auth->verify(given);
+                bool ok = false;
+                try {
+                  ok = auth->verify(given);
+                } catch (const std::exception& e) {
+                  // The auth thread serves every connection: an escaped throw would end it.
+                  spdlog::error("web: checking a password failed: {}", e.what());
+                }
                 net::post(self->lowest().get_executor(), [self, ok] {
                   if (ok) {
                     self->route();
@@ -278,8 +298,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return route.handler(request);
     } catch (const std::exception& e) {
       spdlog::error("web: handler for {} failed: {}", request.path, e.what());
-      return text_response(500, "internal server error\n");
+    } catch (...) {
+      spdlog::error("web: handler for {} failed: it threw something not a std::exception",
+                    request.path);
     }
+    return text_response(500, "internal server error\n");
   }
 
   void respond(HttpResponse response) {
@@ -329,8 +352,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   std::shared_ptr<const WebSecurity> security_;  // before stream_: the TLS context outlives it
   Stream stream_;
   std::shared_ptr<ClientWatch> watch_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  // Never more than one read beyond what a reader may leave unread.
+  beast::flat_buffer buffer_{bounds().pending_limit() + kReadChunk};
+  std::optional<RequestReader> reader_;
   http::request<http::string_body> request_;
   bool head_ = false;
   bool keep_alive_ = false;

@@ -659,10 +659,11 @@ def http_requests(c):
                            ("/" + "a" * 20000, 431), ("/metrics?" + "a=1&" * 1000, 200),
                            ("/\u00e9", (400, 404))):
         case("GET %r" % target[:40], req("GET %s HTTP/1.1" % target, close), expect)
-    # Versions other than 1.0 and 1.1: 400 or 505 are both a clean refusal (RFC 9110 15.6.6).
-    for version, expect in (("HTTP/1.0", 200), ("HTTP/2.0", (505, 400)), ("HTTP/1.2", (505, 400)),
-                            ("HTTP/9.9", (505, 400)), ("HTTP/0.9", (505, 400)), ("HTTP/1.1x", 400), ("HTTP/1", 400), ("http/1.1", 400),
-                            ("", 400), ("HTTP/1.1 extra", 400)):
+    # RFC 9110 6.2: a higher minor version is served as the highest implemented (1.1); 15.6.6:
+    # 505 for a major version not supported; what is no version at all is malformed (D13).
+    for version, expect in (("HTTP/1.0", 200), ("HTTP/2.0", 505), ("HTTP/1.2", 200),
+                            ("HTTP/9.9", 505), ("HTTP/0.9", 505), ("HTTP/1.1x", 400), ("HTTP/1", 400), ("http/1.1", 400),
+                            ("", 400), ("HTTP/1.1 extra", 400), ("HTTP/1.10", 400)):
         case("version %r" % version, req(("GET /metrics " + version).rstrip(), close), expect)
     for name, headers, expect in (
             ("no Host", "Connection: close\r\n", 400),
@@ -716,6 +717,28 @@ def http_requests(c):
                                                  b"20000\r\n" + b"x" * 0x20000 + b"\r\n0\r\n\r\n"), 413)
     case("chunk size overflow", req("GET /metrics HTTP/1.1", "Host: x\r\nTransfer-Encoding: chunked\r\n",
                                     b"ffffffffffffffffff\r\n"), (400, 413))
+    # Trailers count against the 16 KiB head; a chunk-size line may take 1024 bytes (D1, D2).
+    chunked = "Host: x\r\nTransfer-Encoding: chunked\r\n"
+    for name, body, expect in (
+            ("chunk size 2^64", b"10000000000000000\r\nx\r\n0\r\n\r\n", 400),
+            ("chunk size of 100 KB hex digits", b"f" * 100000 + b"\r\n", 400),
+            ("chunk size of 100 KB leading zeros", b"0" * 100000 + b"1\r\nx\r\n0\r\n\r\n", 400),
+            ("chunk extension of 2 KB", b"1;" + b"e" * 2000 + b"\r\nx\r\n0\r\n\r\n", 400),
+            ("chunk extensions past the body", (b"1;" + b"e" * 1000 + b"\r\nx\r\n") * 70 + b"0\r\n\r\n", 413),
+            ("chunk extension of 1 KB", b"1;" + b"e" * 1000 + b"\r\nx\r\n0\r\n\r\n", 200),
+            ("trailer value of 65,536 bytes", b"0\r\nX-T: " + b"t" * 65536 + b"\r\n\r\n", 431),
+            ("trailer name of 70,000 bytes", b"0\r\n" + b"n" * 70000 + b": v\r\n\r\n", 431),
+            ("trailer of 60,000 bytes", b"0\r\nX-T: " + b"t" * 60000 + b"\r\n\r\n", 431),
+            ("400 small trailers", b"0\r\n" + b"".join(b"X-%d: %s\r\n" % (i, b"v" * 40) for i in range(400))
+             + b"\r\n", 431),
+            ("a trailer of 1 KB", b"0\r\nX-T: " + b"t" * 1000 + b"\r\n\r\n", 200)):
+        case(name, req("GET /metrics HTTP/1.1", chunked + "Connection: close\r\n", body), expect)
+    case("pipelined after an oversized trailer", req("GET /metrics HTTP/1.1", chunked, b"0\r\nX-T: " + b"t" * 20000
+                                                     + b"\r\n\r\n") + req("GET /metrics HTTP/1.1", close), [431])
+    case("pipelined after a long chunk extension", req("GET /metrics HTTP/1.1", chunked, b"1;" + b"e" * 2000)
+         + req("GET /metrics HTTP/1.1", close), [400])
+    case("pipelined after HTTP/2.0", req("GET /metrics HTTP/2.0") + req("GET /metrics HTTP/1.1", close), [505])
+    flood_case(c, s, plain)
     for length, body, expect in (("5", b"hello", 200), ("-1", b"", 400), ("abc", b"", 400), ("1, 2", b"xy", 400),
                                  ("100000", b"", 413), ("0", b"", 200), (" 5", b"hello", 200)):
         case("Content-Length %r" % length, req("GET /metrics HTTP/1.1", "Host: x\r\nConnection: close\r\n"
@@ -767,6 +790,46 @@ def http_requests(c):
         rc = server.stop()
         outcome = ACCEPTED if rc == 0 and rss < CLI_RSS_MIB else CRASH
         c.record(s, "%s server after the campaign" % name, outcome, "exit %s, peak RSS %.0f MiB" % (rc, rss))
+
+
+def flood_case(c, s, server, total=256 * MiB):
+    """D2: "1;" then 256 MiB of chunk extension, streamed until the server answers. It must refuse
+    at the chunk-size line's bound (1024 bytes), long before the client is done, and hold no
+    more memory for it."""
+    import select
+    name = "256 MiB of chunk extension"
+    before = server.peak_rss_mib()
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+    sent, answer = 0, b""
+    try:
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;")
+        piece = b"e" * (64 * 1024)
+        while sent < total:
+            readable, writable, _ = select.select([sock], [sock], [], 60)
+            if readable or not writable:
+                break
+            try:
+                sent += sock.send(piece[:total - sent])
+            except OSError:
+                break
+        try:
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        except OSError:
+            pass
+    finally:
+        sock.close()
+    after = server.peak_rss_mib()
+    detail = "statuses %s after %.1f MiB sent, peak RSS %.0f -> %.0f MiB" % (status_of(answer), sent / MiB,
+                                                                          before, after)
+    if server.proc.poll() is not None or after - before > 32 or not http_ok(server.port):
+        return c.record(s, name, CRASH, detail)
+    if status_of(answer) != [400] or sent >= total // 2:
+        return c.record(s, name, WRONG, detail)
+    c.record(s, name, REJECTED, detail)
 
 
 def burst_case(c, s, name, wrapper, count, max_sockets):

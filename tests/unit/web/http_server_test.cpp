@@ -6,8 +6,7 @@
 #include <thread>
 
 #include "raw_http.h"
-#include "web/http_server.h"
-#include "web/web_security.h"
+#include "test_server.h"
 
 namespace hucprof {
 namespace {
@@ -15,18 +14,9 @@ namespace {
 using ::testing::HasSubstr;
 using testing_http::RawConnection;
 using testing_http::request_once;
+using testing_http::start_server;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-std::unique_ptr<HttpServer> start_server(HttpServerLimits limits = {}) {
-  auto started = HttpServer::start(ListenAddress{ListenAddress::Kind::IPv4, "127.0.0.1", 0},
-                                   std::make_shared<WebSecuritySource>(), limits);
-  if (!started.ok()) {
-    ADD_FAILURE() << started.error().text;
-    return nullptr;
-  }
-  return std::move(started).value();
-}
 
 HttpResponse text(std::string body) {
   HttpResponse response;
