@@ -65,7 +65,7 @@ int wait_for(ChildCommand& child, SignalInbox& signals, const std::string& comma
 int record_command(const RunOptions& run, const RecordOptions& record) {
   SignalInbox signals;  // before anything starts: Ctrl-C must end the recording, not the process
 
-  auto opened = OutputFile::open(record.output);
+  auto opened = OutputFile::open(record.output, OutputContent::Binary);
   if (!opened.ok()) {
     spdlog::error("-o {}: {}", record.output, opened.error().text);
     return opened.error().exit_code;

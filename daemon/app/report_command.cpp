@@ -38,7 +38,7 @@ int report_command(const ReportOptions& options) {
   // error like a bad -o, and the input is never its own output.
   std::optional<OutputFile> flamegraph;
   if (options.flamegraph) {
-    auto opened = OutputFile::open(*options.flamegraph, input);
+    auto opened = OutputFile::open(*options.flamegraph, OutputContent::Text, input);
     if (!opened.ok()) return refuse("--flamegraph " + *options.flamegraph, opened.error());
     flamegraph.emplace(std::move(opened).value());
   }
