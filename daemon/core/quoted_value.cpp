@@ -6,7 +6,7 @@ namespace hucprof {
 
 namespace {
 
-constexpr std::string_view kCutMark = "...";
+constexpr std::string_view kCutMark = "…";  // U+2026, 3 bytes
 
 void append_hex_escape(std::string& out, unsigned char c) {
   static constexpr char kHex[] = "0123456789abcdef";

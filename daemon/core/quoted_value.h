@@ -10,7 +10,8 @@ namespace hucprof {
 // forbids) and bytes that are not UTF-8 written \xNN (as systemd-escape writes them): valid
 // UTF-8 on one line that carries no terminal sequences, fit for a message, a terminal, a pprof
 // string or (entities added) XML and HTML, whatever bytes came from outside. Longer than
-// `max_bytes` once escaped, it is cut after a whole character or escape and ends in "...".
+// `max_bytes` once escaped, it is cut after a whole character or escape and ends in "…"
+// (U+2026, 3 bytes).
 std::string printable_text(std::string_view text,
                            size_t max_bytes = std::numeric_limits<size_t>::max());
 

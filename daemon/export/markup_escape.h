@@ -9,7 +9,7 @@ namespace hucprof {
 // a kernel symbol, a label or a reason in words can never become markup, and the document stays
 // well-formed XML 1.0 and valid UTF-8 whatever it held: control characters (which XML forbids
 // even as character references) and bytes that are not UTF-8 read \xNN, visibly, and a name
-// longer than kMaxNameBytes is cut with "...".
+// longer than kMaxNameBytes is cut with "…".
 std::string markup_escape(std::string_view text);
 
 }  // namespace hucprof

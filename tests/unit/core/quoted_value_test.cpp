@@ -37,20 +37,20 @@ TEST(PrintableName, BoundedAtACharacterOrEscapeBoundary) {
   EXPECT_EQ(printable_name(fits), fits);
   const std::string longer = printable_name(fits + "b");
   EXPECT_EQ(longer.size(), kMaxNameBytes);
-  EXPECT_EQ(longer, std::string(kMaxNameBytes - 3, 'a') + "...");
+  EXPECT_EQ(longer, std::string(kMaxNameBytes - 3, 'a') + "…");
   // 2-byte characters: the cut never splits one.
   std::string accents;
   for (int i = 0; i < 600; ++i) accents += "\xc3\xa9";
   const std::string cut = printable_name(accents);
   EXPECT_LE(cut.size(), kMaxNameBytes);
-  EXPECT_TRUE(cut.ends_with("\xc3\xa9..."));
+  EXPECT_TRUE(cut.ends_with("\xc3\xa9…"));
   // Escapes count in the bound and are never cut in half: 1 000 ESC bytes become 4 000 bytes
   // of "\x1b", of which whole ones are kept.
   const std::string escaped = printable_name(std::string(1000, '\x1b'));
   EXPECT_LE(escaped.size(), kMaxNameBytes);
-  EXPECT_TRUE(escaped.ends_with("\\x1b..."));
+  EXPECT_TRUE(escaped.ends_with("\\x1b…"));
   EXPECT_EQ((escaped.size() - 3) % 4, 0u);
-  EXPECT_EQ(printable_text("abcdef", 5), "ab...");
+  EXPECT_EQ(printable_text("abcdef", 5), "ab…");
 }
 
 TEST(Utf8, SequenceLengthFollowsRfc3629) {

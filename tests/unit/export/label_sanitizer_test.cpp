@@ -45,7 +45,7 @@ TEST(SanitizeLabelValue, EscapesBytesThatAreNotUtf8AndControlCharacters) {
 TEST(SanitizeLabelValue, IsBounded) {
   const std::string value = sanitize_label_value(std::string(100'000, 'x'));
   EXPECT_EQ(value.size(), kMaxNameBytes);
-  EXPECT_TRUE(value.ends_with("..."));
+  EXPECT_TRUE(value.ends_with("…"));
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ TEST_F(NamesFromOutside, TheReportIsPrintableTextWithTheNamesShownEscaped) {
   EXPECT_THAT(report, HasSubstr("pod\\x0a<script>&"));
   EXPECT_THAT(report, Not(HasSubstr(std::string(kMaxNameBytes, 'x'))))
       << "a name is shown at most kMaxNameBytes long";
-  EXPECT_THAT(report, HasSubstr(std::string(kMaxNameBytes - 8, 'x') + "..."));
+  EXPECT_THAT(report, HasSubstr(std::string(kMaxNameBytes - 8, 'x') + "…"));
 }
 
 TEST_F(NamesFromOutside, TheFlameGraphIsWellFormedXmlWithTheNamesShownEscaped) {
@@ -105,7 +105,7 @@ TEST_F(NamesFromOutside, TheFlameGraphIsWellFormedXmlWithTheNamesShownEscaped) {
   EXPECT_THAT(svg, Not(HasSubstr("<script>")));
   // The long name is cut, and its source line and numbers after it in its title are still there.
   EXPECT_THAT(svg,
-              HasSubstr(std::string(kMaxNameBytes - 8, 'x') + "... (net/x\\xff.c:40): 40 samples"));
+              HasSubstr(std::string(kMaxNameBytes - 8, 'x') + "… (net/x\\xff.c:40): 40 samples"));
 }
 
 TEST_F(NamesFromOutside, TheWebPageIsUtf8HtmlWithTheNamesShownEscaped) {
