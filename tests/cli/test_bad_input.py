@@ -526,6 +526,11 @@ class NamesFromOutside(unittest.TestCase):
         self.assertEqual(text_checks.bad_characters(err), [])
         self.assertEqual(err.count(b"\n"), 1, err)
         self.assertIn(b"missing\\x1b]0;pwned\\x07\\nline", err)
+        # doctor prints for people on stdout: what it quotes is escaped there too.
+        rc, out, err = run_bytes(["doctor", "--kallsyms", path])
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(text_checks.bad_characters(out), [])
+        self.assertIn(b"missing\\x1b]0;pwned\\x07\\x0aline", out)
         command = "/nonexistent\x1b]0;pwned\x07cmd"
         shown = "/nonexistent\\x1b]0;pwned\\x07cmd"
         out = os.path.join(self.dir, "never.pb.gz")
