@@ -3,10 +3,15 @@
 // vmlinux and as a module, reading its GNU build-id and looking inline chains up in its DWARF
 // must not crash, hang or grow without bound; what is refused is named in one line (doctor
 // prints it after the path).
+// Whatever the DWARF says, what a lookup hands out is bounded (dwarf_lines.h, DwarfBounds): at
+// most 32 inlined calls, names of at most 512 bytes of printable UTF-8, 4 KiB of names in all.
+// A downloaded file (debuginfod) is handled by exactly this code once it is in the cache.
 //   seeds: ELF files the build compiles from tests/unit/debuginfo/inline_chain.c (the
 //          executable standing for vmlinux, the object file standing for a module, the
-//          executable with zlib-compressed DWARF), handed over by ctest in FUZZ_SEED_FILES;
-//          fuzz/corpus/debug_file/ holds inputs that once failed.
+//          executable with zlib-compressed DWARF, the object file compressed whole with zstd)
+//          and from tests/lib/hostile_dwarf.py (long and invalid names, an 80-level chain),
+//          handed over by ctest in FUZZ_SEED_FILES; fuzz/corpus/debug_file/ holds inputs that
+//          once failed.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -14,7 +19,9 @@
 #include <cstdint>
 #include <string>
 
+#include "core/utf8.h"
 #include "debuginfo/debug_file.h"
+#include "debuginfo/dwarf_lines.h"
 #include "fuzz_check.h"
 
 namespace {
@@ -52,12 +59,32 @@ void check_facts(const DebugFileFacts& facts, size_t size) {
   HUC_FUZZ_CHECK(facts.build_id.size() <= 2 * size, "the build-id comes from the file");
 }
 
+// Valid UTF-8 without C0, DEL or C1 controls: a label value and a proto3 string as it is.
+bool printable(std::string_view text) {
+  while (!text.empty()) {
+    const size_t n = utf8_sequence_length(text);
+    if (n == 0) return false;
+    const auto c = static_cast<unsigned char>(text[0]);
+    if (n == 1 && (c < 0x20 || c == 0x7f)) return false;
+    if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[1]) < 0xA0) return false;
+    text.remove_prefix(n);
+  }
+  return true;
+}
+
 void check_lines(const SourceLinesPtr& lines) {
   if (!lines) return;
   HUC_FUZZ_CHECK(!lines->empty(), "an answer has at least the frame's own function");
+  HUC_FUZZ_CHECK(lines->size() <= DwarfBounds::kMaxInlineDepth + 1, "the chain is bounded");
+  size_t total = 0;
   for (const SourceLine& l : *lines) {
     HUC_FUZZ_CHECK(!l.function.empty(), "every inline frame has a name");
+    HUC_FUZZ_CHECK(l.function.size() <= DwarfBounds::kMaxNameBytes, "a function name is bounded");
+    HUC_FUZZ_CHECK(l.file.size() <= DwarfBounds::kMaxNameBytes, "a file name is bounded");
+    HUC_FUZZ_CHECK(printable(l.function) && printable(l.file), "names are printable UTF-8");
+    total += l.function.size() + l.file.size();
   }
+  HUC_FUZZ_CHECK(total <= DwarfBounds::kMaxChainNameBytes, "a chain's names are bounded");
 }
 
 // The seeds' functions lie within the first 0x200 bytes after _stext (and udp_recvmsg's first

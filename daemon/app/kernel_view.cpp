@@ -1,26 +1,50 @@
 #include "app/kernel_view.h"
 
-#include <fstream>
+#include <cstring>
+#include <istream>
 
 #include "core/file_text.h"
 #include "core/folding_rules.h"
 
 namespace hucprof {
 
-KallsymsIndex load_kallsyms(const std::string& path, bool* readable) {
-  std::ifstream in(path);
-  if (readable) *readable = static_cast<bool>(in);
-  if (!in) return {};
-  return KallsymsIndex::parse(in);
+namespace {
+
+// /proc/kallsyms of a large host with every module loaded is ~20 MB; a file past this bound is
+// not a kallsyms (--kallsyms names a test's file).
+constexpr uint64_t kMaxKallsymsBytes = uint64_t{256} << 20;
+
+}  // namespace
+
+KallsymsIndex load_kallsyms(const std::string& path, std::string* problem) {
+  Result<RegularFile> opened = open_regular_file(path, kMaxKallsymsBytes);
+  if (!opened.ok()) {
+    if (problem) *problem = opened.error().text;
+    return {};
+  }
+  // Parsed as it is read: the file is never in memory whole.
+  FileStreamBuf bytes(std::move(opened).value(), kMaxKallsymsBytes);
+  std::istream in(&bytes);
+  KallsymsIndex index = KallsymsIndex::parse(in);
+  if (bytes.exceeded() || bytes.error()) {
+    if (problem) {
+      *problem = bytes.error() ? std::strerror(bytes.error())
+                               : "larger than " + std::to_string(kMaxKallsymsBytes) + " bytes";
+    }
+    return {};
+  }
+  if (problem) problem->clear();
+  return index;
 }
 
 Result<KernelView> load_kernel_view(const std::string& kallsyms_path) {
   KernelView view;
-  bool readable = false;
+  std::string problem;
   view.modules = read_file_text(kModulesPath);
-  view.kallsyms = load_kallsyms(kallsyms_path, &readable);
-  if (!readable) {
-    return Error{"cannot read " + kallsyms_path + ": call sites cannot be named", kExitCannotRun};
+  view.kallsyms = load_kallsyms(kallsyms_path, &problem);
+  if (!problem.empty()) {
+    return Error{"cannot read " + kallsyms_path + " (" + problem + "): call sites cannot be named",
+                 kExitCannotRun};
   }
   if (view.kallsyms.size() == 0) {
     return Error{kallsyms_path + " has no text symbols", kExitCannotRun};

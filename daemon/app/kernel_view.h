@@ -26,8 +26,8 @@ struct KernelView {
 // then.
 Result<KernelView> load_kernel_view(const std::string& kallsyms_path);
 
-// Reads a kallsyms file; empty index if unreadable.
-KallsymsIndex load_kallsyms(const std::string& path, bool* readable = nullptr);
+// Reads a kallsyms file; an empty index if unreadable, and why in `problem` (cleared when read).
+KallsymsIndex load_kallsyms(const std::string& path, std::string* problem = nullptr);
 
 // The plan's inputs from the flags (copy helpers from the default folding rules).
 AttachOptions attach_options(const RunOptions& options);

@@ -60,6 +60,29 @@ int wait_for(ChildCommand& child, SignalInbox& signals, const std::string& comma
   }
 }
 
+// Removes COMMAND's cgroup, moving out what still runs in it (COMMAND's children that outlived
+// it, or COMMAND itself if the recorder ends first): they keep running, unrecorded, as after
+// `perf record -- COMMAND`. One line says so.
+void release(CommandCgroup& cgroup, const std::string& command, bool exited) {
+  const auto released = cgroup.release();
+  if (!released.ok()) {
+    spdlog::warn("{}", released.error().text);
+    return;
+  }
+  const size_t n = released.value().moved;
+  if (n == 0) return;
+  const std::string processes = std::to_string(n) + (n == 1 ? " process" : " processes");
+  if (exited) {
+    spdlog::warn(
+        "{} `{}` started outlived it and {} not recorded after it exited: moved to "
+        "hucprof's cgroup {}",
+        processes, command, n == 1 ? "was" : "were", released.value().to);
+  } else {
+    spdlog::warn("{} of `{}` still {} and {} not recorded: moved to hucprof's cgroup {}", processes,
+                 command, n == 1 ? "runs" : "run", n == 1 ? "is" : "are", released.value().to);
+  }
+}
+
 }  // namespace
 
 int record_command(const RunOptions& run, const RecordOptions& record) {
@@ -90,7 +113,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
     if (!root.ok()) {
       return log_and_exit_code(Error{"--only-command: " + root.error().text, kExitCannotRun});
     }
-    auto made = CommandCgroup::make(root.value(), "hucprof-record-" + std::to_string(::getpid()));
+    auto made = CommandCgroup::make(root.value());
     if (!made.ok()) {
       return log_and_exit_code(Error{"--only-command: " + made.error().text, kExitCannotRun});
     }
@@ -157,6 +180,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   started.value().reset();  // detach before writing and waiting
 
   if (auto written = output.commit(encode_pprof_gzip(profile)); !written.ok()) {
+    if (cgroup) release(*cgroup, joined(record.command), child_status.has_value());
     return log_and_exit_code(written.error());
   }
   spdlog::info("wrote {}: {} stacks over {:.1f} s; `hucprof report {}` reads it", record.output,
@@ -167,9 +191,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
     if (*child_status != 0)
       spdlog::warn("`{}` exited with status {}", joined(record.command), *child_status);
   }
-  if (cgroup) {
-    if (auto removed = cgroup->remove(); !removed.ok()) spdlog::warn("{}", removed.error().text);
-  }
+  if (cgroup) release(*cgroup, joined(record.command), true);
   return 0;
 }
 

@@ -68,14 +68,23 @@ std::string read_lockdown() {
   return text->substr(open + 1, close - open - 1);
 }
 
+// A kernel's config is ~300 kB inflated (compressed, ~60 kB); far past these it is not one.
+constexpr uint64_t kMaxConfigGzBytes = uint64_t{16} << 20;
+constexpr size_t kMaxConfigBytes = size_t{64} << 20;
+
 std::optional<std::string> read_gzip(const char* path) {
-  gzFile file = gzopen(path, "rb");
+  Result<RegularFile> opened = open_regular_file(path, kMaxConfigGzBytes);
+  if (!opened.ok()) return std::nullopt;
+  gzFile file = gzdopen(opened.value().fd.get(), "rb");
   if (!file) return std::nullopt;
+  opened.value().fd.release();  // gzclose closes it
   std::string out;
   char buf[65536];
-  int n;
-  while ((n = gzread(file, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  bool ok = n == 0;
+  int n = 0;
+  while (out.size() <= kMaxConfigBytes && (n = gzread(file, buf, sizeof(buf))) > 0) {
+    out.append(buf, static_cast<size_t>(n));
+  }
+  bool ok = n == 0 && out.size() <= kMaxConfigBytes;
   gzclose(file);
   if (!ok) return std::nullopt;
   return out;

@@ -1,11 +1,10 @@
 #pragma once
-#include <unistd.h>
-
 #include <memory>
-#include <utility>
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+
+#include "core/unique_fd.h"  // UniqueFd, for the descriptors libbpf hands out
 
 namespace hucprof {
 
@@ -25,34 +24,6 @@ using BtfPtr = std::unique_ptr<btf, BtfDeleter>;
 template <typename Skel, void (*Destroy)(Skel*)>
 struct SkeletonDeleter {
   void operator()(Skel* skel) const { Destroy(skel); }
-};
-
-// Move-only file descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
 };
 
 }  // namespace hucprof

@@ -14,6 +14,8 @@
 #include <cstring>
 
 #include "core/build_id.h"
+#include "core/compressed_size.h"
+#include "core/file_text.h"
 
 namespace hucprof {
 
@@ -35,6 +37,62 @@ bool has_debug_info(Elf* elf) {
     }
   }
   return false;
+}
+
+// What libdw inflates into memory when it loads the DWARF: every compressed section, whole
+// (SHF_COMPRESSED sections say their size in their header, GNU .zdebug ones after "ZLIB";
+// libelf inflates into a buffer of exactly that size).
+uint64_t inflated_section_bytes(Elf* elf) {
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0) return 0;
+  uint64_t total = 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+    if (shdr.sh_flags & SHF_COMPRESSED) {
+      GElf_Chdr chdr;
+      if (gelf_getchdr(scn, &chdr) != nullptr) total += chdr.ch_size;
+      continue;
+    }
+    const char* name = elf_strptr(elf, names, shdr.sh_name);
+    if (name == nullptr || std::strncmp(name, ".zdebug", 7) != 0) continue;
+    Elf_Data* raw = elf_rawdata(scn, nullptr);
+    if (raw == nullptr || raw->d_size < 12 || std::memcmp(raw->d_buf, "ZLIB", 4) != 0) continue;
+    const auto* size = static_cast<const unsigned char*>(raw->d_buf) + 4;
+    uint64_t bytes = 0;
+    for (int i = 0; i < 8; ++i) bytes = bytes << 8 | size[i];  // big-endian
+    total += bytes;
+  }
+  return total;
+}
+
+// `what` says how it inflates: "its compressed sections inflate to".
+std::optional<Error> too_much_to_inflate(uint64_t bytes, const char* what) {
+  if (bytes <= kMaxInflatedDebugBytes) return std::nullopt;
+  return Error{std::string(what) + " " + std::to_string(bytes) + " bytes, more than the " +
+               std::to_string(kMaxInflatedDebugBytes) +
+               " hucprof inflates (decompress it once: objcopy --decompress-debug-sections, "
+               "or zstd -d)"};
+}
+
+// A module file compressed whole, which libdwfl would inflate into memory whole, unbounded:
+// zstd is let through when its blocks bound what it inflates to, the other formats (no
+// distribution ships module debuginfo in them) are refused.
+std::optional<Error> refuse_to_inflate(int fd, uint64_t size) {
+  char head[8] = {};
+  const ssize_t n = ::pread(fd, head, sizeof(head), 0);
+  const std::string_view compression = compression_of(std::string_view(head, n > 0 ? n : 0));
+  if (compression.empty()) return std::nullopt;
+  if (compression != "zstd") {
+    return Error{"compressed with " + std::string(compression) +
+                 ": hucprof reads a module's debuginfo uncompressed or zstd-compressed"};
+  }
+  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (mapped == MAP_FAILED) return Error{std::strerror(errno)};
+  const auto bound = zstd_inflated_bound(std::string_view(static_cast<const char*>(mapped), size));
+  ::munmap(mapped, size);
+  if (!bound) return Error{"compressed with zstd, but its frames do not parse"};
+  return too_much_to_inflate(*bound, "its zstd blocks may inflate to");
 }
 
 // A symbol's value in the file's symbol table, 0 when absent.
@@ -74,12 +132,17 @@ const Dwfl_Callbacks kOfflineCallbacks = {
 Result<std::unique_ptr<VmlinuxFile>> VmlinuxFile::open(const std::string& path) {
   elf_version(EV_CURRENT);
   std::unique_ptr<VmlinuxFile> file(new VmlinuxFile());
-  file->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file->fd_ < 0) return Error{std::strerror(errno)};
+  Result<RegularFile> opened = open_regular_file(path, kMaxDebugFileBytes);
+  if (!opened.ok()) return opened.error();
+  file->fd_ = std::move(opened.value().fd);
   // Mapped read-only: nothing is copied, and pages can be dropped from the RSS at any time.
-  file->elf_ = elf_begin(file->fd_, ELF_C_READ_MMAP, nullptr);
+  file->elf_ = elf_begin(file->fd_.get(), ELF_C_READ_MMAP, nullptr);
   if (file->elf_ == nullptr || elf_kind(file->elf_) != ELF_K_ELF) {
     return Error{"not an ELF file"};
+  }
+  if (auto refused = too_much_to_inflate(inflated_section_bytes(file->elf_),
+                                         "its compressed sections inflate to")) {
+    return *refused;
   }
   const void* id = nullptr;
   const ssize_t id_size = dwelf_elf_gnu_build_id(file->elf_, &id);
@@ -94,7 +157,6 @@ Result<std::unique_ptr<VmlinuxFile>> VmlinuxFile::open(const std::string& path) 
 VmlinuxFile::~VmlinuxFile() {
   if (dwarf_) dwarf_end(dwarf_);
   if (elf_) elf_end(elf_);
-  if (fd_ >= 0) ::close(fd_);
 }
 
 bool VmlinuxFile::begin_dwarf() {
@@ -129,11 +191,17 @@ void VmlinuxFile::end_batch() {
 }
 
 Result<std::unique_ptr<ModuleFile>> ModuleFile::open(const std::string& path) {
+  Result<RegularFile> opened = open_regular_file(path, kMaxDebugFileBytes);
+  if (!opened.ok()) return opened.error();
+  UniqueFd& fd = opened.value().fd;
+  if (auto refused = refuse_to_inflate(fd.get(), opened.value().size)) return *refused;
   std::unique_ptr<ModuleFile> file(new ModuleFile());
   file->dwfl_ = dwfl_begin(&kOfflineCallbacks);
   if (file->dwfl_ == nullptr) return Error{dwfl_errmsg(-1)};
-  file->module_ = dwfl_report_offline(file->dwfl_, "module", path.c_str(), -1);
+  // libdwfl takes the descriptor over once it has made a module of it.
+  file->module_ = dwfl_report_offline(file->dwfl_, "module", path.c_str(), fd.get());
   if (file->module_ == nullptr) return Error{dwfl_errmsg(-1)};
+  fd.release();
   dwfl_report_end(file->dwfl_, nullptr, nullptr);
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
@@ -143,6 +211,12 @@ Result<std::unique_ptr<ModuleFile>> ModuleFile::open(const std::string& path) {
   // needs.
   GElf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(file->module_, &bias);
+  if (elf != nullptr) {
+    if (auto refused = too_much_to_inflate(inflated_section_bytes(elf),
+                                           "its compressed sections inflate to")) {
+      return *refused;
+    }
+  }
   file->facts_.has_dwarf = elf != nullptr && has_debug_info(elf);
   return file;
 }

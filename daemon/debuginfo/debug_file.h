@@ -6,6 +6,7 @@
 
 #include "core/result.h"
 #include "core/source_lines.h"
+#include "core/unique_fd.h"
 #include "debuginfo/dwarf_lines.h"
 
 struct Elf;
@@ -13,6 +14,14 @@ struct Dwfl;
 struct Dwfl_Module;
 
 namespace hucprof {
+
+// A debuginfo file is mapped, never read whole: Debian's vmlinux with DWARF is 633 MB for 6.1
+// and ~1 GB for 6.12, Fedora's under 1 GB; a file larger than this is refused unopened.
+inline constexpr uint64_t kMaxDebugFileBytes = uint64_t{4} << 30;
+// What libdw and libdwfl inflate into memory, whole, for a file with compressed sections
+// (a kernel built with CONFIG_DEBUG_INFO_COMPRESSED) or a module file compressed whole
+// (Ubuntu's .ko.zst): past this the file is refused before anything inflates.
+inline constexpr uint64_t kMaxInflatedDebugBytes = uint64_t{1} << 30;
 
 // What a debuginfo file says it is, read without touching its DWARF: enough to accept or refuse
 // it before anything else.
@@ -48,7 +57,7 @@ class VmlinuxFile {
   VmlinuxFile() = default;
   bool begin_dwarf();
 
-  int fd_ = -1;
+  UniqueFd fd_;
   Elf* elf_ = nullptr;
   struct Dwarf* dwarf_ = nullptr;
   bool dwarf_failed_ = false;

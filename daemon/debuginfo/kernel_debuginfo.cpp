@@ -1,7 +1,9 @@
 #include "debuginfo/kernel_debuginfo.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -27,9 +29,11 @@ PathKind kind_of(const std::string& path) {
   return PathKind::Missing;
 }
 
-bool exists(const std::string& path) {
-  std::error_code ec;
-  return fs::exists(path, ec);
+// Absent: nothing there. A link loop or a directory that may not be searched is a reason to
+// name, not an absence.
+bool absent(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
 }
 
 template <typename File>
@@ -37,7 +41,7 @@ CandidateCheck check(const std::string& path, const std::string& running,
                      std::unique_ptr<File>* accepted) {
   CandidateCheck c;
   c.path = path;
-  if (!exists(path)) return c;
+  if (absent(path)) return c;
   auto opened = File::open(path);
   if (!opened.ok()) {
     c.outcome = CandidateCheck::Unreadable;
@@ -179,7 +183,9 @@ void KernelDebuginfo::work() {
     queue_.pop_front();
     lock.unlock();
     Arrival got = download(job);
-    // Logged here: the download may finish long after start-up, between drains.
+    // Logged here: the download may finish long after start-up, between drains. Cancelled, it
+    // is hucprof stopping: nothing to say.
+    if (client_->cancelled()) return;
     if (got.vmlinux || got.file) {
       spdlog::info("{}", got.what);
     } else {

@@ -30,9 +30,37 @@ bool is_cgroup2(const std::string& path) {
          static_cast<uint64_t>(fs.f_type) == CGROUP2_SUPER_MAGIC;
 }
 
-struct DirCloser {
-  void operator()(DIR* dir) const { ::closedir(dir); }
+// A directory descriptor of the walk's, closed with it.
+class DirFd {
+ public:
+  explicit DirFd(int fd = -1) : fd_(fd) {}
+  DirFd(DirFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  DirFd& operator=(DirFd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~DirFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
 };
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// The directory `name` of `parent`, if it is still the one the walk saw (the inode `id`, on the
+// hierarchy's device): a directory replaced since is not walked into.
+DirFd open_child(int parent, const char* name, uint64_t id, dev_t dev) {
+  DirFd dir(::openat(parent, name, kDirFlags));
+  struct stat st {};
+  if (!dir.ok() || ::fstat(dir.get(), &st) != 0 || st.st_ino != id || st.st_dev != dev) {
+    return DirFd();
+  }
+  return dir;
+}
 
 }  // namespace
 
@@ -50,7 +78,7 @@ CgroupIndex::CgroupIndex(Options options) : options_(std::move(options)) {
 }
 
 std::optional<std::string> CgroupIndex::path_of(uint64_t cgroup_id) {
-  if (auto it = paths_.find(cgroup_id); it != paths_.end()) return it->second;
+  if (nodes_.contains(cgroup_id)) return path_to(cgroup_id);
   const auto now = options_.clock();
   const auto interval = std::max<std::chrono::steady_clock::duration>(
       options_.min_refresh, last_walk_took_ * options_.walk_time_multiple);
@@ -60,9 +88,25 @@ std::optional<std::string> CgroupIndex::path_of(uint64_t cgroup_id) {
     return std::nullopt;
   }
   refresh();
-  if (auto it = paths_.find(cgroup_id); it != paths_.end()) return it->second;
+  if (nodes_.contains(cgroup_id)) return path_to(cgroup_id);
   ++stats_.misses;
   return std::nullopt;
+}
+
+std::string CgroupIndex::path_to(uint64_t id) const {
+  // Each node's parent was found before it, so this ends at the root; the bound is a second
+  // guarantee of that.
+  std::vector<const std::string*> names;
+  for (size_t hops = 0; id != root_id_ && hops <= stats_.entries; ++hops) {
+    const auto it = nodes_.find(id);
+    if (it == nodes_.end()) break;
+    if (!it->second.name.empty()) names.push_back(&it->second.name);
+    id = it->second.parent;
+  }
+  if (names.empty()) return "/";
+  std::string path;
+  for (auto name = names.rbegin(); name != names.rend(); ++name) path += "/" + **name;
+  return path;
 }
 
 void CgroupIndex::refresh() {
@@ -73,49 +117,97 @@ void CgroupIndex::refresh() {
 }
 
 void CgroupIndex::walk() {
-  std::unordered_map<uint64_t, std::string> found;
+  std::unordered_map<uint64_t, Node> found;
+  DirFd fd(::open(options_.root.c_str(), kDirFlags & ~O_NOFOLLOW));
   struct stat root {};
-  const bool stated = ::stat(options_.root.c_str(), &root) == 0;
-  if (!stated || !S_ISDIR(root.st_mode)) {
-    stats_.last_error = options_.root + ": " + (stated ? "not a directory" : std::strerror(errno));
-    paths_.clear();
+  const bool stated = fd.ok() && ::fstat(fd.get(), &root) == 0;
+  if (!stated) {
+    stats_.last_error =
+        options_.root + ": " + (errno == ENOTDIR ? "not a directory" : std::strerror(errno));
+    nodes_.clear();
     stats_.entries = 0;
     return;
   }
   stats_.last_error.clear();
-  found.emplace(root.st_ino, "/");
+  root_id_ = root.st_ino;
+  found.emplace(root_id_, Node{root_id_, ""});
 
-  // Depth first with an explicit stack: cgroup trees can be deep, and a cgroup that goes away
-  // mid-walk (ENOENT on open) is just not there any more.
-  std::vector<std::string> pending = {""};
+  // Depth first, one directory open at a time: down by openat, back up by "..". A level keeps
+  // the subdirectories still to visit; `named_as` is the cgroup its children are named below
+  // (itself, or its ancestor at max_named_depth).
+  struct Level {
+    uint64_t id, named_as;
+    std::vector<std::pair<std::string, uint64_t>> subdirs;
+    size_t next = 0;
+  };
+  struct statfs fs {};
+  const bool kernfs =
+      ::fstatfs(fd.get(), &fs) == 0 && static_cast<uint64_t>(fs.f_type) == CGROUP2_SUPER_MAGIC;
   bool capped = false;
-  while (!pending.empty() && !capped) {
-    const std::string relative = std::move(pending.back());
-    pending.pop_back();
-    const std::string directory = options_.root + relative;
-    std::unique_ptr<DIR, DirCloser> dir(::opendir(directory.c_str()));
-    if (!dir) continue;
-    const int dir_fd = ::dirfd(dir.get());
-    while (const dirent* entry = ::readdir(dir.get())) {
+  // Reads the directory open in `fd` (the cgroup `level.id`, at `depth`) into the index.
+  auto read = [&](Level& level, size_t depth) {
+    const int copy = ::dup(fd.get());
+    DIR* dir = copy >= 0 ? ::fdopendir(copy) : nullptr;
+    if (dir == nullptr) {
+      if (copy >= 0) ::close(copy);
+      return;
+    }
+    const bool named = depth < options_.max_named_depth;
+    while (const dirent* entry = ::readdir(dir)) {
       const std::string_view name = entry->d_name;
       if (name == "." || name == "..") continue;
       if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN) continue;
       struct stat st {};
-      if (::fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (::fstatat(fd.get(), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       // Only this file system's directories: never into a mount below the root.
       if (!S_ISDIR(st.st_mode) || st.st_dev != root.st_dev) continue;
       if (found.size() >= options_.max_entries) {
         capped = true;
         break;
       }
-      std::string path = relative + "/" + std::string(name);
-      found.emplace(st.st_ino, path);
-      pending.push_back(std::move(path));
+      if (!found
+               .emplace(st.st_ino,
+                        named ? Node{level.id, std::string(name)} : Node{level.named_as, ""})
+               .second) {
+        continue;
+      }
+      // kernfs gives a directory 2 + its subdirectories as link count: a cgroup with none has
+      // nothing below it to read (most are leaves). Other file systems (a test's tree) may
+      // count otherwise, so there every directory is read.
+      if (!kernfs || st.st_nlink != 2) level.subdirs.emplace_back(name, st.st_ino);
     }
+    ::closedir(dir);
+  };
+
+  std::vector<Level> levels;
+  levels.push_back(Level{root_id_, root_id_, {}});
+  read(levels.back(), 0);
+  while (!levels.empty() && !capped) {
+    Level& top = levels.back();
+    if (top.next < top.subdirs.size()) {
+      const auto& [name, id_ref] = top.subdirs[top.next++];
+      const uint64_t id = id_ref;
+      DirFd child = open_child(fd.get(), name.c_str(), id, root.st_dev);
+      if (!child.ok()) continue;  // gone (or replaced) since it was read
+      // The new level's depth is levels.size(): named down to max_named_depth.
+      const uint64_t named_as = levels.size() <= options_.max_named_depth ? id : top.named_as;
+      fd = std::move(child);
+      levels.push_back(Level{id, named_as, {}});
+      read(levels.back(), levels.size() - 1);
+      continue;
+    }
+    levels.pop_back();
+    if (levels.empty()) break;
+    // Back to the parent. A cgroup cannot be moved to another parent (only renamed in place),
+    // so ".." is the directory the walk came from; if it is not (a test tree moved under the
+    // walk), the walk ends with what it found.
+    DirFd parent = open_child(fd.get(), "..", levels.back().id, root.st_dev);
+    if (!parent.ok()) break;
+    fd = std::move(parent);
   }
   if (capped) ++stats_.capped_walks;
-  paths_ = std::move(found);
-  stats_.entries = paths_.size();
+  nodes_ = std::move(found);
+  stats_.entries = nodes_.size();
 }
 
 }  // namespace hucprof

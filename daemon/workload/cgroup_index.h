@@ -24,10 +24,17 @@ Result<std::string> find_unified_root(const std::string& mount = kCgroupMount);
 // 64-bit ino_t (see docs/design.md, "Which workload"). So a walk of the tree with stat() is the
 // whole index; nothing is asked of BPF.
 //
+// The walk goes from directory to directory by descriptor (openat, fstatat, ".." back up), never
+// by path, so a cgroup whose path is longer than PATH_MAX (anyone with a delegated subtree can
+// nest that deep) is found like any other, and it holds at most two descriptors whatever the
+// depth. A cgroup deeper than `max_named_depth` levels is named as its ancestor at that depth: a
+// path is at most that many names (of at most 255 bytes each), and what is below is the same
+// tenant's subtree.
+//
 // Cached: a miss walks the tree again, at most once per `min_refresh`, so a cgroup made since
 // the last walk is found within a second, and never sooner than `walk_time_multiple` times the
 // last walk took, so that ids that exist nowhere (a cgroup gone before its samples were read)
-// cost at most 1% of a CPU on a node with a very large tree (a walk costs ~30 us a cgroup). At most
+// cost at most 1% of a CPU on a node with a very large tree (a walk costs ~5 us a cgroup). At most
 // `max_entries` cgroups are kept; a walk that finds more stops there and is counted in
 // stats().capped_walks. Not thread-safe: one drain thread asks.
 class CgroupIndex {
@@ -36,6 +43,7 @@ class CgroupIndex {
   struct Options {
     std::string root;  // the unified root (find_unified_root), or any tree in a test
     size_t max_entries = 16384;
+    size_t max_named_depth = 64;
     std::chrono::milliseconds min_refresh{1000};
     unsigned walk_time_multiple = 100;
     Clock clock;  // steady_clock::now when empty
@@ -57,10 +65,18 @@ class CgroupIndex {
   const Stats& stats() const { return stats_; }
 
  private:
+  // A cgroup as the last walk found it: its name below its parent. Paths are put together on
+  // lookup, so the index costs a name per cgroup, not a path.
+  struct Node {
+    uint64_t parent = 0;
+    std::string name;  // "" for the root, and for a cgroup named as its ancestor (too deep)
+  };
   void walk();
+  std::string path_to(uint64_t id) const;
 
   Options options_;
-  std::unordered_map<uint64_t, std::string> paths_;
+  std::unordered_map<uint64_t, Node> nodes_;
+  uint64_t root_id_ = 0;
   std::optional<std::chrono::steady_clock::time_point> last_walk_;
   std::chrono::steady_clock::duration last_walk_took_{};
   Stats stats_;

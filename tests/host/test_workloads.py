@@ -9,14 +9,19 @@ splits 3 : 1 whatever the scheduler does; perf 6.1's --all-cgroups resolves no c
 hybrid host), the kernel's own CPU accounting of each cgroup (cpu.stat usage_usec) for each
 workload's busy CPU, and Google's pprof reading the profile's workload labels. Then 500
 short-lived cgroups: the workload series stay bounded by --top-k and the kernel map is drained.
+`record --only-command` removes its cgroup, also when COMMAND leaves a process running (which
+runs on, back in the recorder's cgroup by /proc/PID/cgroup) or the recording is stopped by
+SIGTERM; the test looks at its own recorder's cgroup only, whatever others left.
 """
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 import urllib.request
 
@@ -189,9 +194,7 @@ class OnlyTheCommand(unittest.TestCase):
         script = "%s %d 64 >/dev/null && times" % (ARGS.pairs, PAIRS)
         outside = subprocess.Popen([ARGS.pairs, str(10 * PAIRS), "64"], stdout=subprocess.DEVNULL)
         try:
-            r = subprocess.run([ARGS.hucprof, "record", "--mode", "sample", "--only-command",
-                                "--sample-frequency", str(FREQUENCY), "-o", out, "--",
-                                "bash", "-c", script], capture_output=True, text=True, timeout=300)
+            r = record(["--sample-frequency", str(FREQUENCY), "-o", out], ["bash", "-c", script])
         finally:
             outside.kill()
             outside.wait()
@@ -207,8 +210,113 @@ class OnlyTheCommand(unittest.TestCase):
         print("--only-command: busy %.2f s in the profile, the command's own CPU %.2f s (bash "
               "times)" % (busy, command_cpu), flush=True)
         self.assertAlmostEqual(busy / command_cpu, 1.0, delta=0.1)
-        self.assertFalse([d for d in os.listdir(unified_root()) if d.startswith("hucprof-record")],
-                         "the command's cgroup is removed")
+        self.assertFalse(os.path.exists(r.cgroup), "the command's cgroup is removed")
+        self.assertNotIn(MOVED, r.stderr)
+
+    def test_what_the_command_left_running_keeps_running_and_its_cgroup_goes(self):
+        """`sh -c 'sleep & exit 0'`: the recording ends when sh exits, as `perf record -- sh`
+        does; the sleep is not killed but moved back to the recorder's cgroup (the kernel's
+        /proc/PID/cgroup says where it is), and one warning line says so."""
+        work = tempfile.mkdtemp(prefix="huc-left-", dir=ARGS.workdir)
+        r = record(["-o", os.path.join(work, "left.pb.gz")],
+                   ["sh", "-c", "sleep 600 >/dev/null 2>&1 & echo $!; exit 0"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        left = int(r.stdout.split()[-1])
+        try:
+            self.assert_left_running(r.cgroup, r.stderr, left)
+        finally:
+            stop(left)
+
+    def test_a_stopped_recording_leaves_what_the_command_started_running(self):
+        """SIGTERM to `record`: it is passed on to COMMAND alone (sh, which dies of it), as perf
+        does; the sleep sh started keeps running, moved out of the cgroup."""
+        work = tempfile.mkdtemp(prefix="huc-term-", dir=ARGS.workdir)
+        proc = start_record(["-o", os.path.join(work, "term.pb.gz")],
+                            ["sh", "-c", "sleep 600 >/dev/null 2>&1 & echo $!; wait"])
+        cgroup, left = record_cgroup(proc.pid), None
+        try:
+            left = int(proc.stdout.readline())
+            # COMMAND runs once its cgroup holds both processes: the recording has begun.
+            procs = os.path.join(cgroup, "cgroup.procs")
+            deadline = time.time() + 120
+            while len(read_text(procs).split()) < 2:
+                self.assertLess(time.time(), deadline, "sh and sleep not in %s" % procs)
+                time.sleep(0.1)
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=120)
+            self.assertEqual(proc.returncode, 0, err)
+            self.assertIn("received SIGTERM, stopping the recording", err)
+            self.assert_left_running(cgroup, err, left)
+        finally:
+            proc.kill()
+            proc.communicate()
+            if left is not None:
+                stop(left)
+
+    def assert_left_running(self, cgroup, stderr, pid):
+        self.assertFalse(os.path.exists(cgroup), "the command's cgroup %s is removed" % cgroup)
+        self.assertTrue(os.path.exists("/proc/%d" % pid), "the process COMMAND left still runs")
+        self.assertEqual(unified_cgroup_of(pid), unified_cgroup_of(os.getpid()),
+                         "it is back in the recorder's cgroup (the test's)")
+        said = [ln for ln in stderr.splitlines() if MOVED in ln]
+        self.assertEqual(len(said), 1, stderr)
+        self.assertRegex(said[0], r" warn 1 process `sh -c .*` started outlived it and was not "
+                         r"recorded after it exited: " + re.escape(MOVED) + " " +
+                         re.escape(unified_cgroup_of(os.getpid())) + "$")
+
+
+MOVED = "moved to hucprof's cgroup"
+
+
+def record_cgroup(pid):
+    """The cgroup `hucprof record --only-command` makes, named after its pid: the test looks at
+    its own recorder's only (another's, left by whoever, is none of its business)."""
+    return os.path.join(unified_root(), "hucprof-record-%d" % pid)
+
+
+def start_record(options, command):
+    """`hucprof record --mode sample --only-command OPTIONS -- COMMAND`, running."""
+    return subprocess.Popen([ARGS.hucprof, "record", "--mode", "sample", "--only-command"] +
+                            options + ["--"] + command, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def record(options, command):
+    """The same, run to its end: returncode, stdout, stderr and its cgroup's path."""
+    proc = start_record(options, command)
+    try:
+        out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return types.SimpleNamespace(returncode=proc.returncode, stdout=out, stderr=err,
+                                 cgroup=record_cgroup(proc.pid))
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def unified_cgroup_of(pid):
+    """The "0::" line of /proc/PID/cgroup: the process's cgroup on the unified hierarchy."""
+    with open("/proc/%d/cgroup" % pid) as f:
+        for line in f:
+            if line.startswith("0::"):
+                return line[3:].rstrip("\n")
+    raise AssertionError("no unified hierarchy line in /proc/%d/cgroup" % pid)
+
+
+def stop(pid):
+    """SIGKILL to a process the test started that is no child of it, and until it is gone."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    deadline = time.time() + 30
+    while os.path.exists("/proc/%d" % pid) and time.time() < deadline:
+        time.sleep(0.05)
 
 
 def minutes_seconds(text):

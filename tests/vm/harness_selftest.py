@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import initramfs  # noqa: E402
 import kernel_packages  # noqa: E402
 import qemu_run  # noqa: E402
+import test_hermetic  # noqa: E402
 import vmlib  # noqa: E402
 from tier_kernels import KERNELS  # noqa: E402
 from vmlib import Skip, VmFailure  # noqa: E402
@@ -35,6 +36,14 @@ def main() -> int:
         if not cond:
             failures.append(what)
 
+    # 0. The guests get what the test gives them: every hucprof a VM test starts names its kernel
+    #    debuginfo, or the host's /usr/lib/debug (seen through 9p) would decide (test_hermetic.py).
+    found, looked = test_hermetic.problems()
+    for p in found:
+        print(f"  {p}")
+    check(not found and all(looked.values()),
+          f"every hucprof of the VM tests names its debuginfo ({looked})")
+
     try:
         qemu_run.preflight()
         spec = KERNELS[0]
@@ -43,7 +52,7 @@ def main() -> int:
         initramfs.build_initramfs(k, initrd)
     except Skip as e:
         print(f"SKIP: {e}")
-        return vmlib.SKIP
+        return 1 if failures else vmlib.SKIP
 
     # 1. A module that neither exists nor is built in is an error, not silently skipped.
     try:

@@ -40,7 +40,14 @@ def flood(tools: Tools) -> Workload:
 # tracefs writes, ...) is counted under callsite="other" until its cumulative count overtakes the
 # 20th, and a counter never takes back what "other" got (e.g. the first 2 of 100 netlink_sendmsg
 # checks on 6.12). 1000 is the largest --top-k; the rows below assert "other" stays still.
-DAEMON_ARGS = ["--interval", INTERVAL, "--top-k", "1000"]
+#
+# --debuginfo.path none: the guest sees the host's root (9p), so on a host with Debian's -dbg
+# package of the guest's kernel installed (/usr/lib/debug/boot/vmlinux-RELEASE, as the README
+# advises users) hucprof would find it and profiles would hold inline frames and source lines
+# that a clean host's do not. Every doctor and run of the tier says what it gets
+# (test_hermetic.py checks every plan); tests/vm/debuginfo/ gives its own.
+NO_DEBUGINFO = ["--debuginfo.path", "none"]
+DAEMON_ARGS = ["--interval", INTERVAL, "--top-k", "1000"] + NO_DEBUGINFO
 
 
 # The kprobe boot's probe session keys checks by workload too (--probe.workloads), its UDP
@@ -58,7 +65,8 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
         udp.argv = [str(tools.in_cgroup), f"/sys/fs/cgroup/{WORKLOAD_CGROUP}", *udp.argv]
     probe = Session("probe", ["--mode", "probe", "--probe.attach", mode] + base
                     + (["--probe.workloads"] if by_workload else []), probe_workloads,
-                    doctor=["--mode", "probe", "--probe.attach", mode], profile=True)
+                    doctor=["--mode", "probe", "--probe.attach", mode] + NO_DEBUGINFO,
+                    profile=True)
     sessions = [probe]
     if mode == "fentry":
         # --latency once per kernel: fexit on top of fentry (the trampoline then also calls the
@@ -69,11 +77,12 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
                    "attach"]
         sessions.append(Session("latency", latency + base,
                                 [Workload("udp", [str(tools.udp_pairs), str(UDP_N),
-                                                  str(UDP_PAYLOAD)])], doctor=latency))
+                                                  str(UDP_PAYLOAD)])],
+                                doctor=latency + NO_DEBUGINFO))
     else:
         sessions.append(Session("sample", ["--mode", "sample", "--sample-frequency",
                                            str(SAMPLE_HZ)] + base, [flood(tools)],
-                                doctor=["--mode", "sample"]))
+                                doctor=["--mode", "sample"] + NO_DEBUGINFO))
 
     def check(c: RunContext) -> list[Row]:
         rows = session_rows(c, probe) + attach_rows(c, probe, mode) + exactness_rows(c, probe)
@@ -101,7 +110,7 @@ def hardened_off_run(spec: KernelSpec, tools: Tools) -> RunSpec:
     off = Session("off", ["--mode", "probe"] + DAEMON_ARGS,
                   [Workload("udp", [str(tools.udp_pairs), str(UDP_N), str(UDP_PAYLOAD)],
                             reference=True)],
-                  doctor=["--mode", "probe"])
+                  doctor=["--mode", "probe"] + NO_DEBUGINFO)
 
     def check(c: RunContext) -> list[Row]:
         tag = "off-udp"

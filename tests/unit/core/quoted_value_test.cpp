@@ -53,6 +53,25 @@ TEST(PrintableName, BoundedAtACharacterOrEscapeBoundary) {
   EXPECT_EQ(printable_text("abcdef", 5), "ab…");
 }
 
+TEST(PrintableText, ABoundCutsAfterAWholeCharacterOrEscapeAndMarksTheCut) {
+  EXPECT_EQ(printable_text("short", 512), "short");
+  EXPECT_EQ(printable_text(std::string(512, 'x'), 512), std::string(512, 'x')) << "fits exactly";
+  EXPECT_EQ(printable_text(std::string(513, 'x'), 512), std::string(509, 'x') + "…");
+  // An escape is never split: "ab\\x1b" is 6 bytes, more than the 5 before the marker.
+  EXPECT_EQ(printable_text("ab\x1b"
+                           "cdefgh",
+                           8),
+            "ab…");
+  // Nor a character: "é" is 2 bytes.
+  EXPECT_EQ(printable_text("abc\xc3\xa9"
+                           "defgh",
+                           7),
+            "abc…");
+  // A name of megabytes costs its bound, not its size.
+  const std::string huge(4 << 20, 'n');
+  EXPECT_EQ(printable_text(huge, 16).size(), 16u);
+}
+
 TEST(Utf8, SequenceLengthFollowsRfc3629) {
   EXPECT_EQ(utf8_sequence_length(""), 0u);
   EXPECT_EQ(utf8_sequence_length("a"), 1u);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "binutils.h"
 #include "build_id_notes.h"
 #include "debuginfo/kernel_debuginfo.h"
 
@@ -25,30 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
-
 bool cross_build() { return std::string(HUC_ADDR2LINE).empty(); }
 
-// Symbol addresses of the executable, by nm (binutils).
-std::map<std::string, uint64_t> symbols(const std::string& elf) {
-  std::map<std::string, uint64_t> out;
-  std::istringstream in(run(std::string(HUC_NM) + " " + elf));
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string addr, type, name;
-    if (fields >> addr >> type >> name) out[name] = std::stoull(addr, nullptr, 16);
-  }
-  return out;
-}
+std::map<std::string, uint64_t> symbols(const std::string& elf) { return nm_symbols(HUC_NM, elf); }
 
 // addr2line -i -f -a: per address, the inline chain innermost first.
 std::vector<SourceLines> addr2line(const std::string& elf, const std::vector<uint64_t>& addrs) {
@@ -59,7 +39,7 @@ std::vector<SourceLines> addr2line(const std::string& elf, const std::vector<uin
     command += hex;
   }
   std::vector<SourceLines> out;
-  std::istringstream in(run(command));
+  std::istringstream in(command_output(command));
   std::string line;
   while (std::getline(in, line)) {
     if (line.starts_with("0x")) {

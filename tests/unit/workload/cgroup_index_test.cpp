@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <climits>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "temp_tree.h"
 
@@ -117,6 +123,60 @@ TEST(CgroupIndex, DoesNotFollowSymlinks) {
   CgroupIndex index({.root = tree.root(), .clock = time.clock()});
   EXPECT_EQ(index.path_of(real), "/real.service");
   EXPECT_EQ(index.stats().entries, 2u);
+}
+
+// A delegated subtree nested past PATH_MAX: no path to it can be opened or stat'ed, yet its
+// cgroups are found, by the path below the root that the kernel would name them by.
+TEST(CgroupIndex, FindsCgroupsWhosePathIsLongerThanPathMax) {
+  TempTree tree;
+  ASSERT_FALSE(tree.root().empty());
+  std::vector<std::string> names;
+  std::string expected;
+  for (int level = 0; level < 40; ++level) {
+    names.push_back("level" + std::to_string(level) + "-" + std::string(200, 'x'));
+    expected += "/" + names.back();
+  }
+  ASSERT_GT(expected.size(), static_cast<size_t>(PATH_MAX));
+  tree.mkdirs("/tenant.slice");
+  const uint64_t deepest = tree.mkdir_chain("/tenant.slice", names);
+  ASSERT_NE(deepest, 0u);
+  struct stat st {};
+  ASSERT_NE(::stat((tree.root() + "/tenant.slice" + expected).c_str(), &st), 0);
+  EXPECT_EQ(errno, ENAMETOOLONG) << "the path itself cannot be used";
+
+  // Whatever the depth, the walk holds a few descriptors at a time, not one per level: here it
+  // may open 4 more than are open now.
+  size_t open_now = 0;
+  for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    ++open_now;
+  }
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit tight = saved;
+  tight.rlim_cur = open_now + 4;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock()});
+  index.refresh();
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+
+  EXPECT_EQ(index.path_of(deepest), "/tenant.slice" + expected);
+  EXPECT_EQ(index.stats().entries, 42u);  // root, tenant.slice, 40 levels
+  EXPECT_EQ(index.stats().capped_walks, 0u);
+}
+
+TEST(CgroupIndex, CgroupsBelowTheNamedDepthAreNamedAsTheirAncestorThere) {
+  TempTree tree;
+  const uint64_t third = tree.mkdirs("/a/b/c");
+  const uint64_t fifth = tree.mkdirs("/a/b/c/d/e");
+  const uint64_t sibling = tree.mkdirs("/a/b/c/f");
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .max_named_depth = 3, .clock = time.clock()});
+  EXPECT_EQ(index.path_of(third), "/a/b/c");
+  EXPECT_EQ(index.path_of(fifth), "/a/b/c");
+  EXPECT_EQ(index.path_of(sibling), "/a/b/c");
+  EXPECT_EQ(index.path_of(tree.inode("/a/b/c/d")), "/a/b/c");
+  EXPECT_EQ(index.stats().entries, 7u);  // every one of them is indexed, and counts
 }
 
 TEST(CgroupIndex, AnUnreadableRootIsAnErrorInWords) {

@@ -36,7 +36,10 @@ row() {
 }
 
 echo "== hucprof version"; (hucprof version) || fail "hucprof version"
-echo "== hucprof doctor"; (hucprof doctor) >/tmp/doctor-auto.txt 2>&1; echo "doctor rc=$?"
+# Every doctor and run names its kernel debuginfo (tests/vm/test_hermetic.py checks this file):
+# none, but where run-guest.sh --debuginfo gives the unpacked -dbg package (below).
+nodbg="--debuginfo.path none"
+echo "== hucprof doctor"; (hucprof doctor $nodbg) >/tmp/doctor-auto.txt 2>&1; echo "doctor rc=$?"
 cat /tmp/doctor-auto.txt
 # The kernel config where the package installs it (run-guest.sh put it there): doctor reads it.
 [ "$(awk -v want="$KCONFIG" '$1 == "kernel" && $2 == "config" { print ($3 == "yes" && $4 == want) }' \
@@ -53,7 +56,7 @@ T=/sys/kernel/tracing
 # With the kernel's debuginfo (run-guest.sh --debuginfo: the unpacked -dbg package on the host,
 # a writable share for the results): the first probe run and the sample run resolve their stacks
 # with it and save their profiles there for the host to compare with addr2line.
-dbg= dbgargs=
+dbg=$nodbg dbgargs=$nodbg
 if [ -n "${DBG:-}" ]; then
     mkdir -p /mnt/results
     mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results /mnt/results ||
@@ -117,11 +120,11 @@ if grep -qw hardened_usercopy=off /proc/cmdline; then
     # what the kernel still runs of a check (before 6.15 __check_object_size is entered and
     # returns at its static key, since 6.15 it is not entered at all).
     echo "== hardened_usercopy=off: hucprof doctor --mode probe"
-    (hucprof doctor --mode probe) >/tmp/doctor.txt 2>&1; cat /tmp/doctor.txt
+    (hucprof doctor --mode probe $nodbg) >/tmp/doctor.txt 2>&1; cat /tmp/doctor.txt
     grep -q "checks are off" /tmp/doctor.txt || failed "doctor does not say the checks are off"
     grep -q "$entered __check_object_size" /tmp/doctor.txt ||
         failed "doctor does not say the kernel $entered __check_object_size"
-    if start_run --mode probe; then
+    if start_run --mode probe $nodbg; then
         udp_pairs "$N" "$PAYLOAD" || failed "udp_pairs"
         sleep 3; scrape /tmp/m2
         enabled=$(awk '/^usercopy_hardened_enabled / { print $NF }' /tmp/m2)
@@ -178,7 +181,7 @@ for flavour in fentry kprobe; do
     fi
     echo "!$TRIG" >>$E/trigger
     echo '-:hucarm64' >>$T/kprobe_events
-    if [ -n "$dbg" ]; then
+    if [ "$dbg" != "$nodbg" ]; then
         cp /tmp/m1 /mnt/results/probe-before.txt
         save_profile probe
         echo "$flavour" >/mnt/results/probe-flavour
@@ -229,7 +232,7 @@ for flavour in fentry kprobe; do
     echo "ROW $flavour sendto/recvfrom bytes at [truncated]=${lost:-0} (0)"
     [ -z "$lost" ] || failed "$flavour: $lost bytes of sendto/recvfrom copies at callsite [truncated]"
     stop_run
-    dbg=
+    dbg=$nodbg
 done
 
 # Sampling: over a longer run of pairs, the check's CPU samples must name a UDP call site on top,
@@ -244,7 +247,7 @@ if start_run --mode sample --sample-frequency 999 $dbgargs; then
     sleep 2; scrape /tmp/s1
     udp_pairs "$SN" "$PAYLOAD" || failed "udp_pairs"
     sleep 3; scrape /tmp/s2
-    [ -z "$dbgargs" ] || save_profile sample
+    [ "$dbgargs" = "$nodbg" ] || save_profile sample
     rises usercopy_cpu_samples_total /tmp/s1 /tmp/s2 >/tmp/sample-top
     echo "-- samples per call site:"; head -5 /tmp/sample-top
     echo "-- probe mode's bytes checked per call site:"; head -3 /tmp/probe-bytes
