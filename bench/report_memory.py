@@ -6,6 +6,9 @@ with another build (--baseline), interleaved. The cases:
   many_samples   1.5 M samples over 5 000 stacks of 30 frames (~185 MiB inflated): valid
   at_limits      2 M samples, 65 536 stacks, ~1 M frames, 262 144 functions, 65 536 label sets:
                  accepted, at the edge of every bound at once (the worst an accepted file costs)
+  unknown_field  a small valid profile and one field pprof's schema does not have, of 200 MiB
+                 (~0.2 MB gzipped): valid, the field skipped as it inflates
+  unknown_bomb   the same field of 1 GiB (~1 MB gzipped): refused at 256 MiB inflated
 
 Each is run as `report FILE` and `report --flamegraph OUT FILE`, under an address-space cap
 (--cap-mib, default 4096) so a build without bounds fails there instead of taking the machine.
@@ -26,10 +29,25 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "lib"))
 import pprof_files  # noqa: E402
 
+def with_unknown_field(size):
+    small = pprof_files.profile([[0, 1]], [(0, 5)], ["__check_object_size", "udp_recvmsg"])
+    return lambda: (len(small) + size, pprof_files.gzipped_with_unknown_field(small, size))
+
+
+def plain(make):
+    def made():
+        data = make()
+        return len(data), pprof_files.gzipped(data)
+    return made
+
+
+# Each case: () -> (inflated size, the gzipped file).
 CASES = {
-    "long_names": pprof_files.long_names,
-    "many_samples": pprof_files.many_samples,
-    "at_limits": pprof_files.at_limits,
+    "long_names": plain(pprof_files.long_names),
+    "many_samples": plain(pprof_files.many_samples),
+    "at_limits": plain(pprof_files.at_limits),
+    "unknown_field": with_unknown_field(200 << 20),
+    "unknown_bomb": with_unknown_field(1 << 30),
 }
 
 
@@ -63,14 +81,14 @@ def main():
     try:
         for case in args.cases.split(","):
             started = time.monotonic()
-            data = CASES[case]()
+            inflated, gz = CASES[case]()
             path = os.path.join(work, case + ".pb.gz")
             with open(path, "wb") as f:
-                f.write(pprof_files.gzipped(data))
+                f.write(gz)
             print("%s: %.1f MiB inflated, %.2f MB gzipped (made in %.0f s)" % (
-                case, len(data) / 2**20, os.path.getsize(path) / 1e6, time.monotonic() - started),
+                case, inflated / 2**20, os.path.getsize(path) / 1e6, time.monotonic() - started),
                 flush=True)
-            del data
+            del gz
             for flame in (False, True):
                 for round_ in range(args.rounds):
                     for name, binary in builds:

@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include <bpf/libbpf.h>
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/spdlog.h>
 
 #include "app/build_info.h"
@@ -34,9 +36,24 @@ int libbpf_print(enum libbpf_print_level, const char* format, va_list args) {
   std::string text(static_cast<size_t>(n) + 1, '\0');
   vsnprintf(text.data(), text.size(), format, args);
   text.resize(static_cast<size_t>(n));
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  spdlog::debug("{}", text);  // libbpf starts its messages with "libbpf: " itself
+  // A verifier log is many lines: each its own log line (every log line is one line: a line
+  // break inside one would read "\n"), marked as libbpf's as the first one is.
+  std::string_view rest = text;
+  for (bool first = true; !rest.empty(); first = false) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    if (!line.empty()) spdlog::debug("{}{}", first ? "" : "libbpf: ", line);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+  }
   return n;
+}
+
+// libprotobuf's own messages ("[libprotobuf ERROR ...] String field ... contains invalid UTF-8")
+// would be a second, foreign line beside hucprof's error; what they say is hucprof's to decide
+// (the pprof reader refuses such a file itself). Shown at debug, as libbpf's are.
+void protobuf_log(google::protobuf::LogLevel, const char* file, int line,
+                  const std::string& message) {
+  spdlog::debug("libprotobuf: {}:{}: {}", file, line, message);
 }
 
 int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& source) {
@@ -77,12 +94,17 @@ int main(int argc, char** argv) {
   try {
     auto outcome = hucprof::parse_command_line(argc, argv);
     if (!outcome.command) {
-      std::fprintf(outcome.exit_code == 0 ? stdout : stderr, "%s\n", outcome.message.c_str());
+      if (outcome.exit_code == 0) {
+        std::printf("%s\n", outcome.message.c_str());  // --help
+      } else {
+        hucprof::print_stderr_line(outcome.message);
+      }
       return outcome.exit_code;
     }
     const auto& command = *outcome.command;
     hucprof::configure_logging(command.run.log_format, command.run.log_level);
     libbpf_set_print(libbpf_print);
+    google::protobuf::SetLogHandler(protobuf_log);
     // SIGHUP parses the very same command line again, so the config file is read and checked
     // exactly as at start-up and flags still win over it.
     const hucprof::SettingsSource source = [argc, argv] {

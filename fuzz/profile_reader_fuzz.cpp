@@ -1,9 +1,12 @@
 // libFuzzer target: `hucprof report` on any file. The reader must refuse broken input with a
 // message, and whatever it accepts must go through the report, the verdict and the flame graph
 // without a crash, a hang or unbounded memory: an accepted profile stays inside the reader's
-// limits, checked here with the defaults and with tight ones that small inputs can reach.
+// limits, checked here with the defaults and with tight ones that small inputs can reach. And
+// whatever names it holds, the report a terminal gets and the flame graph an XML parser gets
+// are valid UTF-8 without a control byte but the line break (issue 37).
 //   seeds: fuzz/corpus/profile_reader/ (profiles written by hucprof's writer, truncations,
-//          several gzip members, junk after one, a long name)
+//          several gzip members, junk after one, a long name, and issue 37's: hostile names,
+//          an unknown field, a string that is not UTF-8, samples that add up past an int64)
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -12,6 +15,7 @@
 #include "core/flame_tree.h"
 #include "core/folding_rules.h"
 #include "core/usercopy_cost.h"
+#include "core/utf8.h"
 #include "export/flame_graph_svg.h"
 #include "export/pprof_reader.h"
 #include "export/report_text.h"
@@ -64,6 +68,23 @@ void check_within(const StackProfile& profile, const ProfileReadLimits& limits) 
   HUC_FUZZ_CHECK(name_bytes <= limits.max_total_name_bytes, "name bytes within the limit");
 }
 
+// What a terminal and an XML 1.0 parser take: UTF-8, no control character but '\n' (C0, DEL,
+// C1), no noncharacter U+FFFE/U+FFFF.
+bool printable_lines(std::string_view text) {
+  while (!text.empty()) {
+    const size_t length = utf8_sequence_length(text);
+    if (length == 0) return false;
+    const auto lead = static_cast<unsigned char>(text[0]);
+    if (length == 1 && ((lead < 0x20 && lead != '\n') || lead == 0x7f)) return false;
+    if (length == 2 && lead == 0xc2 && static_cast<unsigned char>(text[1]) < 0xa0) return false;
+    if (text.substr(0, length) == "\xef\xbf\xbe" || text.substr(0, length) == "\xef\xbf\xbf") {
+      return false;
+    }
+    text.remove_prefix(length);
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -82,9 +103,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const StackProfile& profile = read.value();
   check_within(profile, ProfileReadLimits{});
   const UsercopyCost cost = summarize_cost(profile);
-  render_report(profile, cost);
+  HUC_FUZZ_CHECK(printable_lines(render_report(profile, cost)),
+                 "the report is UTF-8 without control bytes");
   for (ProfileValue value : {kSamples, kCalls}) {
-    render_flame_graph_svg(build_flame_tree(profile, value, FoldingRules::defaults(), "all"), {});
+    HUC_FUZZ_CHECK(printable_lines(render_flame_graph_svg(
+                       build_flame_tree(profile, value, FoldingRules::defaults(), "all"), {})),
+                   "the flame graph is UTF-8 without control bytes");
   }
   return 0;
 }

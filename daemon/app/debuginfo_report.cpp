@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "app/terminal_text.h"
 #include "core/build_id.h"
 
 namespace hucprof {
@@ -46,9 +47,10 @@ DebuginfoSettings debuginfo_settings(const RunOptions& options, const std::strin
 
 void log_debuginfo(const DebuginfoReport& r) {
   if (!r.vmlinux.empty()) {
-    spdlog::info("debuginfo: {} (build-id {}, the running kernel's): call sites get their copy "
-                 "functions and source lines",
-                 r.vmlinux, short_build_id(r.build_id));
+    spdlog::info(
+        "debuginfo: {} (build-id {}, the running kernel's): call sites get their copy "
+        "functions and source lines",
+        r.vmlinux, short_build_id(r.build_id));
     return;
   }
   if (r.debuginfod_pending) {
@@ -75,10 +77,12 @@ std::vector<std::string> loaded_modules(const std::string& proc_modules) {
 void print_debuginfo(KernelDebuginfo& debuginfo, const std::vector<std::string>& modules) {
   const DebuginfoReport& r = debuginfo.report();
   auto row = [](const char* what, const char* ok, const std::string& detail) {
-    std::printf("  %-22s %-4s %s\n", what, ok, detail.c_str());
+    print_text("  %-22s %-4s %s\n", what, ok, detail.c_str());
   };
-  auto more = [](const std::string& detail) { std::printf("  %-22s %-4s %s\n", "", "", detail.c_str()); };
-  std::printf("\nDebuginfo (the copy function and source line behind each call site)\n");
+  auto more = [](const std::string& detail) {
+    print_text("  %-22s %-4s %s\n", "", "", detail.c_str());
+  };
+  print_text("\nDebuginfo (the copy function and source line behind each call site)\n");
   if (r.off) {
     row("vmlinux", "no", why_none(r));
     return;
@@ -112,7 +116,8 @@ void print_debuginfo(KernelDebuginfo& debuginfo, const std::vector<std::string>&
   row("modules", with.empty() ? "no" : "yes",
       std::to_string(with.size()) + " of " + std::to_string(modules.size()) +
           " loaded modules have theirs" + (with.empty() ? "" : " (" + names(with) + ")"));
-  if (!without.empty()) more("without: " + names(without) + (problem.empty() ? "" : "; " + problem));
+  if (!without.empty())
+    more("without: " + names(without) + (problem.empty() ? "" : "; " + problem));
 }
 
 }  // namespace hucprof

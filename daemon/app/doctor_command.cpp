@@ -6,6 +6,7 @@
 #include "app/attach_sessions.h"
 #include "app/debuginfo_report.h"
 #include "app/kernel_view.h"
+#include "app/terminal_text.h"
 #include "core/attach_plan.h"
 #include "core/kernel_release.h"
 
@@ -14,7 +15,7 @@ namespace hucprof {
 namespace {
 
 void row(const char* what, bool ok, const std::string& detail) {
-  std::printf("  %-22s %-4s %s\n", what, ok ? "yes" : "no", detail.c_str());
+  print_text("  %-22s %-4s %s\n", what, ok ? "yes" : "no", detail.c_str());
 }
 
 // One target of the plan: the symbol and why, then what attaches and why, or why the kernel
@@ -22,17 +23,17 @@ void row(const char* what, bool ok, const std::string& detail) {
 void print_target(const TargetPlan& t, const std::string* refused) {
   const std::string name(t.target.symbol);
   if (t.symbol.empty()) {
-    std::printf("  %-26s absent: %s\n", name.c_str(), t.symbol_reason.c_str());
+    print_text("  %-26s absent: %s\n", name.c_str(), t.symbol_reason.c_str());
     return;
   }
-  std::printf("  %-26s symbol %s (%s)\n", name.c_str(), t.symbol.c_str(), t.symbol_reason.c_str());
+  print_text("  %-26s symbol %s (%s)\n", name.c_str(), t.symbol.c_str(), t.symbol_reason.c_str());
   if (refused) {
-    std::printf("  %-26s not attached: its %s program was refused: %s\n", "",
-                flavour_name(t.flavour), refused->c_str());
+    print_text("  %-26s not attached: its %s program was refused: %s\n", "",
+               flavour_name(t.flavour), refused->c_str());
     return;
   }
   // An attaching target's reason starts with its flavour ("fentry: the kernel took ...").
-  std::printf("  %-26s %s%s\n", "", t.attaches() ? "" : "not attached: ", t.reason.c_str());
+  print_text("  %-26s %s%s\n", "", t.attaches() ? "" : "not attached: ", t.reason.c_str());
 }
 
 }  // namespace
@@ -41,18 +42,18 @@ int doctor_command(const RunOptions& options) {
   auto loaded = load_kernel_view(options.kallsyms_path);
   if (!loaded.ok()) {
     const char* why = loaded.error().text.c_str();
-    std::printf("hucprof doctor\n  kallsyms               no   %s\n\n", why);
-    std::printf("verdict: `hucprof run` cannot start: %s\n", why);
+    print_text("hucprof doctor\n  kallsyms               no   %s\n\n", why);
+    print_text("verdict: `hucprof run` cannot start: %s\n", why);
     return loaded.error().exit_code;
   }
   const KernelView& kernel = loaded.value();
   const KernelFacts& f = kernel.facts;
 
-  std::printf("hucprof doctor — kernel %s\n\nKernel\n", f.release.c_str());
+  print_text("hucprof doctor — kernel %s\n\nKernel\n", f.release.c_str());
   row("BTF", f.btf.ok, f.btf.detail);
   row("perf_event sampling", f.perf_events.ok, f.perf_events.detail);
   row("kprobes", f.kprobes.ok, f.kprobes.detail);
-  std::printf("  %-22s %-4s %s\n", "lockdown", "", f.lockdown.c_str());
+  print_text("  %-22s %-4s %s\n", "lockdown", "", f.lockdown.c_str());
   std::string paranoid = std::to_string(f.perf_event_paranoid);
   if (f.perf_event_paranoid >= 3) {
     paranoid +=
@@ -60,7 +61,7 @@ int doctor_command(const RunOptions& options) {
         "be refused sampling and kprobes here; fentry is not affected. To allow: "
         "kernel.perf_event_paranoid=2 (/usr/share/hucprof/sysctl/)";
   }
-  std::printf("  %-22s %-4s %s\n", "perf_event_paranoid", "", paranoid.c_str());
+  print_text("  %-22s %-4s %s\n", "perf_event_paranoid", "", paranoid.c_str());
   row("kernel config", f.config.has_value(), f.config_source);
   row("kallsyms", true,
       std::to_string(kernel.kallsyms.size()) + " text symbols, addresses visible");
@@ -72,19 +73,19 @@ int doctor_command(const RunOptions& options) {
   const LoadedSessions sessions =
       load_sessions(plan_attach(kernel, attach_options(options)), options.mode);
   const AttachPlan& plan = sessions.plan;
-  std::printf("\nProbe targets\n");
+  print_text("\nProbe targets\n");
   for (size_t i = 0; i < plan.targets.size(); ++i) {
     auto refused = sessions.probes.refused.find(i);
     print_target(plan.targets[i],
                  refused != sessions.probes.refused.end() ? &refused->second : nullptr);
   }
   if (!sessions.probes.error.empty() && plan.probes) {
-    std::printf("  programs: not loaded: %s\n", sessions.probes.error.c_str());
+    print_text("  programs: not loaded: %s\n", sessions.probes.error.c_str());
   }
   if (!plan.subchecks_reason.empty())
-    std::printf("  sub-checks: %s\n", plan.subchecks_reason.c_str());
+    print_text("  sub-checks: %s\n", plan.subchecks_reason.c_str());
 
-  std::printf("\nSampling\n");
+  print_text("\nSampling\n");
   const bool sampler_loaded = sessions.sampler.session != nullptr;
   row("perf_event cpu-clock", sampler_loaded,
       sampler_loaded ? std::to_string(plan.dispatcher_ranges.ranges.size()) +
@@ -100,12 +101,11 @@ int doctor_command(const RunOptions& options) {
                  : "; an interrupt or softirq on top of a check is kernel CPU, not the check's"));
   }
 
-  std::printf("\nBPF maps (per drain interval; drained keys are deleted)\n");
-  std::printf("  %-22s %u keys per map (sites, subchecks, samples%s)\n", "counters",
-              plan.maps.max_keys,
-              plan.maps.latency ? ", latency" : "; latency only with --latency");
-  std::printf("  %-22s %u stacks per map, %s\n", "stacks", plan.maps.max_stacks,
-              plan.maps.stacks_reason.c_str());
+  print_text("\nBPF maps (per drain interval; drained keys are deleted)\n");
+  print_text("  %-22s %u keys per map (sites, subchecks, samples%s)\n", "counters",
+             plan.maps.max_keys, plan.maps.latency ? ", latency" : "; latency only with --latency");
+  print_text("  %-22s %u stacks per map, %s\n", "stacks", plan.maps.max_stacks,
+             plan.maps.stacks_reason.c_str());
 
   // The same search `run` makes; a debuginfod download (if asked for) happens here and now.
   auto debuginfo = KernelDebuginfo::find(debuginfo_settings(options, f.release), true);
@@ -113,10 +113,10 @@ int doctor_command(const RunOptions& options) {
 
   const Verdict verdict =
       judge(options.mode, kernel.hardened, loaded_outcome(sessions, options.mode));
-  std::printf("\nverdict: `hucprof run --mode %s` %s: %s\n", mode_name(options.mode),
-              verdict.runs ? "will run" : "cannot start", verdict.summary.c_str());
+  print_text("\nverdict: `hucprof run --mode %s` %s: %s\n", mode_name(options.mode),
+             verdict.runs ? "will run" : "cannot start", verdict.summary.c_str());
   if (!kernel.hardened.enabled) {
-    std::printf(
+    print_text(
         "note: the hardened usercopy checks are off on this kernel; there is nothing "
         "to measure: %s\n",
         checks_off_behaviour(f.release).c_str());

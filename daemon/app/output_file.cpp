@@ -58,7 +58,8 @@ int rename_without_replacing(const std::string& temp, const std::string& path) {
 
 }  // namespace
 
-Result<OutputFile> OutputFile::open(const std::string& path, std::optional<FileIdentity> input) {
+Result<OutputFile> OutputFile::open(const std::string& path, OutputContent content,
+                                    std::optional<FileIdentity> input) {
   OutputFacts facts;
   struct stat entry {};
   if (::lstat(path.c_str(), &entry) == 0) {
@@ -81,7 +82,7 @@ Result<OutputFile> OutputFile::open(const std::string& path, std::optional<FileI
       facts.device_minor = minor(st.st_rdev);
     }
   }
-  const OutputDecision decision = decide_output(facts);
+  const OutputDecision decision = decide_output(facts, content);
   if (decision.action == Action::Refuse) return Error{decision.why};
   if (target && input &&
       FileIdentity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)} == *input) {

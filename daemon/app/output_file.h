@@ -15,13 +15,16 @@ namespace hucprof {
 // fills it: a path that cannot be written is refused before anything is attached or printed,
 // by trying (a file created beside it), not by guessing from permission bits. What is at the
 // path decides how it is written (core/output_target.h): a new or regular file through a
-// temporary file renamed into place, mode 0600 (like perf.data); a pipe, FIFO, /dev/null or a
-// symbolic link's target by writing into it; devices, terminals and directories never.
+// temporary file renamed into place, mode 0600 (like perf.data); a pipe, FIFO, /dev/null, a
+// terminal (text only) or a symbolic link's target by writing into it; other devices and
+// directories never.
 class OutputFile {
  public:
   // The error names no path ("is a block device (8:0); ..."); callers say which flag it was.
-  // `input`: a file the command reads, which its output must not overwrite.
-  static Result<OutputFile> open(const std::string& path, std::optional<FileIdentity> input = {});
+  // `content`: what will be written (a terminal takes text only). `input`: a file the command
+  // reads, which its output must not overwrite.
+  static Result<OutputFile> open(const std::string& path, OutputContent content,
+                                 std::optional<FileIdentity> input = {});
 
   OutputFile(OutputFile&& other) noexcept { *this = std::move(other); }
   OutputFile& operator=(OutputFile&& other) noexcept;

@@ -88,7 +88,7 @@ void release(CommandCgroup& cgroup, const std::string& command, bool exited) {
 int record_command(const RunOptions& run, const RecordOptions& record) {
   SignalInbox signals;  // before anything starts: Ctrl-C must end the recording, not the process
 
-  auto opened = OutputFile::open(record.output);
+  auto opened = OutputFile::open(record.output, OutputContent::Binary);
   if (!opened.ok()) {
     spdlog::error("-o {}: {}", record.output, opened.error().text);
     return opened.error().exit_code;

@@ -10,6 +10,7 @@
 #include "export/pprof_format.h"
 #include "export/pprof_reader.h"
 #include "export/report_text.h"
+#include "log/logging.h"
 
 namespace hucprof {
 
@@ -17,7 +18,7 @@ namespace {
 
 // One line on stderr naming what could not be read or written, then the exit code.
 int refuse(const std::string& what, const Error& error) {
-  std::fprintf(stderr, "hucprof report: %s: %s\n", what.c_str(), error.text.c_str());
+  print_stderr_line("hucprof report: " + what + ": " + error.text);
   return error.exit_code;
 }
 
@@ -38,7 +39,7 @@ int report_command(const ReportOptions& options) {
   // error like a bad -o, and the input is never its own output.
   std::optional<OutputFile> flamegraph;
   if (options.flamegraph) {
-    auto opened = OutputFile::open(*options.flamegraph, input);
+    auto opened = OutputFile::open(*options.flamegraph, OutputContent::Text, input);
     if (!opened.ok()) return refuse("--flamegraph " + *options.flamegraph, opened.error());
     flamegraph.emplace(std::move(opened).value());
   }
@@ -51,7 +52,7 @@ int report_command(const ReportOptions& options) {
     if (auto written = flamegraph->commit(flame_graph_for(profile, options.input)); !written.ok()) {
       return refuse("--flamegraph " + *options.flamegraph, written.error());
     }
-    std::fprintf(stderr, "flame graph: %s\n", options.flamegraph->c_str());
+    print_stderr_line("flame graph: " + *options.flamegraph);
   }
   return 0;
 }

@@ -28,10 +28,7 @@ inline std::string in_quotes(std::string_view value) { return "\"" + std::string
 
 // core/quoted_value's escaping without its quotes, for a whole message: every control byte
 // as \xNN ("tls\x0aserver").
-inline std::string control_bytes_escaped(std::string_view text) {
-  const std::string with_quotes = quoted_value(text);
-  return with_quotes.substr(1, with_quotes.size() - 2);
-}
+inline std::string control_bytes_escaped(std::string_view text) { return printable_text(text); }
 
 // Messages quote what the user gave (a flag value, a YAML key), which may hold a newline or a
 // terminal escape; printed as is, "one line on stderr" would no longer hold. Line breaks and

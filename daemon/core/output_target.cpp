@@ -21,9 +21,16 @@ std::string device_numbers(const OutputFacts& facts) {
   return std::to_string(facts.device_major) + ":" + std::to_string(facts.device_minor);
 }
 
+// Where a refused device sends the user instead.
+std::string places_for(OutputContent content) {
+  return content == OutputContent::Text
+             ? "; text is written only into a file, a pipe, a FIFO, /dev/null or a terminal"
+             : "; a profile is written only into a file, a pipe, a FIFO or /dev/null";
+}
+
 }  // namespace
 
-OutputDecision decide_output(const OutputFacts& facts) {
+OutputDecision decide_output(const OutputFacts& facts, OutputContent content) {
   if (!facts.symlink && facts.entry == Kind::Missing) return {Action::Create, ""};
   if (facts.symlink && facts.target == Kind::Missing) {
     return refuse("is a symbolic link to nothing; give the path it should create");
@@ -40,19 +47,20 @@ OutputDecision decide_output(const OutputFacts& facts) {
     case Kind::Socket:
       return refuse(through + "a socket");
     case Kind::BlockDevice:
-      return refuse(through + "a block device (" + device_numbers(facts) +
-                    "); a profile is written only into a file, a pipe, a FIFO or /dev/null");
+      return refuse(through + "a block device (" + device_numbers(facts) + ")" +
+                    places_for(content));
     case Kind::CharDevice:
       if (facts.device_major == kMemoryMajor && facts.device_minor == kNullMinor) {
         return {Action::WriteInto, ""};
       }
       if (is_terminal(facts.device_major, facts.device_minor)) {
+        if (content == OutputContent::Text) return {Action::WriteInto, ""};
         return refuse(through +
                       "a terminal, and the profile is gzipped binary (redirect it: -o "
                       "/dev/stdout > FILE)");
       }
-      return refuse(through + "a character device (" + device_numbers(facts) +
-                    "); a profile is written only into a file, a pipe, a FIFO or /dev/null");
+      return refuse(through + "a character device (" + device_numbers(facts) + ")" +
+                    places_for(content));
   }
   return refuse("is of an unknown kind");
 }

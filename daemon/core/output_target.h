@@ -20,18 +20,23 @@ struct OutputDecision {
     Create,     // nothing there: a temporary file beside it, renamed into place (never over
                 // something that appeared meanwhile)
     Replace,    // a regular file: the same, so a reader never sees half a profile
-    WriteInto,  // a pipe, FIFO, /dev/null, or a regular file behind a symbolic link (what
-                // `-o /dev/stdout` means): opened and written, never replaced
+    WriteInto,  // a pipe, FIFO, /dev/null, a terminal for text, or a regular file behind a
+                // symbolic link (what `-o /dev/stdout` means): opened and written, never replaced
     Refuse,
   };
   Action action = Action::Refuse;
   std::string why;  // for Refuse: in words, e.g. "is a block device"
 };
 
-// A symbolic link is followed, never replaced. Devices other than /dev/null are refused
-// without being opened: opening one can act (a watchdog arms, a tape rewinds) and writing a
-// profile into a disk destroys it. A terminal is refused as gzip refuses one: the profile is
-// binary.
-OutputDecision decide_output(const OutputFacts& facts);
+// What is written, which decides whether a terminal may take it.
+enum class OutputContent {
+  Binary,  // a gzipped profile (`record -o`): a terminal is refused, as gzip refuses one
+  Text,    // a flame graph's SVG (`report --flamegraph`): printable, a terminal shows it
+};
+
+// A symbolic link is followed, never replaced. Devices other than /dev/null (and a terminal,
+// for text) are refused without being opened: opening one can act (a watchdog arms, a tape
+// rewinds) and writing into a disk destroys it.
+OutputDecision decide_output(const OutputFacts& facts, OutputContent content);
 
 }  // namespace hucprof

@@ -6,7 +6,6 @@ namespace hucprof {
 
 // Length of the well-formed UTF-8 sequence at the start of `text` (RFC 3629: no overlong
 // forms, no surrogates, nothing above U+10FFFF), or 0 when it is not one (or `text` is empty).
-// Header-only: the log library uses it too and links nothing of core.
 inline size_t utf8_sequence_length(std::string_view text) {
   if (text.empty()) return 0;
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };

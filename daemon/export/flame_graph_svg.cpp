@@ -5,6 +5,8 @@
 #include <functional>
 
 #include "core/folding_rules.h"
+#include "core/quoted_value.h"
+#include "core/utf8.h"
 #include "export/markup_escape.h"
 
 namespace hucprof {
@@ -85,16 +87,16 @@ class Renderer {
     const double w = static_cast<double>(node.value) * scale_;
     if (w < kMinFramePx) return;
     const double y = height_ - kBottom - static_cast<double>(level + 1) * kFrameHeight;
-    out_ += std::string(node.inlined ? "<g class=\"inlined\">" : "<g>") + "<title>" +
-            markup_escape(hover(node)) + "</title><rect x=\"" + fmt("%.1f", x) + "\" y=\"" +
-            fmt("%.0f", y) + "\" width=\"" + fmt("%.1f", std::max(w - 0.5, 0.1)) +
-            "\" height=\"" + std::to_string(kFrameHeight - 1) + "\" rx=\"2\" fill=\"" +
-            fill_for(node) + "\"" + (node.inlined ? kInlinedRect : "") + "/>";
-    const std::string label = fitted(node.name, w);
+    out_ += std::string(node.inlined ? "<g class=\"inlined\">" : "<g>") + "<title>" + hover(node) +
+            "</title><rect x=\"" + fmt("%.1f", x) + "\" y=\"" + fmt("%.0f", y) + "\" width=\"" +
+            fmt("%.1f", std::max(w - 0.5, 0.1)) + "\" height=\"" +
+            std::to_string(kFrameHeight - 1) + "\" rx=\"2\" fill=\"" + fill_for(node) + "\"" +
+            (node.inlined ? kInlinedRect : "") + "/>";
+    const std::string label = fitted(printable_name(node.name), w);
     if (!label.empty()) {
       out_ += "<text x=\"" + fmt("%.1f", x + 3) + "\" y=\"" + fmt("%.0f", y + kFrameHeight - 5) +
-              "\"" + (node.inlined ? " font-style=\"italic\"" : "") + ">" +
-              markup_escape(label) + "</text>";
+              "\"" + (node.inlined ? " font-style=\"italic\"" : "") + ">" + markup_escape(label) +
+              "</text>";
     }
     out_ += "</g>\n";
     double child_x = x;
@@ -107,14 +109,17 @@ class Renderer {
   std::string take() { return std::move(out_); }
 
  private:
+  // Markup already: each name escaped (and bounded) on its own, so a long one cannot cut the
+  // numbers after it.
   std::string hover(const FlameNode& node) const {
     std::string where;
     if (node.inlined) {
-      where = " (inlined" + (node.source.empty() ? "" : ", " + node.source) + ")";
+      where = " (inlined" + (node.source.empty() ? "" : ", " + markup_escape(node.source)) + ")";
     } else if (!node.source.empty()) {
-      where = " (" + node.source + ")";
+      where = " (" + markup_escape(node.source) + ")";
     }
-    std::string text = node.name + where + ": " + std::to_string(node.value) + " " + style_.unit;
+    std::string text = markup_escape(node.name) + where + ": " + std::to_string(node.value) + " " +
+                       markup_escape(style_.unit);
     if (style_.seconds_per_unit > 0) {
       text +=
           ", " + fmt("%.3f", static_cast<double>(node.value) * style_.seconds_per_unit) + " s CPU";
@@ -124,12 +129,20 @@ class Renderer {
            " %)";
   }
 
-  // As much of the name as fits, ".." marking a cut; nothing under three characters.
+  // As much of the (printable) name as fits, ".." marking a cut after a whole character;
+  // nothing under three characters.
   static std::string fitted(const std::string& name, double width) {
     const auto fits = static_cast<size_t>(std::max(0.0, (width - 6) / kCharWidth));
     if (fits >= name.size()) return name;
     if (fits < 3) return "";
-    return name.substr(0, fits - 2) + "..";
+    size_t cut = 0;
+    std::string_view rest = name;
+    while (const size_t length = utf8_sequence_length(rest)) {
+      if (cut + length > fits - 2) break;
+      cut += length;
+      rest.remove_prefix(length);
+    }
+    return name.substr(0, cut) + "..";
   }
 
   const FlameGraphStyle& style_;

@@ -2,7 +2,8 @@
 
 #include <cctype>
 #include <cstddef>
-#include <cstdint>
+
+#include "core/quoted_value.h"
 
 namespace hucprof {
 namespace {
@@ -41,49 +42,10 @@ std::string redact_addresses(std::string_view in) {
   return out;
 }
 
-// Length of the valid UTF-8 sequence starting at s[0] (RFC 3629: no overlongs, no surrogates,
-// nothing above U+10FFFF), or 0 if it is not one.
-size_t valid_utf8_length(std::string_view s) {
-  const auto b = [&](size_t i) { return static_cast<uint8_t>(s[i]); };
-  const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
-  const uint8_t c = b(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) >= 0xA0) return 0;  // UTF-16 surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-    if (c == 0xF4 && b(1) >= 0x90) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-std::string repair_utf8(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  while (!in.empty()) {
-    const size_t n = valid_utf8_length(in);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
-      in.remove_prefix(1);
-    } else {
-      out.append(in.substr(0, n));
-      in.remove_prefix(n);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string sanitize_label_value(std::string_view value) {
-  return repair_utf8(redact_addresses(value));
+  return printable_name(redact_addresses(value));
 }
 
 }  // namespace hucprof

@@ -11,8 +11,9 @@ inline constexpr std::string_view kRedactedAddress = "[kernel address]";
 // upstream stages produced:
 //  - no raw kernel address survives (KASLR: one address next to a symbol name reveals the slide);
 //    function-relative offsets such as "udp_recvmsg+0x1a" are kept;
-//  - the value is valid UTF-8 (Prometheus rejects the whole scrape otherwise); invalid bytes
-//    become U+FFFD.
+//  - the value is printable_name (core/quoted_value.h): valid UTF-8 (Prometheus rejects the
+//    whole scrape otherwise) without control characters (`curl /metrics` shows it on a
+//    terminal), bytes that are not UTF-8 and control bytes written \xNN, at most kMaxNameBytes.
 std::string sanitize_label_value(std::string_view value);
 
 }  // namespace hucprof

@@ -1,11 +1,14 @@
 #include "export/markup_escape.h"
 
+#include "core/quoted_value.h"
+
 namespace hucprof {
 
 std::string markup_escape(std::string_view text) {
+  const std::string printable = printable_name(text);
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
+  out.reserve(printable.size());
+  for (char c : printable) {
     switch (c) {
       case '&':
         out += "&amp;";

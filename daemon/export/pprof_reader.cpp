@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "core/quoted_value.h"
 #include "export/gzip_codec.h"
 #include "export/inflate_stream.h"
+#include "export/pprof_scan.h"
 #include "profile.pb.h"
 
 namespace hucprof {
@@ -28,9 +30,8 @@ namespace pbio = google::protobuf::io;
 // hucprof writes 2 contexts (kernel, user) and 1 exclusion (interrupt); a file with many more
 // is not one of its profiles, and its labels must not grow the report without bound.
 constexpr size_t kMaxRestKinds = 16;
-constexpr int kSampleField = 2;       // Profile.sample
-constexpr int kStringTableField = 6;  // Profile.string_table
-constexpr int kLengthDelimited = 2;
+// The most a sum of sample values may reach: pprof's values are int64.
+constexpr uint64_t kMaxTotal = std::numeric_limits<int64_t>::max();
 constexpr const char* kNotAProfile = "not a pprof profile (the protobuf message does not parse)";
 // Before every reason a file is refused for.
 const std::string kNotValid = "not a valid pprof profile: ";
@@ -58,82 +59,6 @@ class FileStream {
   std::optional<pbio::ArrayInputStream> array_;
   pbio::ZeroCopyInputStream* stream_ = nullptr;
 };
-
-// What walk_profile does with a string of the string table, by its length.
-enum class StringVerdict { Keep, Skip, Stop };
-
-// Walks the top-level fields of a Profile, handing each sample to `on_sample` and every other
-// field, as it was encoded, to `rest`: the samples (nearly all of a large profile) are read one
-// at a time and never all held. False when the bytes are not a protobuf message, or when
-// on_sample or on_string said to stop.
-template <typename OnSample, typename OnString>
-bool walk_profile(pbio::ZeroCopyInputStream* stream, std::string* rest, OnSample&& on_sample,
-                  OnString&& on_string) {
-  pbio::CodedInputStream in(stream);
-  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
-  std::optional<pbio::StringOutputStream> rest_stream;
-  std::optional<pbio::CodedOutputStream> out;
-  if (rest) {
-    rest_stream.emplace(rest);
-    out.emplace(&*rest_stream);
-  }
-  while (const uint32_t tag = in.ReadTag()) {
-    const int field = static_cast<int>(tag >> 3);
-    const int wire = static_cast<int>(tag & 7);
-    if (field == kSampleField) {
-      uint32_t length = 0;
-      if (wire != kLengthDelimited || !in.ReadVarint32(&length)) return false;
-      const auto limit = in.PushLimit(static_cast<int>(length));
-      if (!on_sample(in)) return false;
-      if (in.BytesUntilLimit() != 0) return false;
-      in.PopLimit(limit);
-      continue;
-    }
-    uint64_t number = 0;
-    uint32_t number32 = 0, length = 0;
-    std::string bytes;
-    switch (wire) {
-      case 0:
-        if (!in.ReadVarint64(&number)) return false;
-        break;
-      case 1:
-        if (!in.ReadLittleEndian64(&number)) return false;
-        break;
-      case 2:
-        if (!in.ReadVarint32(&length)) return false;
-        // What is not kept (everything on the samples' pass, a string too long to be a name)
-        // is not read into memory at all.
-        {
-          const StringVerdict verdict = !out                         ? StringVerdict::Skip
-                                        : field == kStringTableField ? on_string(length)
-                                                                     : StringVerdict::Keep;
-          if (verdict == StringVerdict::Stop) return false;
-          if (verdict == StringVerdict::Skip) {
-            if (!in.Skip(static_cast<int>(length))) return false;
-            length = 0;
-          } else if (!in.ReadString(&bytes, static_cast<int>(length))) {
-            return false;
-          }
-        }
-        break;
-      case 5:
-        if (!in.ReadLittleEndian32(&number32)) return false;
-        break;
-      default:  // groups are not in pprof's schema
-        return false;
-    }
-    if (!out) continue;
-    out->WriteTag(tag);
-    if (wire == 0) out->WriteVarint64(number);
-    if (wire == 1) out->WriteLittleEndian64(number);
-    if (wire == 2) {
-      out->WriteVarint32(length);
-      out->WriteString(bytes);
-    }
-    if (wire == 5) out->WriteLittleEndian32(number32);
-  }
-  return in.ConsumedEntireMessage();
-}
 
 struct StackKeyHash {
   size_t operator()(const std::vector<uint64_t>& ids) const {
@@ -176,18 +101,17 @@ class Reader {
   const std::string& refusal() const { return *refusal_; }
 
   // Everything but the samples, checked; then read_sample for each sample.
-  void read_header(size_t samples) {
+  void read_header() {
     if (in_.string_table_size() == 0) return refuse("it has no string table");
     if (!in_.string_table(0).empty()) return refuse("string_table[0] must be the empty string");
-    if (samples > limits_.max_samples) {
-      return refuse("it has " + count_words(samples, "samples") + ", more than the " +
-                    std::to_string(limits_.max_samples) + " hucprof reads");
-    }
     for (void (Reader::*step)() :
          {&Reader::map_sample_types, &Reader::read_comments, &Reader::read_functions,
           &Reader::read_mappings, &Reader::read_locations}) {
       (this->*step)();
       if (refused()) return;
+    }
+    if (in_.time_nanos() < 0 || in_.duration_nanos() < 0) {
+      return refuse("its start time or duration is negative");
     }
     out_.time_unix_ns = in_.time_nanos();
     out_.duration_ns = in_.duration_nanos();
@@ -211,7 +135,7 @@ class Reader {
       if (out_.sample_period_ns == 0) out_.sample_period_ns = 1;
       values[kSamples] = ns / out_.sample_period_ns;
     }
-    if (refused()) return false;
+    if (refused() || !add_to_totals(values)) return false;
     if (rest_of_busy_cpu(s, values[kSamples])) return !refused();
     in_checks_ += values[kSamples];
     const StackPtr& stack = stack_of(s);
@@ -227,9 +151,7 @@ class Reader {
       return true;
     }
     ProfileValues& into = out_.samples[merged->second].values;
-    for (size_t v = 0; v < kProfileValueCount; ++v) {
-      into[v] = values[v] > UINT64_MAX - into[v] ? UINT64_MAX : into[v] + values[v];
-    }
+    for (size_t v = 0; v < kProfileValueCount; ++v) into[v] += values[v];  // <= totals_[v]
     return true;
   }
 
@@ -260,6 +182,21 @@ class Reader {
 
   void refuse(std::string why) {
     if (!refusal_) refusal_ = std::move(why);
+  }
+
+  // Every sum the report makes (a call site's, a workload's, the busy CPU) is part of one of
+  // these totals, so none can overflow once they stay within an int64, as pprof's values do.
+  bool add_to_totals(const ProfileValues& values) {
+    for (size_t v = 0; v < kProfileValueCount; ++v) {
+      if (values[v] > kMaxTotal - totals_[v]) {
+        refuse("its sample values of type \"" +
+               std::string(pprof_sample_type(static_cast<ProfileValue>(v)).type) +
+               "\" add up to more than " + std::to_string(kMaxTotal) + " (an int64)");
+        return false;
+      }
+      totals_[v] += values[v];
+    }
+    return true;
   }
 
   const std::string& str(int64_t index, const char* what) {
@@ -336,13 +273,17 @@ class Reader {
         if (ec != std::errc{} || end != value.data() + value.size()) {
           return refuse("comment " + quoted_value(text) + " is not a count");
         }
+        if (n > kMaxTotal - sampled_in_comments_) {
+          return refuse("the sampled CPU of its comments adds up to more than " +
+                        std::to_string(kMaxTotal));
+        }
+        sampled_in_comments_ += n;
         out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
       }
     }
   }
 
   void read_functions() {
-    at_most(static_cast<size_t>(in_.function_size()), limits_.max_functions, "functions");
     for (const auto& f : in_.function()) {
       if (refused()) return;
       if (f.id() == 0) return refuse("a function has the reserved id 0");
@@ -355,7 +296,6 @@ class Reader {
   }
 
   void read_mappings() {
-    at_most(static_cast<size_t>(in_.mapping_size()), limits_.max_mappings, "mappings");
     for (const auto& m : in_.mapping()) {
       if (refused()) return;
       if (m.id() == 0) return refuse("a mapping has the reserved id 0");
@@ -374,7 +314,6 @@ class Reader {
 
   // Every location is checked here; its frames are made when a sample first uses it.
   void read_locations() {
-    at_most(static_cast<size_t>(in_.location_size()), limits_.max_locations, "locations");
     for (int i = 0; i < in_.location_size() && !refused(); ++i) {
       const auto& loc = in_.location(i);
       if (loc.id() == 0) return refuse("a location has the reserved id 0");
@@ -545,6 +484,8 @@ class Reader {
   std::optional<int> cpu_index_;
   std::map<std::string, uint64_t> rest_by_context_;  // the rest-of-busy-CPU samples
   uint64_t in_checks_ = 0;
+  ProfileValues totals_{};            // of every sample read, by value
+  uint64_t sampled_in_comments_ = 0;  // an older file's denominator
   std::map<std::string, uint64_t> in_checks_by_workload_;
   struct FunctionNames {
     int64_t name = 0, file = 0;  // string indices
@@ -567,63 +508,35 @@ Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLi
   if (!looks_gzipped(file_bytes) && file_bytes.size() > limits.max_inflated_bytes) {
     return Error{"larger than " + byte_size_words(limits.max_inflated_bytes)};
   }
-  {
-    // Two passes over the file: everything but the samples first (they may come before the
-    // locations and strings they name), then the samples one at a time.
-    std::string rest;
-    size_t samples = 0, strings = 0, string_bytes = 0;
-    std::unordered_map<int64_t, size_t> oversized;
-    std::optional<std::string> too_many;  // strings past the limits: refused without reading on
-    {
-      FileStream stream(file_bytes, limits.max_inflated_bytes);
-      const bool parsed = walk_profile(
-          stream.get(), &rest,
-          [&](pbio::CodedInputStream& in) {
-            ++samples;
-            return in.Skip(in.BytesUntilLimit());
-          },
-          [&](uint32_t length) {
-            const auto index = static_cast<int64_t>(strings++);
-            if (strings > limits.max_strings) {
-              too_many = "it has more than " + count_words(limits.max_strings, "strings");
-              return StringVerdict::Stop;
-            }
-            if (length > limits.max_name_bytes) {
-              oversized.emplace(index, length);
-              return StringVerdict::Skip;
-            }
-            if ((string_bytes += length) > limits.max_string_bytes) {
-              too_many =
-                  "it has more than " + byte_size_words(limits.max_string_bytes) + " of strings";
-              return StringVerdict::Stop;
-            }
-            return StringVerdict::Keep;
-          });
-      if (too_many) return Error{kNotValid + *too_many};
-      if (!stream.error().empty()) return Error{stream.error()};
-      if (!parsed) return Error{kNotAProfile};
-    }
-    pprof::Profile header;
-    if (!header.ParseFromString(rest)) return Error{kNotAProfile};
-    rest = std::string();
-    Reader reader(header, limits, std::move(oversized));
-    reader.read_header(samples);
-    if (reader.refused()) return Error{kNotValid + reader.refusal()};
-    FileStream stream(file_bytes, limits.max_inflated_bytes);
-    pprof::Sample sample;
-    const bool parsed = walk_profile(
-        stream.get(), nullptr,
-        [&](pbio::CodedInputStream& in) {
-          sample.Clear();
-          if (!sample.MergePartialFromCodedStream(&in)) return false;
-          return reader.read_sample(sample);
-        },
-        [](uint32_t) { return StringVerdict::Skip; });  // not called: nothing kept on this pass
-    if (reader.refused()) return Error{kNotValid + reader.refusal()};
+  // Why a pass stopped: the stream's own error (gzip) first, then a bound the file crossed.
+  auto stopped = [](const FileStream& stream, const std::string& refusal) {
     if (!stream.error().empty()) return Error{stream.error()};
-    if (!parsed) return Error{kNotAProfile};
-    return reader.take();
+    return Error{refusal.empty() ? kNotAProfile : kNotValid + refusal};
+  };
+  // Two passes over the file: everything but the samples first (they may come before the
+  // locations and strings they name), then the samples one at a time.
+  std::optional<ProfileHeader> header;
+  {
+    FileStream stream(file_bytes, limits.max_inflated_bytes);
+    Result<ProfileHeader> scanned = scan_profile_header(stream.get(), limits);
+    // A gzip error ends the stream where protobuf may see the end of a message: asked first.
+    if (!scanned.ok() || !stream.error().empty()) {
+      return stopped(stream, scanned.ok() ? "" : scanned.error().text);
+    }
+    header.emplace(std::move(scanned).value());
   }
+  Reader reader(header->profile, limits, std::move(header->oversized));
+  reader.read_header();
+  if (reader.refused()) return Error{kNotValid + reader.refusal()};
+  FileStream stream(file_bytes, limits.max_inflated_bytes);
+  pprof::Sample sample;
+  const bool parsed = for_each_sample(stream.get(), limits, [&](pbio::CodedInputStream& in) {
+    sample.Clear();
+    return sample.MergePartialFromCodedStream(&in) && reader.read_sample(sample);
+  });
+  if (reader.refused()) return Error{kNotValid + reader.refusal()};
+  if (!parsed || !stream.error().empty()) return stopped(stream, "");
+  return reader.take();
 }
 
 }  // namespace hucprof

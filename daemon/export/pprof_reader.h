@@ -19,7 +19,13 @@ struct ProfileReadLimits {
   size_t max_strings = 524'288;
   size_t max_string_bytes = size_t{32} << 20;
   size_t max_samples = 4'000'000;
+  // One sample, location, function, mapping or sample type, or the packed comments: ~10 KiB
+  // for a sample of 1 024 frames. A larger one is refused before it is read.
+  size_t max_message_bytes = 65'536;
+  size_t max_sample_types = 64;  // hucprof writes at most 5, Go's profiles 4
+  size_t max_comments = 4096;    // hucprof writes ~10
   size_t max_locations = 262'144;
+  size_t max_lines = size_t{1} << 20;  // in all locations, inlined calls included
   size_t max_functions = 262'144;
   size_t max_mappings = 65'536;
   size_t max_stack_frames = 1024;  // frames in one stack (the kernel stops at 127)
@@ -32,8 +38,9 @@ struct ProfileReadLimits {
 };
 
 // A pprof file (gzipped, in one member or several, or not) back into a StackProfile, for
-// `hucprof report`. Every index and id is checked before it is followed: a corrupt, truncated,
-// foreign or oversized file gives one line saying what is wrong, never a crash. Profiles from
+// `hucprof report`. Every index and id is checked before it is followed, every string is UTF-8
+// and every sum of sample values fits in an int64: a corrupt, truncated, foreign or oversized
+// file gives one line saying what is wrong, never a crash. Profiles from
 // other tools are read as far as they carry hucprof's sample types (samples, cpu, calls, bytes,
 // latency, subchecks). Samples with the same stack and labels are merged into one.
 Result<StackProfile> read_pprof(std::string_view file_bytes, const ProfileReadLimits& limits = {});

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/quoted_value.h"
 #include "export/gzip_codec.h"
 #include "export/pprof_format.h"
 #include "google/protobuf/arena.h"
@@ -16,7 +17,9 @@ namespace hucprof {
 
 namespace {
 
-// pprof's string table: index 0 is always "".
+// pprof's string table: index 0 is always "". Every string is written as printable_name: valid
+// UTF-8 (protobuf's string type; Go's pprof prints it on a terminal) of at most the
+// kMaxNameBytes that `hucprof report` reads back, whatever DWARF, kallsyms or a cgroup named.
 class StringTable {
  public:
   explicit StringTable(pprof::Profile& out) : out_(out) { index(""); }
@@ -24,7 +27,7 @@ class StringTable {
     auto it = ids_.find(s);
     if (it != ids_.end()) return it->second;
     const auto id = static_cast<int64_t>(out_.string_table_size());
-    out_.add_string_table(std::string(s));
+    out_.add_string_table(printable_name(s));
     ids_.emplace(std::string(s), id);
     return id;
   }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/quoted_value.h"
+
 namespace hucprof {
 
 namespace {
@@ -22,8 +24,11 @@ std::string pad(std::string s, size_t width, bool right) {
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
 
+// Every name in the report came from the profile file: printable_name, so that it can neither
+// act on the terminal nor fill it.
 std::string frame_name(const ProfileFrame& f) {
-  return f.module.empty() ? f.function : f.function + " [" + f.module + "]";
+  const std::string function = printable_name(f.function);
+  return f.module.empty() ? function : function + " [" + printable_name(f.module) + "]";
 }
 
 // A frame's names in a stack line, leaf first: the calls inlined at its address (from the
@@ -32,7 +37,7 @@ std::vector<std::string> frame_words(const ProfileFrame& f) {
   std::vector<std::string> out;
   if (f.source) {
     for (size_t i = 0; i + 1 < f.source->size(); ++i) {
-      out.push_back((*f.source)[i].function + " (inline)");
+      out.push_back(printable_name((*f.source)[i].function) + " (inline)");
     }
   }
   out.push_back(frame_name(f));
@@ -77,10 +82,12 @@ std::string header(const StackProfile& p) {
     std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
     out += std::string(" from ") + when;
   }
-  if (!p.kernel.empty()) out += ", kernel " + p.kernel;
+  if (!p.kernel.empty()) out += ", kernel " + printable_name(p.kernel);
   if (!what.empty()) out += ", " + what;
   out += "\n";
-  if (!p.hardened_usercopy.empty()) out += "hardened usercopy: " + p.hardened_usercopy + "\n";
+  if (!p.hardened_usercopy.empty()) {
+    out += "hardened usercopy: " + printable_name(p.hardened_usercopy) + "\n";
+  }
   return out;
 }
 
@@ -121,8 +128,9 @@ std::string table(const UsercopyCost& cost) {
            pad(cost.sampling ? format_seconds(row.cpu_seconds) : "-", 10, true) +
            pad(cost.probes ? format_count(row.calls) : "-", 9, true) +
            pad(cost.probes ? format_bytes(row.bytes) : "-", 11, true) + "  " +
-           pad(row.callsite, 24, false) + " " + pad(row.syscall, 12, false) + " " +
-           format_checks(row, cost.sampling) + "\n";
+           pad(printable_name(row.callsite), 24, false) + " " +
+           pad(printable_name(row.syscall), 12, false) + " " + format_checks(row, cost.sampling) +
+           "\n";
   }
   return out;
 }
@@ -142,8 +150,9 @@ std::string workload_calls_table(const UsercopyCost& cost) {
   for (size_t i = 0; i < shown; ++i) {
     const WorkloadCost& w = cost.workloads[i];
     out += pad(format_percent(w.share_of_checks), 8, true) +
-           pad(std::to_string(w.calls), 12, true) + "  " + pad(w.workload, 40, false) + " " +
-           (w.kind.empty() ? "-" : w.kind) + "\n";
+           pad(std::to_string(w.calls), 12, true) + "  " +
+           pad(printable_name(w.workload), 40, false) + " " +
+           (w.kind.empty() ? "-" : printable_name(w.kind)) + "\n";
   }
   return out;
 }
@@ -162,7 +171,8 @@ std::string workloads_table(const UsercopyCost& cost) {
     out += pad(format_percent(w.share_of_checks), 8, true) +
            pad(format_seconds(w.cpu_seconds), 10, true) +
            pad(w.share_of_busy ? format_percent(*w.share_of_busy) : "-", 9, true) + "  " +
-           pad(w.workload, 40, false) + " " + (w.kind.empty() ? "-" : w.kind) + "\n";
+           pad(printable_name(w.workload), 40, false) + " " +
+           (w.kind.empty() ? "-" : printable_name(w.kind)) + "\n";
   }
   return out + more_workloads(cost);
 }
@@ -174,12 +184,12 @@ std::string copy_paths(const CallsiteCost& row, uint64_t row_total) {
   for (const CopyCost& c : row.copies) {
     const std::string share =
         format_percent(static_cast<double>(c.value) / static_cast<double>(row_total));
-    out += "  " + pad(share, 7, true) + "  copy: " + copy_chain_text(c.path) + "\n";
+    out += "  " + pad(share, 7, true) + "  copy: " + printable_text(copy_chain_text(c.path)) + "\n";
     for (auto step = c.path.steps.rbegin(); step != c.path.steps.rend(); ++step) {
       const std::string where =
-          step->line.file.empty() ? "(no source line)" : file_line(step->line);
-      out += std::string(12, ' ') + pad(where, 36, false) + " " + step->line.function +
-             (step->inlined ? " (inline)" : "") + "\n";
+          step->line.file.empty() ? "(no source line)" : printable_text(file_line(step->line));
+      out += std::string(12, ' ') + pad(where, 36, false) + " " +
+             printable_name(step->line.function) + (step->inlined ? " (inline)" : "") + "\n";
     }
   }
   return out;
@@ -192,7 +202,7 @@ std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
     const CallsiteCost& row = cost.callsites[i];
     uint64_t row_total = cost.sampling ? row.samples : row.calls;
     if (row.top_stacks.empty() || row_total == 0) continue;
-    out += "\n" + row.callsite + " (" + row.syscall + ")";
+    out += "\n" + printable_name(row.callsite) + " (" + printable_name(row.syscall) + ")";
     if (row.share) out += ", " + format_percent(*row.share) + " of busy CPU";
     out += ":\n";
     out += copy_paths(row, row_total);
@@ -218,11 +228,11 @@ std::string format_checks(const CallsiteCost& row, bool sampling) {
   for (const auto& [check, n] : row.checks) {
     if (!out.empty()) out += ", ";
     if (sampling) {
-      out += check + " " +
+      out += printable_name(check) + " " +
              printf_string("%.0f%%", 100.0 * static_cast<double>(n) / static_cast<double>(total));
     } else {
       // Sub-checks per check call: one call can run several.
-      out += check + " " +
+      out += printable_name(check) + " " +
              (row.calls ? printf_string("%.2f/call",
                                         static_cast<double>(n) / static_cast<double>(row.calls))
                         : format_count(n));
@@ -285,7 +295,7 @@ std::string format_seconds(double seconds) {
 
 std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost) {
   if (profile.hardened_usercopy.starts_with("off")) {
-    return "the checks are off on this kernel (" + profile.hardened_usercopy +
+    return "the checks are off on this kernel (" + printable_name(profile.hardened_usercopy) +
            "): they cost nothing here";
   }
   if (cost.sampling) {

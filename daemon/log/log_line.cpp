@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/message_text.h"
 #include "core/utf8.h"
 
 namespace hucprof {
@@ -108,6 +109,10 @@ const char* log_format_name(LogFormat format) {
 }
 
 std::string render_log_line(LogFormat format, const LogLine& line, bool under_journal) {
+  // Whatever a message quotes (a path, a command, a symbol, a debuginfo file name, libbpf's
+  // words), it is made one printable line here, the one place every line passes: no call site
+  // can forget, and every format carries the same text.
+  const std::string message = on_one_line(line.message);
   std::string out;
   switch (format) {
     case LogFormat::Text:
@@ -116,29 +121,29 @@ std::string render_log_line(LogFormat format, const LogLine& line, bool under_jo
       } else {
         out.append(timestamp(line.time, false)).append(" ").append(line.level).append(" ");
       }
-      out.append(line.message);
+      out.append(message);
       break;
     case LogFormat::Logfmt:
       out.append("ts=").append(timestamp(line.time, true));
       out.append(" level=");
       append_logfmt_value(out, line.level);
       out.append(" msg=");
-      append_logfmt_value(out, line.message);
+      append_logfmt_value(out, message);
       for (const LogField& field : line.fields) {
         out.append(" ").append(field.key).append("=");
-        append_logfmt_value(out, field.value);
+        append_logfmt_value(out, on_one_line(field.value));
       }
       break;
     case LogFormat::Json:
       out.append("{\"ts\":\"").append(timestamp(line.time, true)).append("\",\"level\":\"");
       append_escaped(out, line.level);
       out.append("\",\"msg\":\"");
-      append_escaped(out, line.message);
+      append_escaped(out, message);
       for (const LogField& field : line.fields) {
         out.append("\",\"");
         append_escaped(out, field.key);
         out.append("\":\"");
-        append_escaped(out, field.value);
+        append_escaped(out, on_one_line(field.value));
       }
       out.append("\"}");
       break;

@@ -36,9 +36,11 @@ struct LogLine {
   std::span<const LogField> fields = {};
 };
 
-// The line without its final newline. logfmt and json turn any message (kernel symbol names,
-// file names, libbpf's multi-line verifier log) into exactly one line that parses: control
-// characters are escaped and invalid UTF-8 becomes U+FFFD. text prints the message as it is.
+// The line without its final newline. Every format turns any message and field (kernel symbol
+// names, paths, commands, cgroup names, whatever bytes they hold) into exactly one printable
+// line (core/message_text.h's on_one_line): a line break or tab reads \n, \t, \r, any other
+// control character and any byte that is not UTF-8 \xNN; logfmt and json then quote that text
+// as their syntax wants, so the line parses and decodes to the same text the text format shows.
 std::string render_log_line(LogFormat format, const LogLine& line, bool under_journal);
 
 }  // namespace hucprof

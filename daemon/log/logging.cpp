@@ -16,6 +16,7 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "core/message_text.h"
 #include "log/log_fields.h"
 
 namespace hucprof {
@@ -90,7 +91,7 @@ bool send_to_journal(std::string_view line, int priority, std::span<const LogFie
     if (field.key == "errno") {
       if (auto number = errno_number(value)) value = std::to_string(*number);
     }
-    items.push_back(journal_field_name(field.key) + "=" + value);
+    items.push_back(journal_field_name(field.key) + "=" + on_one_line(value));
   }
   std::vector<iovec> iov;
   iov.reserve(items.size());
@@ -139,6 +140,11 @@ std::shared_ptr<LineSink> line_sink() {
 }
 
 }  // namespace
+
+void print_stderr_line(std::string_view line) {
+  const std::string text = on_one_line(line) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
 
 void configure_logging(LogFormat format, std::string_view level) {
   auto sink = line_sink();

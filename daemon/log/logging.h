@@ -12,4 +12,9 @@ namespace hucprof {
 // on SIGHUP; safe while other threads log.
 void configure_logging(LogFormat format, std::string_view level);
 
+// A line a command prints on stderr outside the log (a usage error, `report`'s refusal, the
+// flame graph's path), made one printable line as every log line is: whatever path or value it
+// quotes, it can neither act on the terminal nor become two lines.
+void print_stderr_line(std::string_view line);
+
 }  // namespace hucprof

@@ -6,13 +6,18 @@ aborted at 2.1 GB, a FIFO blocked forever, and 1 MiB of "[" took 256 MB (a 200 K
 test used to write, stays under any loose bound: every shape is now tried at the full 1 MiB the
 reader takes, against a bound near hucprof's own start-up size). Output paths: a device, FIFO
 or symbolic link at `report --flamegraph` / `record -o` is never replaced. Profiles: a FIFO,
-names of 100 KB, several gzip members. No root needed except to make device nodes (in a
+names of 100 KB, several gzip members. Names from outside (issue 37): control bytes in a
+profile's names, a path or a command come out escaped in the report, the SVG (Python's XML
+parser, xmllint) and every log format; an unknown 200 MiB field costs no memory; invalid UTF-8
+and sums past an int64 are refused in one line. No root needed except to make device nodes (in a
 temporary directory, never the machine's own); those cases say so and are skipped without it.
 """
 
 import argparse
+import json
 import os
 import resource
+import shutil
 import stat
 import subprocess
 import sys
@@ -20,9 +25,11 @@ import tempfile
 import threading
 import time
 import unittest
+import xml.dom.minidom
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import pprof_files  # noqa: E402
+import text_checks  # noqa: E402
 
 ARGS = None
 # hucprof refusing a config peaks at 12-15 MiB (its libraries and the 1 MiB read); 256 MB was
@@ -319,14 +326,17 @@ class OutputPaths(unittest.TestCase):
         self.assertEqual(os.stat(null).st_rdev, os.makedev(1, 3))
         # Numbers no driver is expected to have (240-254: local/experimental use), so even a
         # regression that opened them could not write anywhere; /dev/full's 1:7 fails writes.
-        nodes = [("full", stat.S_IFCHR, (1, 7), "is a character device (1:7)"),
-                 ("block", stat.S_IFBLK, (240, 0), "is a block device (240:0)"),
-                 ("tty", stat.S_IFCHR, (136, 250), "is a terminal")]
-        for name, node_kind, (major, minor), expected in nodes:
+        # A terminal takes the flame graph (text: tried, and a pty that no one holds answers
+        # EIO), never the profile (binary).
+        nodes = [("full", stat.S_IFCHR, (1, 7), "is a character device (1:7)", None),
+                 ("block", stat.S_IFBLK, (240, 0), "is a block device (240:0)", None),
+                 ("tty", stat.S_IFCHR, (136, 250), "is a terminal", "Input/output error")]
+        for name, node_kind, (major, minor), expected, as_text in nodes:
             with self.subTest(node=name):
                 path = os.path.join(self.dir, name)
                 os.mknod(path, 0o600 | node_kind, os.makedev(major, minor))
-                self.assert_refused(["report", "--flamegraph", path, self.profile], expected)
+                self.assert_refused(["report", "--flamegraph", path, self.profile],
+                                    as_text or expected)
                 self.assert_refused(["record", "--duration", "1s", "-o", path], expected)
                 self.assertEqual(os.stat(path).st_rdev, os.makedev(major, minor))
                 self.assertEqual(kind(path), "block" if node_kind == stat.S_IFBLK else "char")
@@ -387,6 +397,169 @@ class ProfileFiles(unittest.TestCase):
         junk = write(os.path.join(self.dir, "junk.pb.gz"),
                      pprof_files.gzipped(self.small) + b"trailing junk\n")
         self.assert_refused(junk, "14 bytes after the end of the gzip data")
+
+
+def run_bytes(words, **kwargs):
+    """run(), with stdout as bytes (what a terminal would get)."""
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.run([ARGS.hucprof] + words, stdout=out, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, preexec_fn=limit_memory,
+                              timeout=HANG_SECONDS, **kwargs)
+        out.seek(0)
+        return proc.returncode, out.read(), proc.stderr
+
+
+class NamesFromOutside(unittest.TestCase):
+    """Issue 37: what a profile, a path or a command holds never reaches a terminal, an SVG or a
+    log raw (D6, D11), and a profile cannot cost memory or print foreign lines (D7, D8, D9)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="hucprof-names-")
+        cls.hostile = write(os.path.join(cls.dir, "hostile.pb.gz"),
+                            pprof_files.gzipped(pprof_files.hostile_profile()))
+
+    def test_report_prints_the_names_escaped(self):
+        # D6: the name's ESC ] 0 ; ... BEL retitled the terminal; NUL went out as is.
+        rc, out, err = run_bytes(["report", self.hostile])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(text_checks.bad_characters(out), [])
+        text = out.decode()
+        for name in ("title", "csi", "nonchar"):
+            self.assertIn(pprof_files.SHOWN[name], text)
+        self.assertIn(pprof_files.HOSTILE["markup"], text, "text for a terminal needs no entities")
+
+    def test_the_flame_graph_is_well_formed_xml_naming_every_frame(self):
+        # D6: a control character in a name made the SVG ill-formed; Python's XML parser (and
+        # xmllint, where installed) is the reference. Chromium: tests/tools.
+        svg = os.path.join(self.dir, "hostile.svg")
+        rc, _, err = run_bytes(["report", "--flamegraph", svg, self.hostile])
+        self.assertEqual(rc, 0, err)
+        with open(svg, "rb") as f:
+            data = f.read()
+        self.assertEqual(text_checks.bad_characters(data), [])
+        dom = xml.dom.minidom.parseString(data)  # raises on anything not well-formed
+        titles = [t.firstChild.data for t in dom.getElementsByTagName("title") if t.firstChild]
+        for name in ("title", "csi", "nonchar"):
+            self.assertTrue(any(t.startswith(pprof_files.SHOWN[name] + ":") for t in titles), titles)
+        markup = pprof_files.HOSTILE["markup"]
+        self.assertTrue(any(t.startswith(markup + ":") for t in titles), titles)
+        self.assertEqual(dom.getElementsByTagName("script"), [])
+        xmllint = shutil.which("xmllint")
+        if xmllint:
+            lint = subprocess.run([xmllint, "--noout", svg], capture_output=True, text=True)
+            self.assertEqual(lint.returncode, 0, lint.stderr)
+        print("flame graph: parsed by xml.dom.minidom%s" % (
+            " and xmllint" if xmllint else " (xmllint not installed)"), flush=True)
+
+    def test_a_flame_graph_goes_to_a_terminal_a_profile_does_not(self):
+        # D15: the SVG is text, and was refused as "gzipped binary" on a terminal.
+        master, slave = os.openpty()
+        try:
+            tty = os.ttyname(slave)
+            got = bytearray()
+            reader = threading.Thread(target=lambda: drain(master, got), daemon=True)
+            reader.start()
+            rc, _, err = run_bytes(["report", "--flamegraph", tty, self.hostile])
+            self.assertEqual(rc, 0, err)
+            deadline = time.monotonic() + 20
+            while b"</svg>" not in got and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertIn(b"</svg>", bytes(got))
+            self.assertEqual(text_checks.bad_characters(bytes(got).replace(b"\r", b"")), [])
+            rc, out, err = run_bytes(["record", "--duration", "1s", "-o", tty])
+            self.assertEqual(rc, 2, err)
+            self.assertIn(b"is a terminal, and the profile is gzipped binary", err)
+        finally:
+            os.close(slave)
+            os.close(master)
+
+    def test_an_unknown_field_costs_no_memory_and_a_bomb_is_refused_early(self):
+        # D7: 204 KB of gzip holding one unknown 200 MiB field peaked at 512 MB, a 1 GiB one was
+        # refused after 535 MB. Fields outside pprof's schema are now skipped as they inflate.
+        small = pprof_files.profile([[0, 1]], [(0, 5)], ["__check_object_size", "udp_recvmsg"])
+        field = write(os.path.join(self.dir, "unknown_200m.pb.gz"),
+                      pprof_files.gzipped_with_unknown_field(small, 200 << 20))
+        rc, out, err, rss, seconds = run(["report", field])
+        print("200 MiB unknown field (%d bytes of gzip): rc %d, %.1f MiB, %.2f CPU s" % (
+            os.path.getsize(field), rc, rss, seconds), flush=True)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("udp_recvmsg", out)
+        self.assertLess(rss, 64)
+        bomb = write(os.path.join(self.dir, "unknown_1g.pb.gz"),
+                     pprof_files.gzipped_with_unknown_field(small, 1 << 30))
+        rc, out, err, rss, seconds = run(["report", bomb])
+        print("1 GiB unknown field (%d bytes of gzip): rc %d, %.1f MiB, %.2f CPU s: %s" % (
+            os.path.getsize(bomb), rc, rss, seconds, err.strip()), flush=True)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn("inflates to more than 256 MiB", err)
+        self.assertLess(rss, MAX_RSS_MIB)
+
+    def test_a_string_that_is_not_utf8_is_refused_in_one_line(self):
+        # D8: libprotobuf printed its own "[libprotobuf ERROR ...]" line first.
+        data = pprof_files.profile([[0, 1]], [(0, 5)], ["__check_object_size", "bad_name"])
+        path = write(os.path.join(self.dir, "not_utf8.pb.gz"),
+                     pprof_files.gzipped(data.replace(b"bad_name", b"bad\xffname")))
+        rc, out, err, _, _ = run(["report", path])
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(out, "")
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn('("bad\\xffname") is not UTF-8', err)
+        self.assertNotIn("libprotobuf", err)
+
+    def test_sums_past_an_int64_are_refused(self):
+        # D9: three samples of INT64_MAX printed "-186330746355980928.0 s" (a sum that
+        # overflowed: undefined behaviour).
+        most = (1 << 63) - 1
+        data = pprof_files.profile([[0, 1], [1, 0], [0]], [(0, most), (1, most), (2, most)],
+                                   ["__check_object_size", "udp_recvmsg"])
+        path = write(os.path.join(self.dir, "int64_max.pb.gz"), pprof_files.gzipped(data))
+        rc, out, err, _, _ = run(["report", path])
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(out, "")
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn("add up to more than 9223372036854775807", err)
+
+    def test_control_bytes_in_paths_and_commands_read_xnn_in_every_format(self):
+        # D11: the path or command came out raw in the error and log lines.
+        path = os.path.join(self.dir, "missing\x1b]0;pwned\x07\nline")
+        rc, _, err = run_bytes(["report", path])
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(text_checks.bad_characters(err), [])
+        self.assertEqual(err.count(b"\n"), 1, err)
+        self.assertIn(b"missing\\x1b]0;pwned\\x07\\nline", err)
+        # doctor prints for people on stdout: what it quotes is escaped there too.
+        rc, out, err = run_bytes(["doctor", "--kallsyms", path])
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(text_checks.bad_characters(out), [])
+        self.assertIn(b"missing\\x1b]0;pwned\\x07\\x0aline", out)
+        command = "/nonexistent\x1b]0;pwned\x07cmd"
+        shown = "/nonexistent\\x1b]0;pwned\\x07cmd"
+        out = os.path.join(self.dir, "never.pb.gz")
+        for fmt in ("text", "logfmt", "json"):
+            with self.subTest(format=fmt):
+                rc, _, err = run_bytes(["record", "--log.format", fmt, "-o", out, "--", command])
+                self.assertEqual(rc, 2, err)
+                self.assertEqual(text_checks.bad_characters(err), [])
+                line = err.decode()
+                if fmt == "json":
+                    line = json.loads(line)["msg"]  # Python's decoder, not ours
+                elif fmt == "logfmt":
+                    line = line.split(' msg="', 1)[1].rsplit('"', 1)[0].replace("\\\\", "\\")
+                self.assertIn("cannot run " + shown, line)
+
+
+def drain(fd, into):
+    """Reads `fd` (a pty master) into the bytearray `into` until it is closed."""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        into.extend(chunk)
 
 
 def main():

@@ -3,6 +3,7 @@ rather than by hucprof's writer, so the bad-input tier and bench/report_memory.p
 the writer never would: names of any length, millions of samples, several gzip members."""
 
 import gzip
+import zlib
 
 
 def varint(n):
@@ -109,3 +110,40 @@ def gzipped(data, members=1):
         return gzip.compress(data, mtime=0)
     step = (len(data) + members - 1) // members
     return b"".join(gzip.compress(data[i:i + step], mtime=0) for i in range(0, len(data), step))
+
+
+def gzipped_with_unknown_field(data, size, field_number=99):
+    """gzip of `data` followed by one field pprof's schema does not have, of `size` zero bytes,
+    compressed as it is made (a 1 GiB field takes 1 MB of gzip and little memory here)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [packer.compress(data + varint(field_number << 3 | 2) + varint(size))]
+    chunk = bytes(1 << 20)
+    for left in range(size, 0, -len(chunk)):
+        out.append(packer.compress(chunk[:min(left, len(chunk))]))
+    out.append(packer.flush())
+    return b"".join(out)
+
+
+# Names a profile may hold that a terminal, an XML parser or a browser must not take raw: a
+# terminal title sequence, NUL, DEL, a C1 CSI (U+009B), a noncharacter XML forbids (U+FFFE),
+# markup. All valid UTF-8 (`report` refuses a string that is not).
+HOSTILE = {
+    "title": "evil\x1b]0;pwned\x07\x00nul",
+    "csi": "csi\u009b2J\x7f",
+    "nonchar": "non\ufffechar",
+    "markup": "<script>alert(1)</script>&amp;",
+}
+# How each shows: printable_name's \xNN, byte by byte (U+009B is C2 9B in UTF-8).
+SHOWN = {
+    "title": "evil\\x1b]0;pwned\\x07\\x00nul",
+    "csi": "csi\\xc2\\x9b2J\\x7f",
+    "nonchar": "non\\xef\\xbf\\xbechar",
+}
+
+
+def hostile_profile():
+    """A profile whose function names and call site and syscall labels are HOSTILE."""
+    names = ["__check_object_size", HOSTILE["title"], HOSTILE["csi"], HOSTILE["nonchar"],
+             HOSTILE["markup"]]
+    return profile([[0, 1, 2, 3, 4]], [(0, 7)], names,
+                               labels=(HOSTILE["title"], HOSTILE["csi"], "object"))

@@ -2,8 +2,11 @@
 """`hucprof report --flamegraph` renders in a real browser (Debian's headless Chromium), without
 JavaScript: Chromium must parse the SVG (an SVG that is not well-formed XML comes back as a
 <parsererror>), and the text it holds must name the fixture's frames. No root needed. The
-screenshot is kept as a test artifact (flame_graph.png in the work dir)."""
+screenshot is kept as a test artifact (flame_graph.png in the work dir). A profile of hostile
+names (issue 37) is drawn too, and its web page (GET /, by huc_web_view_page) read by Python's
+HTML parser and Chromium."""
 
+import html.parser
 import os
 import re
 import subprocess
@@ -13,6 +16,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import headless_chromium as chromium  # noqa: E402
 import hucprof_testlib as t  # noqa: E402
+import pprof_files  # noqa: E402
+import text_checks  # noqa: E402
 
 ARGS = None
 
@@ -50,9 +55,73 @@ class FlameGraphInChromium(unittest.TestCase):
         self.assertNotRegex(self.dom, r"(href|src)=")
 
 
+class Markup(html.parser.HTMLParser):
+    """The start tags and the text of an HTML page, as Python's parser reads them."""
+
+    def __init__(self, page):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.text = [], []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+class NamesFromOutsideInChromium(unittest.TestCase):
+    """Issue 37, D6: a profile whose names hold a terminal title sequence, NUL, a C1 control, a
+    noncharacter and markup (tests/lib/pprof_files.py HOSTILE) draws as a well-formed SVG and
+    serves as a UTF-8 page with each name shown escaped, as text, in Chromium too."""
+
+    @classmethod
+    def setUpClass(cls):
+        profile = os.path.join(ARGS.workdir, "hostile.pb.gz")
+        with open(profile, "wb") as f:
+            f.write(pprof_files.gzipped(pprof_files.hostile_profile()))
+        cls.svg_path = os.path.join(ARGS.workdir, "hostile.svg")
+        r = subprocess.run([ARGS.hucprof, "report", "--flamegraph", cls.svg_path, profile],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        cls.svg_dom = chromium.dump_dom("file://" + os.path.abspath(cls.svg_path))
+        page = subprocess.run([ARGS.web_view_page, profile], capture_output=True, timeout=60)
+        assert page.returncode == 0, page.stderr
+        cls.head, cls.body = page.stdout.split(b"\n\n", 1)
+        cls.page_path = os.path.join(ARGS.workdir, "hostile.html")
+        with open(cls.page_path, "wb") as f:
+            f.write(cls.body)
+        cls.page_dom = chromium.dump_dom("file://" + os.path.abspath(cls.page_path))
+
+    def test_chromium_parses_the_svg_and_names_every_frame(self):
+        self.assertNotIn("parsererror", self.svg_dom)
+        for name in ("title", "csi", "nonchar"):
+            self.assertIn(pprof_files.SHOWN[name] + ":", self.svg_dom)
+        self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;&amp;amp;", self.svg_dom)
+        self.assertNotIn("<script", self.svg_dom)
+
+    def test_the_page_is_utf8_html_with_the_names_as_text(self):
+        self.assertEqual(self.head, b"Content-Type: text/html; charset=utf-8")
+        self.assertEqual(text_checks.bad_characters(self.body), [])
+        markup = Markup(self.body.decode("utf-8"))
+        self.assertNotIn("script", markup.tags)
+        text = "".join(markup.text)
+        for name in ("title", "csi", "nonchar"):
+            self.assertIn(pprof_files.SHOWN[name], text)
+        self.assertIn(pprof_files.HOSTILE["markup"], text, "markup shown as text")
+
+    def test_chromium_shows_the_page_with_the_names_and_its_flame_graph(self):
+        self.assertNotIn("parsererror", self.page_dom)
+        self.assertNotIn("<script", self.page_dom)
+        self.assertIn("<code>%s</code>" % pprof_files.SHOWN["title"], self.page_dom)
+        self.assertIn(pprof_files.SHOWN["csi"], self.page_dom)
+        self.assertIn("<svg", self.page_dom)
+
+
 def main():
     global ARGS
-    ARGS, rest = t.script_args("hucprof", "fixture")
+    ARGS, rest = t.script_args("hucprof", "fixture", "web-view-page")
     return t.run_unittests(rest, ARGS.workdir, [
         (chromium.find(), "Debian's chromium is not installed (scripts/install-deps.sh)")])
 

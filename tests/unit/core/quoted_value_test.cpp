@@ -24,6 +24,35 @@ TEST(QuotedValue, ControlBytesAndBytesThatAreNotUtf8AreEscaped) {
   EXPECT_EQ(quoted_value("\x7f"), "\"\\x7f\"");
 }
 
+TEST(PrintableText, NoncharactersXmlForbidsAreEscaped) {
+  EXPECT_EQ(printable_text("a\xef\xbf\xbe\xef\xbf\xbf\xef\xbf\xbd"),
+            "a\\xef\\xbf\\xbe\\xef\\xbf\\xbf\xef\xbf\xbd")
+      << "U+FFFE and U+FFFF escaped, U+FFFD (a character) kept";
+}
+
+// Whatever a name holds, what is shown of it is printable and at most kMaxNameBytes long; a cut
+// falls after a whole character or escape and says so.
+TEST(PrintableName, BoundedAtACharacterOrEscapeBoundary) {
+  const std::string fits(kMaxNameBytes, 'a');
+  EXPECT_EQ(printable_name(fits), fits);
+  const std::string longer = printable_name(fits + "b");
+  EXPECT_EQ(longer.size(), kMaxNameBytes);
+  EXPECT_EQ(longer, std::string(kMaxNameBytes - 3, 'a') + "…");
+  // 2-byte characters: the cut never splits one.
+  std::string accents;
+  for (int i = 0; i < 600; ++i) accents += "\xc3\xa9";
+  const std::string cut = printable_name(accents);
+  EXPECT_LE(cut.size(), kMaxNameBytes);
+  EXPECT_TRUE(cut.ends_with("\xc3\xa9…"));
+  // Escapes count in the bound and are never cut in half: 1 000 ESC bytes become 4 000 bytes
+  // of "\x1b", of which whole ones are kept.
+  const std::string escaped = printable_name(std::string(1000, '\x1b'));
+  EXPECT_LE(escaped.size(), kMaxNameBytes);
+  EXPECT_TRUE(escaped.ends_with("\\x1b…"));
+  EXPECT_EQ((escaped.size() - 3) % 4, 0u);
+  EXPECT_EQ(printable_text("abcdef", 5), "ab…");
+}
+
 TEST(PrintableText, ABoundCutsAfterAWholeCharacterOrEscapeAndMarksTheCut) {
   EXPECT_EQ(printable_text("short", 512), "short");
   EXPECT_EQ(printable_text(std::string(512, 'x'), 512), std::string(512, 'x')) << "fits exactly";

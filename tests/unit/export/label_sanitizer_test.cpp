@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/quoted_value.h"
 #include "export/label_sanitizer.h"
 
 namespace hucprof {
@@ -27,16 +28,24 @@ TEST(SanitizeLabelValue, LeavesOtherHexAlone) {
   EXPECT_EQ(sanitize_label_value("1234ffffffffffff"), "1234ffffffffffff");          // not top half
 }
 
-TEST(SanitizeLabelValue, RepairsInvalidUtf8) {
+// A label value is printable_name: what a terminal shows of `curl /metrics` is text, and
+// Prometheus takes it (valid UTF-8). Bytes that are not UTF-8 and control characters read \xNN,
+// as in the report, the logs and the web view.
+TEST(SanitizeLabelValue, EscapesBytesThatAreNotUtf8AndControlCharacters) {
   EXPECT_EQ(sanitize_label_value("a\xff"
                                  "b"),
-            "a\xEF\xBF\xBD"
-            "b");
-  EXPECT_EQ(sanitize_label_value("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
-  EXPECT_EQ(sanitize_label_value("\xED\xA0\x80"),
-            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");                        // surrogate
-  EXPECT_EQ(sanitize_label_value("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // truncated
+            "a\\xffb");
+  EXPECT_EQ(sanitize_label_value("\xC0\xAF"), "\\xc0\\xaf");                // overlong '/'
+  EXPECT_EQ(sanitize_label_value("\xED\xA0\x80"), "\\xed\\xa0\\x80");       // surrogate
+  EXPECT_EQ(sanitize_label_value("\xE2\x82"), "\\xe2\\x82");                // truncated
   EXPECT_EQ(sanitize_label_value("\xF0\x9F\x94\xA5"), "\xF0\x9F\x94\xA5");  // valid 4-byte
+  EXPECT_EQ(sanitize_label_value("pod\x1b]0;x\x07"), "pod\\x1b]0;x\\x07");
+}
+
+TEST(SanitizeLabelValue, IsBounded) {
+  const std::string value = sanitize_label_value(std::string(100'000, 'x'));
+  EXPECT_EQ(value.size(), kMaxNameBytes);
+  EXPECT_TRUE(value.ends_with("…"));
 }
 
 }  // namespace

@@ -30,35 +30,60 @@ TEST(LogLine, LogfmtLikePrometheusExporters) {
             R"(ts=2026-01-02T03:04:05.678Z level=info msg="a=b")");
 }
 
-TEST(LogLine, LogfmtEscapesQuotesBackslashesAndNewlines) {
+TEST(LogLine, LogfmtEscapesQuotesAndBackslashes) {
+  // The line break and tab are first written \n and \t as text (every format carries the same
+  // one-line message), whose backslashes logfmt then escapes.
   EXPECT_EQ(render(LogFormat::Logfmt, "key \"intervall\"\nC:\\x\tend"),
-            R"(ts=2026-01-02T03:04:05.678Z level=info msg="key \"intervall\"\nC:\\x\tend")");
+            R"(ts=2026-01-02T03:04:05.678Z level=info msg="key \"intervall\"\\nC:\\x\\tend")");
 }
 
 TEST(LogLine, JsonIsOneObjectPerLine) {
   EXPECT_EQ(
       render(LogFormat::Json, "probe x: \"quoted\"\nsecond line", "error"),
-      R"({"ts":"2026-01-02T03:04:05.678Z","level":"error","msg":"probe x: \"quoted\"\nsecond line"})");
+      R"({"ts":"2026-01-02T03:04:05.678Z","level":"error","msg":"probe x: \"quoted\"\\nsecond line"})");
 }
 
-TEST(LogLine, ControlCharactersAreEscapedAsRfc8259Requires) {
-  // RFC 8259 section 7: U+0000..U+001F must be escaped; \u00XX works for all of them.
-  EXPECT_EQ(render(LogFormat::Json, std::string_view("a\0b\x1b[31m\x7f", 9)),
-            R"({"ts":"2026-01-02T03:04:05.678Z","level":"info","msg":"a\u0000b\u001b[31m\u007f"})");
+// D11 of issue 37: a path, a command or a debuginfo file name holding control bytes was written
+// raw (a terminal acted on ESC ] 0 ; ... BEL; a journal reader got a NUL). Whatever the call site,
+// the message reads \xNN in every format: JSON and logfmt decode to that text.
+TEST(LogLine, ControlBytesReadXnnInEveryFormat) {
+  static constexpr char kRaw[] = "cannot read /tmp/a\0b\x1b]0;owned\x07\x7f\xc2\x9b";
+  const std::string_view message(kRaw, sizeof kRaw - 1);
+  const std::string shown = R"(cannot read /tmp/a\x00b\x1b]0;owned\x07\x7f\xc2\x9b)";
+  EXPECT_EQ(render_log_line(LogFormat::Text, LogLine{kTime, "error", message}, true),
+            "error: " + shown);
+  std::string doubled;  // as JSON and logfmt quote a backslash
+  for (char c : shown) doubled += c == '\\' ? std::string("\\\\") : std::string(1, c);
+  EXPECT_EQ(render(LogFormat::Json, message),
+            R"({"ts":"2026-01-02T03:04:05.678Z","level":"info","msg":")" + doubled + "\"}");
+  EXPECT_EQ(render(LogFormat::Logfmt, message),
+            R"(ts=2026-01-02T03:04:05.678Z level=info msg=")" + doubled + "\"");
 }
 
-TEST(LogLine, ValidUtf8IsKeptInvalidBytesBecomeReplacementCharacter) {
+TEST(LogLine, ValidUtf8IsKeptInvalidBytesReadXnn) {
   // "µs" stays; a lone continuation byte, an overlong '/' (C0 AF) and a UTF-16 surrogate
-  // (ED A0 80) are not UTF-8 (RFC 3629) and become U+FFFD each byte.
+  // (ED A0 80) are not UTF-8 (RFC 3629): each byte reads \xNN.
   const std::string_view message = "10\xC2\xB5s \x80 \xC0\xAF \xED\xA0\x80";
   EXPECT_EQ(render(LogFormat::Json, message),
             "{\"ts\":\"2026-01-02T03:04:05.678Z\",\"level\":\"info\",\"msg\":\"10\xC2\xB5s "
-            "\xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"}");
+            R"(\\x80 \\xc0\\xaf \\xed\\xa0\\x80"})");
   EXPECT_EQ(render(LogFormat::Logfmt, "\xff"),
-            "ts=2026-01-02T03:04:05.678Z level=info msg=\"\xEF\xBF\xBD\"");
-  // A sequence cut off at the end of the message.
+            R"(ts=2026-01-02T03:04:05.678Z level=info msg=\xff)");
+  // A sequence cut off at the end of the message. Without a space, '=' or '"', logfmt leaves a
+  // value unquoted, and go-logfmt reads its backslashes as they are.
   EXPECT_EQ(render(LogFormat::Logfmt, "x\xE2\x82"),
-            "ts=2026-01-02T03:04:05.678Z level=info msg=\"x\xEF\xBF\xBD\xEF\xBF\xBD\"");
+            R"(ts=2026-01-02T03:04:05.678Z level=info msg=x\xe2\x82)");
+}
+
+TEST(LogLine, FieldValuesAreMadePrintableToo) {
+  const std::vector<LogField> fields{{"target", "/sys/fs/cgroup/pod\x1b[2J\n"}};
+  const LogLine line{kTime, "warn", "cgroup: unreadable", fields};
+  EXPECT_EQ(render_log_line(LogFormat::Logfmt, line, false),
+            R"(ts=2026-01-02T03:04:05.678Z level=warn msg="cgroup: unreadable" )"
+            R"(target=/sys/fs/cgroup/pod\x1b[2J\n)");
+  EXPECT_EQ(render_log_line(LogFormat::Json, line, false),
+            R"({"ts":"2026-01-02T03:04:05.678Z","level":"warn","msg":"cgroup: unreadable",)"
+            R"("target":"/sys/fs/cgroup/pod\\x1b[2J\\n"})");
 }
 
 TEST(LogLine, TextKeepsTheHumanFormatWithItsZone) {
