@@ -1,7 +1,6 @@
 #include "core/debuginfo_search.h"
 
 #include <algorithm>
-#include <regex>
 #include <sstream>
 
 #include "core/build_id.h"
@@ -51,22 +50,109 @@ std::vector<std::string> os_ids(std::string_view os_release) {
   return ids;
 }
 
+// A cursor over a release string for the release grammars below: each step consumes what it
+// names and says whether it did, so a grammar reads as a chain of steps.
+struct ReleaseCursor {
+  std::string_view rest;
+  bool digits() {
+    size_t n = 0;
+    while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+    rest.remove_prefix(n);
+    return n > 0;
+  }
+  bool literal(std::string_view l) {
+    if (!rest.starts_with(l)) return false;
+    rest.remove_prefix(l.size());
+    return true;
+  }
+  // One or more characters of `set` (ranges written as "a-z").
+  bool run_of(std::string_view set) {
+    auto in_set = [&](char c) {
+      for (size_t k = 0; k < set.size(); ++k) {
+        if (k + 2 < set.size() && set[k + 1] == '-') {
+          if (c >= set[k] && c <= set[k + 2]) return true;
+          k += 2;
+        } else if (c == set[k]) {
+          return true;
+        }
+      }
+      return false;
+    };
+    size_t n = 0;
+    while (n < rest.size() && in_set(rest[n])) ++n;
+    rest.remove_prefix(n);
+    return n > 0;
+  }
+  bool strip_suffix(std::string_view l) {
+    if (!rest.ends_with(l)) return false;
+    rest.remove_suffix(l.size());
+    return true;
+  }
+};
+
+// Debian: <a>.<b>[.<c>][-<abi>|+deb<N>[u<M>]][-cloud|-rt]-<arch> (6.1.0-57-amd64,
+// 6.12.117+deb12-cloud-amd64).
+bool debian_release(std::string_view release) {
+  static constexpr std::string_view kArches[] = {
+      "amd64",     "arm64",  "armmp",      "armmp-lpae", "686",       "686-pae", "powerpc64le",
+      "ppc64el",   "s390x",  "riscv64",    "loong64",    "rpi",       "marvell", "4kc-malta",
+      "5kc-malta", "octeon", "loongson-3", "mips64r2el", "mips32r2el"};
+  ReleaseCursor c{release};
+  if (!c.digits() || !c.literal(".") || !c.digits()) return false;
+  if (c.literal(".") && !c.digits()) return false;
+  bool arch = false;
+  for (std::string_view a : kArches) {
+    if (c.rest.size() > a.size() && c.rest.ends_with(a) &&
+        c.rest[c.rest.size() - a.size() - 1] == '-') {
+      c.rest.remove_suffix(a.size() + 1);
+      arch = true;
+      break;
+    }
+  }
+  if (!arch) return false;
+  if (!c.strip_suffix("-cloud")) c.strip_suffix("-rt");
+  if (c.rest.empty()) return true;
+  if (c.literal("-")) return c.digits() && c.rest.empty();
+  if (!c.literal("+deb") || !c.digits()) return false;
+  if (c.literal("u") && !c.digits()) return false;
+  return c.rest.empty();
+}
+
+// Ubuntu: <a>.<b>.<c>-<abi>-<flavour> (6.8.0-45-generic).
+bool ubuntu_release(std::string_view release) {
+  ReleaseCursor c{release};
+  return c.digits() && c.literal(".") && c.digits() && c.literal(".") && c.digits() &&
+         c.literal("-") && c.digits() && c.literal("-") && c.run_of("a-z") &&
+         (c.run_of("a-z0-9-"), c.rest.empty());
+}
+
+// Fedora and RHEL: <a>.<b>.<c>-<release>.fc<N>|.el<N>[_<M>].<arch> (6.11.4-301.fc41.x86_64).
+bool redhat_release(std::string_view release) {
+  ReleaseCursor c{release};
+  if (!(c.digits() && c.literal(".") && c.digits() && c.literal(".") && c.digits() &&
+        c.literal("-")))
+    return false;
+  // The package release ([0-9.]+) ends at the last ".fc" or ".el" followed by a digit.
+  for (size_t at = c.rest.size(); at-- > 0;) {
+    std::string_view tail = c.rest.substr(at);
+    if (!tail.starts_with(".fc") && !tail.starts_with(".el")) continue;
+    ReleaseCursor head{c.rest.substr(0, at)};
+    if (!head.run_of("0-9.") || !head.rest.empty()) continue;
+    ReleaseCursor dist{tail.substr(3)};
+    if (!dist.digits()) continue;
+    if (tail.starts_with(".el") && dist.literal("_") && !dist.digits()) continue;
+    if (dist.literal(".") && dist.run_of("a-z0-9_") && dist.rest.empty()) return true;
+  }
+  return false;
+}
+
 // Whether `release` is named the way the distribution names its own kernel packages' releases
-// (their debuginfo packages exist for those only): Debian's <version>[-<abi>|+deb<N>]-<flavour>
-// (6.1.0-57-amd64, 6.12.117+deb12-cloud-amd64), Ubuntu's <version>-<abi>-<flavour>
-// (6.8.0-45-generic), Fedora's and RHEL's <version>-<release>.fc<N>|.el<N>.<arch>.
+// (their debuginfo packages exist for those only).
 bool distribution_kernel(const std::vector<std::string>& ids, std::string_view release) {
   auto is = [&](std::string_view id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
-  const std::string r(release);
-  static const std::regex debian(
-      R"(\d+\.\d+(\.\d+)?(-\d+|\+deb\d+(u\d+)?)?(-(cloud|rt))?-(amd64|arm64|armmp|armmp-lpae|686|686-pae|)"
-      R"(powerpc64le|ppc64el|s390x|riscv64|loong64|rpi|marvell|4kc-malta|5kc-malta|octeon|)"
-      R"(loongson-3|mips64r2el|mips32r2el))");
-  static const std::regex ubuntu(R"(\d+\.\d+\.\d+-\d+-[a-z][a-z0-9-]*)");
-  static const std::regex redhat(R"(\d+\.\d+\.\d+-[0-9.]+\.(fc\d+|el\d+(_\d+)?)\.[a-z0-9_]+)");
-  if (is("ubuntu")) return std::regex_match(r, ubuntu);
-  if (is("debian")) return std::regex_match(r, debian);
-  return std::regex_match(r, redhat);
+  if (is("ubuntu")) return ubuntu_release(release);
+  if (is("debian")) return debian_release(release);
+  return redhat_release(release);
 }
 
 }  // namespace

@@ -139,6 +139,12 @@ TEST(DebuginfoSearch, TheInstallCommandOfEachDistribution) {
             "apt-get install linux-image-6.12.117+deb12-amd64-dbg");
   EXPECT_EQ(install_command("ID=debian\n", "7.3.4+deb13-cloud-arm64"),
             "apt-get install linux-image-7.3.4+deb13-cloud-arm64-dbg");
+  EXPECT_EQ(install_command("ID=debian\n", "5.10.0-35-rt-amd64"),
+            "apt-get install linux-image-5.10.0-35-rt-amd64-dbg");
+  EXPECT_EQ(install_command("ID=debian\n", "6.1.0-57-armmp-lpae"),
+            "apt-get install linux-image-6.1.0-57-armmp-lpae-dbg");
+  EXPECT_EQ(install_command("ID=debian\n", "6.12.43+deb13u1-4kc-malta"),
+            "apt-get install linux-image-6.12.43+deb13u1-4kc-malta-dbg");
   EXPECT_THAT(install_command("", "6.1"), HasSubstr("--debuginfo.path"));
 }
 
@@ -149,7 +155,15 @@ TEST(DebuginfoSearch, NoPackageAdviceForAKernelNoDistributionBuilt) {
            {"ID=debian\n", "6.18.44-fc-v1272"},
            {"ID=debian\n", "6.1.0"},
            {"ID=ubuntu\nID_LIKE=debian\n", "6.9.0-rc3+"},
-           {"ID=fedora\n", "6.11.4"}}) {
+           {"ID=fedora\n", "6.11.4"},
+           {"ID=debian\n", "6.1.0-57-xen-amd64"},
+           {"ID=debian\n", "6.1.0--amd64"},
+           {"ID=debian\n", "6.12.117+deb12u-amd64"},
+           {"ID=debian\n", "amd64"},
+           {"ID=ubuntu\n", "6.8.0-45-Generic"},
+           {"ID=fedora\n", "6.11.4-301.fc.x86_64"},
+           {"ID=fedora\n", "6.11.4-301.fc41."},
+           {"ID=fedora\n", "6.11.4-30a.fc41.x86_64"}}) {
     const std::string advice = install_command(os, release);
     EXPECT_THAT(advice, Not(HasSubstr("install"))) << release;
     EXPECT_THAT(advice, HasSubstr("--debuginfo.path")) << release;
