@@ -83,7 +83,10 @@ void check_workload(const Workload& w, std::string_view path) {
       HUC_FUZZ_CHECK(w.name.size() <= rules().max_cgroup_name_bytes, "a cgroup's name is bounded");
       // A path that is a label value already is kept, or its tail after "...".
       const std::string whole = normalized(path);
-      if (printable_label(whole)) {
+      if (whole == "/") {
+        HUC_FUZZ_CHECK(w.name == kRootCgroupWorkload,
+                       "the root cgroup is named for what runs there: kernel threads");
+      } else if (printable_label(whole)) {
         HUC_FUZZ_CHECK(
             w.name == whole || (w.name.starts_with("...") && whole.ends_with(w.name.substr(3)) &&
                                 whole.size() > rules().max_cgroup_name_bytes),
