@@ -7,8 +7,10 @@ samples.
 References nobody here wrote: the work itself (each pair runs the same checks, so the checks' CPU
 splits 3 : 1 whatever the scheduler does; perf 6.1's --all-cgroups resolves no cgroup on this
 hybrid host), the kernel's own CPU accounting of each cgroup (cpu.stat usage_usec) for each
-workload's busy CPU, and Google's pprof reading the profile's workload labels. Then 500
-short-lived cgroups: the workload series stay bounded by --top-k and the kernel map is drained.
+workload's busy CPU, and Google's pprof reading the profile's workload labels. The same with 30
+cgroups that live 1-2 s each and are gone before the drain at the default --interval: each keeps
+its name (`[unknown]` at most 1 % of the checks' CPU). Then 500 short-lived cgroups: the
+workload series stay bounded by --top-k and the kernel map is drained.
 `record --only-command` removes its cgroup, also when COMMAND leaves a process running (which
 runs on, back in the recorder's cgroup by /proc/PID/cgroup) or the recording is stopped by
 SIGTERM; the test looks at its own recorder's cgroup only, whatever others left.
@@ -89,6 +91,17 @@ def delta(after, before, workload):
     return after.get(workload, 0.0) - before.get(workload, 0.0)
 
 
+def assert_follows_the_work(test, three, one, what):
+    """three : one samples in the checks is the work's 3 : 1, within sampling noise."""
+    n = three + one
+    test.assertGreater(n, 100, "%s: too few samples in the checks to judge a split" % what)
+    share = three / n
+    sigma = (0.75 * 0.25 / n) ** 0.5
+    print("%s: %.0f + %.0f samples in the checks, %.3f for 3 units of 4 (4 sigma + 0.02: "
+          "%.3f)" % (what, three, one, share, 4 * sigma + 0.02), flush=True)
+    test.assertAlmostEqual(share, 0.75, delta=4 * sigma + 0.02)
+
+
 def wait_drains(daemon, n):
     """Until n more drains are done: whatever ran before is in the counters."""
     start = t.total(t.parse_metrics(daemon.scrape()), "hucprof_drains_total")
@@ -135,18 +148,9 @@ class WhichWorkloadPays(unittest.TestCase):
     def checks(self, workload):
         return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
 
-    def assert_follows_the_work(self, three, one, what):
-        n = three + one
-        self.assertGreater(n, 100, "%s: too few samples in the checks to judge a split" % what)
-        share = three / n
-        sigma = (0.75 * 0.25 / n) ** 0.5
-        print("%s: %.0f + %.0f samples in the checks, %.3f for 3 units of 4 (4 sigma + 0.02: "
-              "%.3f)" % (what, three, one, share, 4 * sigma + 0.02), flush=True)
-        self.assertAlmostEqual(share, 0.75, delta=4 * sigma + 0.02)
-
     def test_the_checks_cpu_splits_as_the_work(self):
         per_sample = 1.0 / FREQUENCY
-        self.assert_follows_the_work(self.checks(self.three.name) / per_sample,
+        assert_follows_the_work(self, self.checks(self.three.name) / per_sample,
                                      self.checks(self.one.name) / per_sample, "/metrics")
         kinds = {s[0]["workload"]: s[0]["workload_kind"] for s in t.select(self.after, CHECKS)}
         self.assertEqual(kinds.get(self.three.name), "cgroup")
@@ -167,7 +171,7 @@ class WhichWorkloadPays(unittest.TestCase):
             if "context" not in s.labels:
                 workload = s.labels.get("workload", "")
                 in_checks[workload] = in_checks.get(workload, 0) + s.values[i]
-        self.assert_follows_the_work(in_checks.get(self.three.name, 0),
+        assert_follows_the_work(self, in_checks.get(self.three.name, 0),
                                      in_checks.get(self.one.name, 0), "pprof -raw")
         # The workload label is what -tagfocus selects: each side's share of busy CPU.
         top = subprocess.run([ARGS.pprof, "-top", "-nodefraction=0",
@@ -182,6 +186,116 @@ class WhichWorkloadPays(unittest.TestCase):
         self.assertIn("which workloads pay", r.stdout)
         for cgroup in (self.three, self.one):
             self.assertRegex(r.stdout, r"\n +[\d.]+ %.*" + re.escape(cgroup.name) + r" +cgroup\n")
+
+
+class ShortLivedWorkloadsKeepTheirNames(unittest.TestCase):
+    """Workloads that end before the drain, at the default --interval (10 s): 15 rounds of two
+    cgroups side by side, 3 units of work in one and 1 in the other (as WhichWorkloadPays, each
+    unit a huc_udp_pairs process of SHORT_PAIRS), each round 1-2 s, both cgroups removed right
+    after. Every one is gone when the drain reads its samples; each keeps its name (the kernel
+    reported it when it was made), so `[unknown]` holds at most 1 % of the checks' CPU, each
+    cgroup's busy CPU is its own cpu.stat, and the checks' CPU splits 3 : 1 as the work."""
+
+    ROUNDS = 15
+    SHORT_PAIRS = 40000  # ~1-2 s a round with four of them on two cores, some load beside
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="huc-short-", dir=ARGS.workdir)
+        tag = "hucprof-short-%d" % os.getpid()
+        cls.daemon = t.Daemon.started(
+            ARGS.hucprof, ["--mode", "sample", "--sample-frequency", str(FREQUENCY),
+                           "--top-k", "100", "--prediction.window", "1h"],
+            os.path.join(cls.dir, "daemon.log"))
+        cls.usage, cls.threes, cls.ones, cls.lifetimes = {}, [], [], []
+        try:
+            cls.before = t.parse_metrics(cls.daemon.scrape())
+            for i in range(cls.ROUNDS):
+                three, one = Cgroup("%s-%d-three" % (tag, i)), Cgroup("%s-%d-one" % (tag, i))
+                made = time.monotonic()
+                try:
+                    runs = [three.run([ARGS.pairs, str(cls.SHORT_PAIRS), "64"]) for _ in range(3)]
+                    runs.append(one.run([ARGS.pairs, str(cls.SHORT_PAIRS), "64"]))
+                    for run in runs:
+                        if run.wait(timeout=300) != 0:
+                            raise AssertionError("huc_udp_pairs exited %d" % run.returncode)
+                    for c in (three, one):
+                        cls.usage[c.name] = c.usage_seconds()
+                finally:
+                    three.close()
+                    one.close()
+                cls.lifetimes.append(time.monotonic() - made)
+                cls.threes.append(three.name)
+                cls.ones.append(one.name)
+            wait_drains(cls.daemon, 2)
+            cls.after = t.parse_metrics(cls.daemon.scrape())
+            cls.profile = os.path.join(cls.dir, "since_start.pb.gz")
+            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
+                with open(cls.profile, "wb") as f:
+                    f.write(r.read())
+            cls.log = cls.daemon.log()
+        finally:
+            cls.daemon.stop()
+        print("%d cgroups, each alive %.1f-%.1f s, removed before the drain that read them"
+              % (2 * cls.ROUNDS, min(cls.lifetimes), max(cls.lifetimes)), flush=True)
+
+    def checks(self, workload):
+        return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
+
+    def test_unknown_holds_at_most_one_percent_of_the_checks_cpu(self):
+        self.assertNotIn("ended between two drains is named only if", self.log,
+                         "the kernel's cgroup reports are attached on this host")
+        types, samples = pprof_raw.read(ARGS.pprof, self.profile)
+        i = types.index("samples/count")
+        in_checks = {}
+        for s in samples:
+            if "context" not in s.labels:
+                w = s.labels.get("workload", "")
+                in_checks[w] = in_checks.get(w, 0) + s.values[i]
+        total = sum(in_checks.values())
+        unknown = in_checks.get("[unknown]", 0)
+        print("pprof -raw: %d of %d samples in the checks are [unknown]" % (unknown, total),
+              flush=True)
+        self.assertGreater(total, 300, "too few samples in the checks to judge 1 %")
+        self.assertLessEqual(unknown, 0.01 * total)
+        # /metrics too, where [unknown] is a series (it may be below the top-K, then in other).
+        all_checks = sum(after - series(self.before, CHECKS).get(w, 0.0)
+                         for w, after in series(self.after, CHECKS).items())
+        self.assertLessEqual(self.checks("[unknown]"), 0.01 * all_checks)
+        for name in self.threes + self.ones:
+            self.assertGreater(in_checks.get(name, 0), 0, "%s named in the profile" % name)
+
+    def test_each_cgroups_busy_cpu_is_the_kernels_accounting(self):
+        busy_total = usage_total = 0.0
+        for name in self.threes + self.ones:
+            busy = delta(series(self.after, BUSY), series(self.before, BUSY), name)
+            usage = self.usage[name]
+            # Sampling noise: about 1/sqrt(samples expected); five of it, and 5 % for the clocks.
+            bound = 5 / (usage * FREQUENCY) ** 0.5 + 0.05
+            self.assertAlmostEqual(busy / usage, 1.0, delta=bound,
+                                   msg="%s: busy %.3f s sampled, %.3f s in cpu.stat"
+                                   % (name, busy, usage))
+            busy_total += busy
+            usage_total += usage
+        print("%d short cgroups: busy %.2f s sampled, %.2f s in their cpu.stat"
+              % (len(self.usage), busy_total, usage_total), flush=True)
+        self.assertAlmostEqual(busy_total / usage_total, 1.0, delta=0.1)
+
+    def test_the_checks_cpu_splits_as_the_work(self):
+        per_sample = 1.0 / FREQUENCY
+        three = sum(self.checks(n) for n in self.threes) / per_sample
+        one = sum(self.checks(n) for n in self.ones) / per_sample
+        assert_follows_the_work(self, three, one, "/metrics, short-lived")
+        types, samples = pprof_raw.read(ARGS.pprof, self.profile)
+        i = types.index("samples/count")
+        by_name = {}
+        for s in samples:
+            if "context" not in s.labels:
+                w = s.labels.get("workload", "")
+                by_name[w] = by_name.get(w, 0) + s.values[i]
+        assert_follows_the_work(
+            self, sum(by_name.get(n, 0) for n in self.threes),
+            sum(by_name.get(n, 0) for n in self.ones), "pprof -raw, short-lived")
 
 
 class OnlyTheCommand(unittest.TestCase):
