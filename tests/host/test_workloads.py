@@ -38,57 +38,24 @@ CHECKS = "usercopy_workload_cpu_seconds_total"
 BUSY = "usercopy_workload_busy_cpu_seconds_total"
 
 
-def unified_root():
-    """The cgroup v2 hierarchy: /sys/fs/cgroup on a pure v2 host, .../unified on a hybrid one."""
-    for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-        if os.path.exists(os.path.join(path, "cgroup.procs")) and \
-                os.path.exists(os.path.join(path, "cgroup.controllers")):
-            return path
-    return None
-
-
-class Cgroup:
-    """A cgroup of the test's own below the unified root; removed (empty) at close()."""
-
-    def __init__(self, name):
-        self.name = "/" + name
-        self.path = os.path.join(unified_root(), name)
-        os.mkdir(self.path)
-
-    def run(self, argv):
-        procs = os.path.join(self.path, "cgroup.procs")
-
-        def join():  # in the child, before exec: the command runs in the cgroup from its start
-            with open(procs, "w") as f:
-                f.write(str(os.getpid()))
-        return subprocess.Popen(argv, preexec_fn=join, stdout=subprocess.DEVNULL)
-
-    def usage_seconds(self):
-        with open(os.path.join(self.path, "cpu.stat")) as f:
-            for line in f:
-                key, value = line.split()
-                if key == "usage_usec":
-                    return int(value) / 1e6
-        raise AssertionError("no usage_usec in %s/cpu.stat" % self.path)
-
-    def close(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.1)  # the last task is still exiting
-        os.rmdir(self.path)
-
-
 def series(metrics, name):
     return {s[0]["workload"]: s[1] for s in t.select(metrics, name)}
 
 
 def delta(after, before, workload):
     return after.get(workload, 0.0) - before.get(workload, 0.0)
+
+
+def checks_by_workload(profile):
+    """Samples in the checks (those without a context label) by workload, by `pprof -raw`."""
+    types, samples = pprof_raw.read(ARGS.pprof, profile)
+    i = types.index("samples/count")
+    in_checks = {}
+    for s in samples:
+        if "context" not in s.labels:
+            workload = s.labels.get("workload", "")
+            in_checks[workload] = in_checks.get(workload, 0) + s.values[i]
+    return in_checks
 
 
 def assert_follows_the_work(test, three, one, what):
@@ -112,12 +79,30 @@ def wait_drains(daemon, n):
         time.sleep(0.3)
 
 
-class WhichWorkloadPays(unittest.TestCase):
+class Measured:
+    """What a test class scraped before (`before`) and after (`after`) its workloads ran, and
+    the since-start profile (`profile`) after."""
+
+    @classmethod
+    def measure_after(cls):
+        """Once two more drains are done, so that whatever ran is in the counters."""
+        wait_drains(cls.daemon, 2)
+        cls.after = t.parse_metrics(cls.daemon.scrape())
+        cls.profile = os.path.join(cls.dir, "since_start.pb.gz")
+        with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
+            with open(cls.profile, "wb") as f:
+                f.write(r.read())
+
+    def checks(self, workload):
+        return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
+
+
+class WhichWorkloadPays(Measured, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="huc-workloads-", dir=ARGS.workdir)
         tag = "hucprof-test-%d" % os.getpid()
-        cls.three, cls.one = Cgroup(tag + "-three"), Cgroup(tag + "-one")
+        cls.three, cls.one = t.Cgroup(tag + "-three"), t.Cgroup(tag + "-one")
         cls.daemon = t.Daemon.started(
             ARGS.hucprof, ["--mode", "sample", "--interval", "2s", "--sample-frequency",
                            str(FREQUENCY), "--prediction.window", "1h"],
@@ -134,19 +119,11 @@ class WhichWorkloadPays(unittest.TestCase):
                 if run.wait(timeout=300) != 0:
                     raise AssertionError("huc_udp_pairs exited %d" % run.returncode)
             cls.usage = {c.name: c.usage_seconds() for c in (cls.three, cls.one)}
-            wait_drains(cls.daemon, 2)
-            cls.after = t.parse_metrics(cls.daemon.scrape())
-            cls.profile = os.path.join(cls.dir, "since_start.pb.gz")
-            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
-                with open(cls.profile, "wb") as f:
-                    f.write(r.read())
+            cls.measure_after()
         finally:
             cls.daemon.stop()
             cls.three.close()
             cls.one.close()
-
-    def checks(self, workload):
-        return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
 
     def test_the_checks_cpu_splits_as_the_work(self):
         per_sample = 1.0 / FREQUENCY
@@ -164,15 +141,9 @@ class WhichWorkloadPays(unittest.TestCase):
             self.assertAlmostEqual(busy / usage, 1.0, delta=0.1)
 
     def test_pprof_reads_the_same_split_from_the_profile(self):
-        types, samples = pprof_raw.read(ARGS.pprof, self.profile)
-        i = types.index("samples/count")
-        in_checks = {}
-        for s in samples:
-            if "context" not in s.labels:
-                workload = s.labels.get("workload", "")
-                in_checks[workload] = in_checks.get(workload, 0) + s.values[i]
+        in_checks = checks_by_workload(self.profile)
         assert_follows_the_work(self, in_checks.get(self.three.name, 0),
-                                     in_checks.get(self.one.name, 0), "pprof -raw")
+                                in_checks.get(self.one.name, 0), "pprof -raw")
         # The workload label is what -tagfocus selects: each side's share of busy CPU.
         top = subprocess.run([ARGS.pprof, "-top", "-nodefraction=0",
                               "-tagfocus=workload=" + re.escape(self.three.name), self.profile],
@@ -188,7 +159,7 @@ class WhichWorkloadPays(unittest.TestCase):
             self.assertRegex(r.stdout, r"\n +[\d.]+ %.*" + re.escape(cgroup.name) + r" +cgroup\n")
 
 
-class ShortLivedWorkloadsKeepTheirNames(unittest.TestCase):
+class ShortLivedWorkloadsKeepTheirNames(Measured, unittest.TestCase):
     """Workloads that end before the drain, at the default --interval (10 s): 15 rounds of two
     cgroups side by side, 3 units of work in one and 1 in the other (as WhichWorkloadPays, each
     unit a huc_udp_pairs process of SHORT_PAIRS), each round 1-2 s, both cgroups removed right
@@ -211,7 +182,7 @@ class ShortLivedWorkloadsKeepTheirNames(unittest.TestCase):
         try:
             cls.before = t.parse_metrics(cls.daemon.scrape())
             for i in range(cls.ROUNDS):
-                three, one = Cgroup("%s-%d-three" % (tag, i)), Cgroup("%s-%d-one" % (tag, i))
+                three, one = t.Cgroup("%s-%d-three" % (tag, i)), t.Cgroup("%s-%d-one" % (tag, i))
                 made = time.monotonic()
                 try:
                     runs = [three.run([ARGS.pairs, str(cls.SHORT_PAIRS), "64"]) for _ in range(3)]
@@ -227,31 +198,17 @@ class ShortLivedWorkloadsKeepTheirNames(unittest.TestCase):
                 cls.lifetimes.append(time.monotonic() - made)
                 cls.threes.append(three.name)
                 cls.ones.append(one.name)
-            wait_drains(cls.daemon, 2)
-            cls.after = t.parse_metrics(cls.daemon.scrape())
-            cls.profile = os.path.join(cls.dir, "since_start.pb.gz")
-            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
-                with open(cls.profile, "wb") as f:
-                    f.write(r.read())
+            cls.measure_after()
             cls.log = cls.daemon.log()
         finally:
             cls.daemon.stop()
         print("%d cgroups, each alive %.1f-%.1f s, removed before the drain that read them"
               % (2 * cls.ROUNDS, min(cls.lifetimes), max(cls.lifetimes)), flush=True)
 
-    def checks(self, workload):
-        return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
-
     def test_unknown_holds_at_most_one_percent_of_the_checks_cpu(self):
         self.assertNotIn("ended between two drains is named only if", self.log,
                          "the kernel's cgroup reports are attached on this host")
-        types, samples = pprof_raw.read(ARGS.pprof, self.profile)
-        i = types.index("samples/count")
-        in_checks = {}
-        for s in samples:
-            if "context" not in s.labels:
-                w = s.labels.get("workload", "")
-                in_checks[w] = in_checks.get(w, 0) + s.values[i]
+        in_checks = checks_by_workload(self.profile)
         total = sum(in_checks.values())
         unknown = in_checks.get("[unknown]", 0)
         print("pprof -raw: %d of %d samples in the checks are [unknown]" % (unknown, total),
@@ -286,13 +243,7 @@ class ShortLivedWorkloadsKeepTheirNames(unittest.TestCase):
         three = sum(self.checks(n) for n in self.threes) / per_sample
         one = sum(self.checks(n) for n in self.ones) / per_sample
         assert_follows_the_work(self, three, one, "/metrics, short-lived")
-        types, samples = pprof_raw.read(ARGS.pprof, self.profile)
-        i = types.index("samples/count")
-        by_name = {}
-        for s in samples:
-            if "context" not in s.labels:
-                w = s.labels.get("workload", "")
-                by_name[w] = by_name.get(w, 0) + s.values[i]
+        by_name = checks_by_workload(self.profile)
         assert_follows_the_work(
             self, sum(by_name.get(n, 0) for n in self.threes),
             sum(by_name.get(n, 0) for n in self.ones), "pprof -raw, short-lived")
@@ -385,7 +336,7 @@ MOVED = "moved to hucprof's cgroup"
 def record_cgroup(pid):
     """The cgroup `hucprof record --only-command` makes, named after its pid: the test looks at
     its own recorder's only (another's, left by whoever, is none of its business)."""
-    return os.path.join(unified_root(), "hucprof-record-%d" % pid)
+    return os.path.join(t.unified_cgroup_root(), "hucprof-record-%d" % pid)
 
 
 def start_record(options, command):
@@ -453,7 +404,7 @@ class ShortLivedCgroups(unittest.TestCase):
             tag = "hucprof-churn-%d" % os.getpid()
             made = 0
             for batch in range(125):
-                cgroups = [Cgroup("%s-%d-%d" % (tag, batch, k)) for k in range(4)]
+                cgroups = [t.Cgroup("%s-%d-%d" % (tag, batch, k)) for k in range(4)]
                 runs = [c.run([ARGS.pairs, "2000", "64"]) for c in cgroups]
                 for run, c in zip(runs, cgroups):
                     run.wait(timeout=60)
@@ -505,7 +456,7 @@ def main():
     return t.run_unittests(rest, ARGS.workdir, [
         (t.is_root(), "workloads: needs root (BPF, perf_event_open, cgroups)"),
         t.has_btf("workloads"),
-        (unified_root() is not None, "workloads: no cgroup v2 hierarchy on this host"),
+        (t.unified_cgroup_root() is not None, "workloads: no cgroup v2 hierarchy on this host"),
         (shutil.which("bpftool"), "workloads: bpftool not installed (scripts/install-deps.sh)"),
         (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
          "workloads: Google's pprof was not built (scripts/install-deps.sh)"),
