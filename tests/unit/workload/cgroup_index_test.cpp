@@ -26,6 +26,13 @@ struct FakeClock {
   }
 };
 
+// What on_gone heard, in order.
+struct GoneLog : std::vector<std::pair<uint64_t, std::string>> {
+  CgroupIndex::Gone hear() {
+    return [this](uint64_t id, const std::string& path) { emplace_back(id, path); };
+  }
+};
+
 TEST(CgroupIndex, MapsEachDirectorysInodeToItsPathBelowTheRoot) {
   TempTree tree;
   ASSERT_FALSE(tree.root().empty());
@@ -184,12 +191,9 @@ TEST(CgroupIndex, CgroupsBelowTheNamedDepthAreNamedAsTheirAncestorThere) {
 TEST(CgroupIndex, ReportedCgroupsAreIndexedWithoutAWalkAndLeaveWithTheirPath) {
   TempTree tree;
   const uint64_t slice = tree.mkdirs("/system.slice");
-  std::vector<std::pair<uint64_t, std::string>> gone;
   FakeClock time;
-  CgroupIndex index(
-      {.root = tree.root(),
-       .clock = time.clock(),
-       .on_gone = [&](uint64_t id, const std::string& path) { gone.emplace_back(id, path); }});
+  GoneLog gone;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock(), .on_gone = gone.hear()});
   index.refresh();
   // Ids the tree does not hold: the index believes the report, as it believes the kernel.
   index.made(1001, slice, "run-u7.service");
@@ -214,12 +218,9 @@ TEST(CgroupIndex, ReportedCgroupsAreIndexedWithoutAWalkAndLeaveWithTheirPath) {
 TEST(CgroupIndex, AWalkThatNoLongerFindsACgroupReportsItGoneWithItsPath) {
   TempTree tree;
   const uint64_t job = tree.mkdirs("/ci.slice/job-1.scope");
-  std::vector<std::pair<uint64_t, std::string>> gone;
   FakeClock time;
-  CgroupIndex index(
-      {.root = tree.root(),
-       .clock = time.clock(),
-       .on_gone = [&](uint64_t id, const std::string& path) { gone.emplace_back(id, path); }});
+  GoneLog gone;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock(), .on_gone = gone.hear()});
   index.refresh();
   std::filesystem::remove(tree.root() + "/ci.slice/job-1.scope");
   index.refresh();
