@@ -30,14 +30,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "lib")
 import hucprof_testlib as t  # noqa: E402
 
 
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def daemon_pid(top, binary):
     """The hucprof process: `top` itself, or (under --wrap) the descendant running `binary`."""
     want = os.path.realpath(binary)
@@ -133,7 +125,7 @@ def main():
         while time.monotonic() - start < a.minutes * 60:
             now = time.monotonic()
             if now >= next_row:
-                rows.append(((now - start) / 60, rss_kib(pid)))
+                rows.append(((now - start) / 60, t.vm_rss_kib(pid)))
                 print("%5.1f min  RSS %6d KiB  %5d cgroups  %6d scrapes  %4d profiles+pages"
                       % (rows[-1][0], rows[-1][1], rounds, scrapes.ok, pages.ok), flush=True)
                 next_row += 60
@@ -147,7 +139,7 @@ def main():
                 if not fixed:  # interrupted or not: no cgroup of the bench's is left behind
                     cgroup.close()
             rounds += 1
-        rows.append(((time.monotonic() - start) / 60, rss_kib(pid)))
+        rows.append(((time.monotonic() - start) / 60, t.vm_rss_kib(pid)))
         scrapes.done.set()
         pages.done.set()
         requests = (scrapes.ok, pages.ok, scrapes.failed + pages.failed)
@@ -158,10 +150,10 @@ def main():
         if fixed:
             fixed.close()
     after = [r for r in rows if r[0] >= a.warm_up]
-    print("\n== %.0f min, %d Hz, --interval %s, %d rounds in %s" % (
+    print("\n== %g min, %d Hz, --interval %s, %d rounds in %s" % (
         a.minutes, a.frequency, a.interval, rounds,
         "one cgroup" if a.one_cgroup else "%d cgroups (a new one each round)" % rounds))
-    print("RSS at start %d KiB, after %.0f min of warm-up %d KiB, at the end %d KiB, largest "
+    print("RSS at start %d KiB, after %g min of warm-up %d KiB, at the end %d KiB, largest "
           "%d KiB" % (rows[0][1], a.warm_up, after[0][1] if after else 0, rows[-1][1],
                       max(r[1] for r in rows)))
     print("slope after the warm-up: %.1f KiB a minute (least squares over %d points)"

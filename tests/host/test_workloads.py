@@ -400,7 +400,7 @@ class ShortLivedCgroups(unittest.TestCase):
                            str(FREQUENCY), "--top-k", str(top_k)],
             os.path.join(work, "daemon.log"))
         try:
-            rss_before = vm_rss_kib(daemon.proc.pid)
+            rss_before = t.vm_rss_kib(daemon.proc.pid)
             tag = "hucprof-churn-%d" % os.getpid()
             made = 0
             for batch in range(125):
@@ -421,7 +421,7 @@ class ShortLivedCgroups(unittest.TestCase):
             self.assertEqual(t.total(metrics, "hucprof_dropped_total", reason="busy_map_full"),
                              0)
             entries = busy_map_entries(daemon.proc.pid)
-            rss = vm_rss_kib(daemon.proc.pid)
+            rss = t.vm_rss_kib(daemon.proc.pid)
             print("busy_samples holds %d keys after the run; daemon RSS %d KiB, %d KiB before "
                   "the cgroups" % (entries, rss, rss_before), flush=True)
             self.assertLess(entries, 100, "the retired generations' keys are deleted")
@@ -439,14 +439,6 @@ def busy_map_entries(pid):
                                   capture_output=True, text=True, check=True).stdout
             return dump.count('"key"')
     raise AssertionError("the daemon holds no busy_samples map")
-
-
-def vm_rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def main():

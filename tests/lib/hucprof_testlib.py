@@ -238,6 +238,15 @@ def run_unittests(argv_rest, workdir=None, requirements=()):
     return 0 if prog.result.wasSuccessful() else 1
 
 
+def vm_rss_kib(pid):
+    """The resident set of process `pid` in KiB, as the kernel counts it (/proc/PID/status)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def unified_cgroup_root():
     """The cgroup v2 hierarchy: /sys/fs/cgroup on a pure v2 host, .../unified on a hybrid one."""
     for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
