@@ -9,6 +9,7 @@
 #include "app/attach_sessions.h"
 #include "app/build_info.h"
 #include "app/debuginfo_report.h"
+#include "bpf/cgroup_names_session.h"
 #include "bpf/probe_session.h"
 #include "bpf/program_barrier.h"
 #include "bpf/program_stats.h"
@@ -102,6 +103,7 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
     if (root.ok()) workloads.cgroup_root = root.value();
     self->workloads_ = std::make_unique<CgroupWorkloads>(std::move(workloads));
     if (!root.ok()) spdlog::warn("workloads: {}", root.error().text);
+    if (root.ok()) self->follow_cgroups();
   }
   self->aggregator_ = std::make_unique<Aggregator>(options.top_k);
   self->prediction_ =
@@ -126,6 +128,20 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
       std::make_unique<ProfileStore>(std::move(header), options.prediction_window, started_at);
   self->latest_ = status;
   return self;
+}
+
+void ProfilingPipeline::follow_cgroups() {
+  CgroupNamesSession::Started names = CgroupNamesSession::start();
+  if (!names.session) {
+    spdlog::warn(
+        "workloads: a cgroup that ends between two drains is named only if a walk of the tree "
+        "found it while it ran, else [unknown]: {}",
+        names.error);
+    return;
+  }
+  cgroup_names_ = std::move(names.session);
+  // After attaching: every cgroup is now either found by this walk or reported.
+  workloads_->refresh();
 }
 
 void ProfilingPipeline::publish_to(std::function<void(const hucprof::v1::Snapshot&)> publish) {
@@ -162,6 +178,18 @@ void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
   raw.program_costs.stats = read_bpf_stats_enabled();
   if (probes_) probes_->drain(raw);
   if (sampler_) sampler_->drain(raw);
+  // After the samples: every cgroup they name was made (and reported) before them.
+  if (cgroup_names_) {
+    workloads_->apply(cgroup_names_->read());
+    cgroup_names_->add_costs(raw);
+    if (const uint64_t lost = cgroup_names_->lost(); lost > cgroup_events_lost_) {
+      spdlog::warn(
+          "workloads: {} cgroup changes found the ring buffer full; cgroups made and "
+          "removed since the last drain may be [unknown]",
+          lost - cgroup_events_lost_);
+      cgroup_events_lost_ = lost;
+    }
+  }
   barrier_->add_map_memory(raw.map_memory);
   if (symbolizer_->begin_interval()) {
     spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
@@ -173,6 +201,7 @@ void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
   if (sources_ && sources_->begin_interval()) builder_->invalidate_folds();
   Symbolizer& symbols = sources_ ? static_cast<Symbolizer&>(*sources_) : *symbolizer_;
   IntervalDeltas deltas = builder_->build(raw, symbols, workloads_.get());
+  if (workloads_) workloads_->end_drain();
   if (sources_ && settle) {
     // What waits for its lines goes out now, with them if the lookups finish in time.
     if (!sources_->wait_answered(kSettleLimit)) {

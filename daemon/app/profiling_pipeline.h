@@ -24,6 +24,7 @@ class SpeedupPrediction;
 class KernelDebuginfo;
 class SourceSymbolizer;
 class CgroupWorkloads;
+class CgroupNamesSession;
 
 // What `hucprof run` and `hucprof record` share: carry out the attach plan for --mode on this
 // kernel, then drain the BPF maps into the aggregator (metrics) and the profile store (stacks).
@@ -59,6 +60,9 @@ class ProfilingPipeline {
  private:
   ProfilingPipeline() = default;
   void drain_locked(bool end_interval, bool settle);
+  // The kernel's reports of cgroups made and removed, so that one that ends before the drain
+  // keeps its name; without them (refused: the reason is logged), walks only.
+  void follow_cgroups();
 
   mutable std::mutex mutex_;  // one drain at a time; guards the pieces below and latest_
   DrainGate gate_;
@@ -74,6 +78,8 @@ class ProfilingPipeline {
   // Names the cgroup of every sample's task, and of every probed check's with
   // --probe.workloads (which workload pays).
   std::unique_ptr<CgroupWorkloads> workloads_;
+  std::unique_ptr<CgroupNamesSession> cgroup_names_;
+  uint64_t cgroup_events_lost_ = 0;  // lost() at the last drain
   std::unique_ptr<Aggregator> aggregator_;
   std::unique_ptr<ProfileStore> profiles_;
   std::unique_ptr<SpeedupPrediction> prediction_;

@@ -45,6 +45,13 @@ class DrainWindow {
   double start() const { return points_.empty() ? 0 : points_.front().at; }
   double end() const { return latest_; }
 
+  // f(Delta&) for every delta kept, inside the window or not: to rewrite what they refer to.
+  template <typename F>
+  void for_each_point(F&& f) {
+    for (Point& p : points_) f(p.since_previous);
+    f(open_);
+  }
+
   // f(const Delta&) for everything added inside the window, oldest first.
   template <typename F>
   void for_each(F&& f) const {

@@ -268,6 +268,7 @@ void IntervalBuilder::forget_unused() {
   sample_folds_.forget_unused_since(oldest_kept);
   full_stacks_.forget_unused_since(oldest_kept);
   site_stacks_.forget_unused_since(oldest_kept);
+  stacks_.release_unused();
 }
 
 LabelsPtr IntervalBuilder::with_workload(LabelsPtr labels, uint64_t cgroup_id,
@@ -283,9 +284,8 @@ void IntervalBuilder::add_busy(IntervalDeltas& out, const RawDrain& drain,
   for (const auto& busy : drain.busy) {
     if (busy.count == 0) continue;
     const Workload& workload = workloads.workload_of(busy.key.cgroup_id);
-    const std::string_view name = stacks_.workload_name(workload.name);
-    WorkloadBusy& to = out.busy_by_workload[std::string(name)];
-    if (name == workload.name) to.kind = kind_name(workload.kind);
+    WorkloadBusy& to = out.busy_by_workload[workload.name];
+    to.kind = kind_name(workload.kind);
     if (busy.key.context == HUC_CTX_USER) {
       to.user += busy.count;
     } else {

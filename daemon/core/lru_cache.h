@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <list>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace hucprof {
@@ -33,6 +34,15 @@ class LruCache {
       order_.pop_back();
     }
     return order_.front().second;
+  }
+  // The value, now no longer cached; nullopt when absent.
+  std::optional<Value> take(const Key& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return std::nullopt;
+    std::optional<Value> value(std::move(it->second->second));
+    order_.erase(it->second);
+    index_.erase(it);
+    return value;
   }
   void clear() {
     index_.clear();

@@ -1,6 +1,8 @@
 #include "core/profile_store.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 namespace hucprof {
 
@@ -19,6 +21,17 @@ void add_counts(std::map<std::string, uint64_t>& to, const std::map<std::string,
 }
 
 constexpr double kNanos = 1e9;
+
+// A folded workload's busy CPU goes to kFoldedWorkload, which mixes kinds, so has none.
+void fold_busy(BusyByWorkload& busy, const std::string& workload) {
+  auto it = busy.find(workload);
+  if (it == busy.end()) return;
+  WorkloadBusy moved = it->second;
+  moved.kind.clear();
+  moved.named = 0;
+  busy.erase(it);
+  busy[std::string(kFoldedWorkload)] += moved;
+}
 
 }  // namespace
 
@@ -64,23 +77,137 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns) {
   add(deltas, now_unix_ns, static_cast<double>(now_unix_ns) / kNanos);
 }
 
+LabelsPtr ProfileStore::own(const ProfileLabels& labels) {
+  if (auto it = labels_.find(labels); it != labels_.end()) return it->second;
+  LabelsPtr copy = make_labels(labels);
+  labels_.emplace(labels, copy);
+  return copy;
+}
+
+size_t ProfileStore::slot_of(const StackPtr& stack, const LabelsPtr& labels) {
+  if (auto it = index_.find(Key{stack.get(), labels.get()}); it != index_.end()) return it->second;
+  size_t slot = totals_.size();
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+    totals_[slot] = {stack, labels, {}};
+  } else {
+    totals_.push_back({stack, labels, {}});
+    open_.push_back({});
+  }
+  index_.emplace(Key{stack.get(), labels.get()}, slot);
+  if (auto named = named_.find(labels->workload); named != named_.end()) {
+    named->second.slots.push_back(slot);
+  }
+  return slot;
+}
+
+std::string_view ProfileStore::admit(const std::string& workload, double at) {
+  if (workload.empty() || workload == kFoldedWorkload) return workload;
+  if (auto it = named_.find(workload); it != named_.end()) {
+    it->second.last_at = at;
+    named_order_.splice(named_order_.begin(), named_order_, it->second.order);
+    return workload;
+  }
+  fold_quiet();
+  if (named_.size() >= kMaxNamedWorkloads) return kFoldedWorkload;
+  named_order_.push_front(workload);
+  named_.emplace(workload, Named{at, {}, named_order_.begin(), ++namings_});
+  return workload;
+}
+
+void ProfileStore::fold_quiet() {
+  std::map<size_t, size_t> moved;  // slot → the slot its counts went to
+  std::vector<std::string> folded;
+  // The window sums drains after its start: a workload last added to before it is in no sum
+  // of the window's (its slots may be rewritten below all the same, never lost).
+  while (named_.size() >= kNamedWorkloads && !named_order_.empty() &&
+         named_.at(named_order_.back()).last_at < window_.start()) {
+    folded.push_back(named_order_.back());
+    fold(folded.back(), moved);
+  }
+  if (folded.empty()) return;
+  // Whatever of theirs the window and the open interval still hold moves with them.
+  window_.for_each_point([&](Added& added) {
+    bool changed = false;
+    for (AddedValue& a : added.values) {
+      if (auto it = moved.find(a.index); it != moved.end()) {
+        a.index = static_cast<uint32_t>(it->second);
+        changed = true;
+      }
+    }
+    if (changed) {
+      std::vector<AddedValue> values = std::move(added.values);
+      std::sort(values.begin(), values.end(),
+                [](const AddedValue& a, const AddedValue& b) { return a.key() < b.key(); });
+      for (const AddedValue& a : values) {
+        if (!added.values.empty() && added.values.back().key() == a.key()) {
+          added.values.back().n += a.n;
+        } else {
+          added.values.push_back(a);
+        }
+      }
+    }
+    for (const std::string& name : folded) fold_busy(added.workloads, name);
+  });
+  for (const std::string& name : folded) {
+    fold_busy(header_.busy_by_workload, name);
+    fold_busy(open_workloads_, name);
+  }
+  // Only now: a slot freed above must not take another folded one's counts in the same pass.
+  for (const auto& [slot, target] : moved) free_.push_back(slot);
+}
+
+void ProfileStore::fold(const std::string& workload, std::map<size_t, size_t>& moved) {
+  auto named = named_.find(workload);
+  for (const size_t slot : named->second.slots) {
+    const ProfileSample entry = totals_[slot];  // a copy: slot_of may grow totals_
+    ProfileLabels labels = *entry.labels;
+    labels.workload = kFoldedWorkload;
+    labels.workload_kind.clear();
+    const size_t target = slot_of(entry.stack, own(labels));
+    add_values(totals_[target].values, entry.values);
+    add_values(open_[target], open_[slot]);
+    index_.erase(Key{entry.stack.get(), entry.labels.get()});
+    totals_[slot] = {};
+    open_[slot] = {};
+    moved.emplace(slot, target);
+  }
+  // Seen again, it starts anew under new labels.
+  std::erase_if(labels_, [&](const auto& l) { return l.first.workload == workload; });
+  named_order_.erase(named->second.order);
+  named_.erase(named);
+  ++folded_workloads_;
+}
+
 void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double at) {
   std::lock_guard lock(mutex_);
+  // Every workload of this drain is recent: none of them may be folded for another's sake.
+  for (const ProfileSample& delta : deltas.stacks) {
+    if (delta.labels && named_.contains(delta.labels->workload)) admit(delta.labels->workload, at);
+  }
+  for (const auto& [workload, busy] : deltas.busy_by_workload) {
+    if (named_.contains(workload)) admit(workload, at);
+  }
   std::vector<AddedValue> drained;  // unsorted, with repeats
   for (const ProfileSample& delta : deltas.stacks) {
     if (!delta.stack || !delta.labels || !any(delta.values)) continue;
-    auto [it, inserted] =
-        index_.try_emplace(Key{delta.stack.get(), delta.labels.get()}, totals_.size());
-    if (inserted) {
-      totals_.push_back({delta.stack, delta.labels, {}});
-      open_.push_back({});
+    const std::string_view kept_as = admit(delta.labels->workload, at);
+    LabelsPtr labels;
+    if (kept_as == delta.labels->workload) {
+      labels = own(*delta.labels);
+    } else {
+      ProfileLabels folded = *delta.labels;
+      folded.workload = kept_as;
+      folded.workload_kind.clear();
+      labels = own(folded);
     }
-    add_values(totals_[it->second].values, delta.values);
-    add_values(open_[it->second], delta.values);
+    const size_t slot = slot_of(delta.stack, labels);
+    add_values(totals_[slot].values, delta.values);
+    add_values(open_[slot], delta.values);
     for (size_t v = 0; v < kProfileValueCount; ++v) {
       if (delta.values[v]) {
-        drained.push_back(
-            {static_cast<uint32_t>(it->second), static_cast<uint32_t>(v), delta.values[v]});
+        drained.push_back({static_cast<uint32_t>(slot), static_cast<uint32_t>(v), delta.values[v]});
       }
     }
   }
@@ -90,7 +217,17 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   Added added;
   added.contexts = deltas.sampled_by_context;
   added.excluded = deltas.excluded_samples;
-  added.workloads = deltas.busy_by_workload;
+  for (const auto& [workload, busy] : deltas.busy_by_workload) {
+    const std::string_view kept_as = admit(workload, at);
+    WorkloadBusy counted = busy;
+    if (auto named = named_.find(kept_as); named != named_.end()) {
+      counted.named = named->second.naming;
+    } else {
+      counted.kind.clear();
+      counted.named = 0;
+    }
+    added.workloads[std::string(kept_as)] += counted;
+  }
   for (const AddedValue& a : drained) {
     if (!added.values.empty() && added.values.back().key() == a.key()) {
       added.values.back().n += a.n;
@@ -102,8 +239,8 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   add_counts(open_contexts_, deltas.sampled_by_context);
   add_counts(header_.excluded_samples, deltas.excluded_samples);
   add_counts(open_excluded_, deltas.excluded_samples);
-  add_busy(header_.busy_by_workload, deltas.busy_by_workload);
-  add_busy(open_workloads_, deltas.busy_by_workload);
+  add_busy(header_.busy_by_workload, added.workloads);
+  add_busy(open_workloads_, added.workloads);
   last_add_ns_ = std::max(last_add_ns_, now_unix_ns);
   window_.observe(at, std::move(added));
 }
@@ -132,9 +269,17 @@ void ProfileStore::close_interval(int64_t now_unix_ns) {
 StackProfile ProfileStore::cumulative() const {
   std::lock_guard lock(mutex_);
   StackProfile out = header_;
-  out.samples = totals_;
+  out.samples.reserve(totals_.size() - free_.size());
+  for (const ProfileSample& entry : totals_) {
+    if (entry.stack) out.samples.push_back(entry);
+  }
   out.duration_ns = std::max<int64_t>(0, last_add_ns_ - header_.time_unix_ns);
   return out;
+}
+
+ProfileStore::Size ProfileStore::size() const {
+  std::lock_guard lock(mutex_);
+  return {totals_.size() - free_.size(), labels_.size(), named_.size(), folded_workloads_};
 }
 
 StackProfile ProfileStore::last_interval() const {

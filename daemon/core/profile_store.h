@@ -1,8 +1,11 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <list>
 #include <map>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,11 +17,24 @@ namespace hucprof {
 
 // Where profiles come from: every drain's stacks (IntervalDeltas::stacks) summed by stack and
 // labels since start, plus what the last interval added and what the last `window` added. Top-K
-// does not apply (profiles hold stacks, not series); the size is bounded by the number of
-// distinct stacks (StackInterner's limit) times the label sets each is seen with. Thread-safe:
-// the drain loop adds, HTTP handlers read copies (cheap: stacks are shared, never copied).
+// does not apply (profiles hold stacks, not series). Thread-safe: the drain loop adds, HTTP
+// handlers read copies (cheap: stacks and labels are shared, never copied).
+//
+// Bounded however long it runs and however many workloads come and go (a node that starts a
+// container per CI job): stacks are bounded by StackInterner's limit, and workloads are named
+// one by one while they are recent. Once kNamedWorkloads are named, a new one folds the least
+// recently seen, if that one was last added to before the window's start: its samples and busy
+// CPU move to the same stacks and labels under kFoldedWorkload ("[other workloads]"), and its
+// name is forgotten (seen again, it is named anew). So the window (the web view) names every
+// workload it holds, the since-start profile at least the kNamedWorkloads last seen, and sums
+// stay exact. At most kMaxNamedWorkloads are named at once: past that, a new workload goes to
+// kFoldedWorkload directly (a burst of that many workloads within one window). difference()
+// knows the fold, so windows cut out of two cumulative profiles stay exact.
 class ProfileStore {
  public:
+  static constexpr size_t kNamedWorkloads = 256;
+  static constexpr size_t kMaxNamedWorkloads = 1024;
+
   // What every profile of this store says about how it was made (StackProfile's other fields).
   // window(): the span --prediction.window gives the prediction; start_at: monotonic seconds
   // when counting started, the clock of add()'s `at`.
@@ -38,6 +54,14 @@ class ProfileStore {
   StackProfile last_interval() const;  // between the last two close_interval()s
   StackProfile window() const;         // the drains of the last `window` (DrainWindow)
 
+  struct Size {
+    size_t samples = 0;           // (stack, labels) entries of the since-start profile
+    size_t label_sets = 0;        // distinct labels among them
+    size_t named_workloads = 0;   // workloads named one by one
+    size_t folded_workloads = 0;  // workloads folded into kFoldedWorkload since start
+  };
+  Size size() const;
+
  private:
   using Key = std::pair<const ProfileStack*, const ProfileLabels*>;  // both interned
   // One value added to one entry of totals_: 16 bytes for each value that is not 0, where a
@@ -55,12 +79,37 @@ class ProfileStore {
     BusyByWorkload workloads;
     Added& operator+=(const Added& more);
   };
+  // A workload named one by one: when it was last added to, and its entries of totals_.
+  struct Named {
+    double last_at = 0;
+    std::vector<size_t> slots;
+    std::list<std::string>::iterator order;
+    uint64_t naming = 0;  // WorkloadBusy::named of its busy CPU
+  };
+
+  // The name `workload` is kept under from this drain on: itself, or kFoldedWorkload.
+  std::string_view admit(const std::string& workload, double at);
+  // Folds the least recently seen named workloads that are outside the window, while
+  // kNamedWorkloads or more are named.
+  void fold_quiet();
+  void fold(const std::string& workload, std::map<size_t, size_t>& moved);
+  // The store's own copy of `labels` (equal labels, one pointer): a workload folded and seen
+  // again gets new ones, so difference() never takes its new samples for the old ones.
+  LabelsPtr own(const ProfileLabels& labels);
+  // The entry of (stack, labels), made if new (in a freed slot where there is one).
+  size_t slot_of(const StackPtr& stack, const LabelsPtr& labels);
 
   mutable std::mutex mutex_;
   StackProfile header_;
-  std::map<Key, size_t> index_;  // → totals_ / open_
-  std::vector<ProfileSample> totals_;
-  std::vector<ProfileValues> open_;  // added since the last close_interval()
+  std::map<Key, size_t> index_;        // → totals_ / open_
+  std::vector<ProfileSample> totals_;  // a folded entry's slot is empty until reused
+  std::vector<ProfileValues> open_;    // added since the last close_interval()
+  std::vector<size_t> free_;           // empty slots of totals_
+  std::map<ProfileLabels, LabelsPtr> labels_;
+  std::map<std::string, Named, std::less<>> named_;
+  std::list<std::string> named_order_;  // most recently added to first
+  size_t folded_workloads_ = 0;
+  uint64_t namings_ = 0;
   std::map<std::string, uint64_t> open_contexts_, open_excluded_;
   BusyByWorkload open_workloads_;
   int64_t last_add_ns_ = 0;

@@ -45,27 +45,24 @@ LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view sysc
                  std::string(direction), std::string(copy)});
 }
 
-std::string_view StackInterner::workload_name(std::string_view workload) {
-  if (workload.empty()) return {};
-  if (auto it = workloads_.find(workload); it != workloads_.end()) return it->first;
-  if (workloads_.size() >= kMaxWorkloads) return kOverflowWorkload;
-  return workloads_.emplace(std::string(workload), workloads_.size()).first->first;
-}
-
 LabelsPtr StackInterner::with_workload(const LabelsPtr& labels, std::string_view workload,
                                        std::string_view kind) {
-  const std::string_view name = workload_name(workload);
-  if (name == kOverflowWorkload) kind = {};
-  if (labels->workload == name && labels->workload_kind == kind) return labels;
+  if (labels->workload == workload && labels->workload_kind == kind) return labels;
   if (auto it = labels_.find(LabelsKey{labels->callsite, labels->syscall, labels->check,
-                                       labels->direction, labels->copy, name, kind});
+                                       labels->direction, labels->copy, workload, kind});
       it != labels_.end()) {
     return it->second;
   }
   ProfileLabels out = *labels;
-  out.workload = name;
+  out.workload = workload;
   out.workload_kind = kind;
   return intern(out);
+}
+
+void StackInterner::release_unused() {
+  // use_count() is exact here: only the drain thread holds the interner, and a pointer only
+  // the map holds cannot be copied by any other thread.
+  std::erase_if(labels_, [](const auto& entry) { return entry.second.use_count() == 1; });
 }
 
 LabelsPtr StackInterner::intern(const ProfileLabels& labels) {

@@ -14,15 +14,13 @@ namespace hucprof {
 // One shared copy of every frame and every stack, so profiles of any age compare stacks by
 // pointer and hold each one once. Bounded: past max_stacks distinct stacks, new ones become the
 // single overflow stack (one "[stack limit reached]" frame) and say so, because a daemon that
-// runs for months must not grow without end.
+// runs for months must not grow without end. Label sets are interned too, for the drain that
+// looks them up; those nobody else holds any more (a workload that ended) are released by
+// release_unused(): the profile store keeps its own (ProfileStore, which bounds workloads).
 class StackInterner {
  public:
   static constexpr size_t kDefaultMaxStacks = 16384;  // one kernel stack map's worth
   static constexpr const char* kOverflowFunction = "[stack limit reached]";
-  // Workloads come and go (a CI node makes a container per job): past this many distinct names,
-  // new ones are labelled kOverflowWorkload, so that a months-long run stays bounded.
-  static constexpr size_t kMaxWorkloads = 4096;
-  static constexpr const char* kOverflowWorkload = "[workload limit reached]";
 
   explicit StackInterner(size_t max_stacks = kDefaultMaxStacks);
 
@@ -31,13 +29,15 @@ class StackInterner {
   // Found without building a string: this runs for every delta of every drain.
   LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
                    std::string_view direction, std::string_view copy = {});
-  // `labels` with the workload labels set (kOverflowWorkload past kMaxWorkloads names).
+  // `labels` with the workload labels set.
   LabelsPtr with_workload(const LabelsPtr& labels, std::string_view workload,
                           std::string_view kind);
-  // The name a workload is labelled with: itself, or kOverflowWorkload past the bound.
-  std::string_view workload_name(std::string_view workload);
+  // Forgets the label sets only the interner holds: workloads come and go without end (a CI
+  // node makes a container per job), their label sets must not stay.
+  void release_unused();
   bool is_overflow(const StackPtr& stack) const { return stack == overflow_; }
   size_t stacks() const { return stacks_.size(); }
+  size_t label_sets() const { return labels_.size(); }
 
  private:
   size_t max_stacks_;
@@ -50,7 +50,6 @@ class StackInterner {
     size_t operator()(const LabelsKey& key) const;
   };
   std::unordered_map<LabelsKey, LabelsPtr, LabelsKeyHash> labels_;
-  std::map<std::string, size_t, std::less<>> workloads_;
   StackPtr overflow_;
 };
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -55,6 +56,10 @@ struct ProfileLabels {
 
   auto operator<=>(const ProfileLabels&) const = default;
 };
+// The workload label of samples whose workload the profile store no longer names one by one
+// (ProfileStore: folded, with their busy CPU).
+inline constexpr std::string_view kFoldedWorkload = "[other workloads]";
+
 // Interned like stacks (StackInterner::labels): samples of a store compare labels by pointer.
 using LabelsPtr = std::shared_ptr<const ProfileLabels>;
 inline LabelsPtr make_labels(ProfileLabels labels) {
@@ -83,6 +88,10 @@ struct ProfileSample {
 struct WorkloadBusy {
   std::string kind;  // as ProfileLabels::workload_kind
   uint64_t kernel = 0, user = 0, interrupts = 0;
+  // In a ProfileStore's profiles, which time the store named this workload: one it folded and
+  // saw again is named anew, and difference() must not take the new counts for the old ones.
+  // 0 elsewhere.
+  uint64_t named = 0;
 
   uint64_t busy() const { return kernel + user; }
   WorkloadBusy& operator+=(const WorkloadBusy& more);
@@ -117,7 +126,9 @@ struct StackProfile {
 
 // later - earlier, sample by sample (same stack and labels, compared as pointers) and for the
 // denominator, for two cumulative profiles of the same store; the window runs from earlier's
-// end to later's end.
+// end to later's end. A sample or workload of earlier that later lacks was folded by the store
+// in between: it is taken from later's sample of the same stack and labels, and from its busy
+// CPU, under kFoldedWorkload.
 StackProfile difference(const StackProfile& later, const StackProfile& earlier);
 
 }  // namespace hucprof

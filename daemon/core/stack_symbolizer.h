@@ -51,19 +51,17 @@ class StackSymbolizer {
   // `labels` with another copy label.
   LabelsPtr with_copy(const LabelsPtr& labels, std::string_view copy) {
     if (labels->copy == copy) return labels;
-    return interner_.with_workload(interner_.labels(labels->callsite, labels->syscall,
-                                                    labels->check, labels->direction, copy),
-                                   labels->workload, labels->workload_kind);
+    return interner_.with_workload(
+        interner_.labels(labels->callsite, labels->syscall, labels->check, labels->direction, copy),
+        labels->workload, labels->workload_kind);
   }
-  // The name a workload goes out under (bounded: StackInterner::kMaxWorkloads).
-  std::string_view workload_name(std::string_view workload) {
-    return interner_.workload_name(workload);
-  }
-  // `labels` with these workload labels (bounded: StackInterner::kMaxWorkloads).
+  // `labels` with these workload labels.
   LabelsPtr with_workload(const LabelsPtr& labels, std::string_view workload,
                           std::string_view kind) {
     return interner_.with_workload(labels, workload, kind);
   }
+  // Label sets nobody holds any more are forgotten (StackInterner::release_unused).
+  void release_unused() { interner_.release_unused(); }
   const FoldingRules& rules() const { return rules_; }
 
  private:

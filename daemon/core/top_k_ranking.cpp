@@ -22,6 +22,11 @@ void TopKRanking::rerank() {
   });
   named_.clear();
   for (size_t i = 0; i < keep; ++i) named_.insert(entries[i]->first);
+  if (entries.size() <= kMaxCandidates) return;
+  const auto kept = entries.begin() + std::max(keep, kMaxCandidates / 2);
+  std::nth_element(entries.begin() + keep, kept, entries.end(),
+                   [](Entry a, Entry b) { return a->second > b->second; });
+  for (auto e = kept; e != entries.end(); ++e) cumulative_.erase(std::string((*e)->first));
 }
 
 std::string_view TopKRanking::label(std::string_view callsite) const {

@@ -15,6 +15,11 @@ inline constexpr std::string_view kOtherCallsite = "other";
 // the alphabetically first name so that the choice does not depend on arrival order.
 class TopKRanking {
  public:
+  // Workloads come and go without end (a container per CI job): past this many candidates, the
+  // unnamed ones with the smallest totals are forgotten (down to half of it); one seen again
+  // starts from 0, as a new one.
+  static constexpr size_t kMaxCandidates = 4096;
+
   explicit TopKRanking(size_t top_k) : top_k_(top_k) {}
 
   // Adds cost to a call site's running total; a zero cost still makes it a candidate.
@@ -26,6 +31,7 @@ class TopKRanking {
   void rerank();
   // The label an increment for this call site is exported under, as of the last rerank().
   std::string_view label(std::string_view callsite) const;
+  size_t candidates() const { return cumulative_.size(); }
 
  private:
   size_t top_k_;

@@ -78,7 +78,9 @@ CgroupIndex::CgroupIndex(Options options) : options_(std::move(options)) {
 }
 
 std::optional<std::string> CgroupIndex::path_of(uint64_t cgroup_id) {
-  if (nodes_.contains(cgroup_id)) return path_to(cgroup_id);
+  if (nodes_.contains(cgroup_id)) {
+    if (auto path = path_to(cgroup_id)) return path;
+  }
   const auto now = options_.clock();
   const auto interval = std::max<std::chrono::steady_clock::duration>(
       options_.min_refresh, last_walk_took_ * options_.walk_time_multiple);
@@ -88,18 +90,20 @@ std::optional<std::string> CgroupIndex::path_of(uint64_t cgroup_id) {
     return std::nullopt;
   }
   refresh();
-  if (nodes_.contains(cgroup_id)) return path_to(cgroup_id);
+  if (nodes_.contains(cgroup_id)) {
+    if (auto path = path_to(cgroup_id)) return path;
+  }
   ++stats_.misses;
   return std::nullopt;
 }
 
-std::string CgroupIndex::path_to(uint64_t id) const {
-  // Each node's parent was found before it, so this ends at the root; the bound is a second
+std::optional<std::string> CgroupIndex::path_to(uint64_t id) const {
+  // Each node's parent was indexed before it, so this ends at the root; the bound is a second
   // guarantee of that.
   std::vector<const std::string*> names;
-  for (size_t hops = 0; id != root_id_ && hops <= stats_.entries; ++hops) {
+  for (size_t hops = 0; id != root_id_; ++hops) {
     const auto it = nodes_.find(id);
-    if (it == nodes_.end()) break;
+    if (it == nodes_.end() || hops > nodes_.size()) return std::nullopt;
     if (!it->second.name.empty()) names.push_back(&it->second.name);
     id = it->second.parent;
   }
@@ -107,6 +111,29 @@ std::string CgroupIndex::path_to(uint64_t id) const {
   std::string path;
   for (auto name = names.rbegin(); name != names.rend(); ++name) path += "/" + **name;
   return path;
+}
+
+void CgroupIndex::made(uint64_t id, uint64_t parent, const std::string& name) {
+  const auto up = nodes_.find(parent);
+  if (up == nodes_.end() || nodes_.size() >= options_.max_entries || name.empty()) return;
+  // As the walk names it: below max_named_depth by its own name, deeper as its ancestor there
+  // (a parent deeper than that is named so already: its parent is that ancestor).
+  Node node{parent, name, up->second.depth + 1};
+  if (node.depth > options_.max_named_depth) {
+    node.name.clear();
+    if (up->second.depth > options_.max_named_depth) node.parent = up->second.parent;
+  }
+  if (nodes_.insert_or_assign(id, std::move(node)).second) ++stats_.learned;
+  stats_.entries = nodes_.size();
+}
+
+void CgroupIndex::removed(uint64_t id) {
+  if (id == root_id_ || !nodes_.contains(id)) return;
+  if (options_.on_gone) {
+    if (auto path = path_to(id)) options_.on_gone(id, *path);
+  }
+  nodes_.erase(id);
+  stats_.entries = nodes_.size();
 }
 
 void CgroupIndex::refresh() {
@@ -130,7 +157,7 @@ void CgroupIndex::walk() {
   }
   stats_.last_error.clear();
   root_id_ = root.st_ino;
-  found.emplace(root_id_, Node{root_id_, ""});
+  found.emplace(root_id_, Node{root_id_, "", 0});
 
   // Depth first, one directory open at a time: down by openat, back up by "..". A level keeps
   // the subdirectories still to visit; `named_as` is the cgroup its children are named below
@@ -166,8 +193,8 @@ void CgroupIndex::walk() {
         break;
       }
       if (!found
-               .emplace(st.st_ino,
-                        named ? Node{level.id, std::string(name)} : Node{level.named_as, ""})
+               .emplace(st.st_ino, named ? Node{level.id, std::string(name), depth + 1}
+                                         : Node{level.named_as, "", depth + 1})
                .second) {
         continue;
       }
@@ -206,6 +233,13 @@ void CgroupIndex::walk() {
     fd = std::move(parent);
   }
   if (capped) ++stats_.capped_walks;
+  // What the walk no longer found is gone; a capped walk cannot tell gone from left out.
+  if (options_.on_gone && !capped) {
+    for (const auto& [id, node] : nodes_) {
+      if (found.contains(id)) continue;
+      if (auto path = path_to(id)) options_.on_gone(id, *path);
+    }
+  }
   nodes_ = std::move(found);
   stats_.entries = nodes_.size();
 }

@@ -36,10 +36,16 @@ Result<std::string> find_unified_root(const std::string& mount = kCgroupMount);
 // last walk took, so that ids that exist nowhere (a cgroup gone before its samples were read)
 // cost at most 1% of a CPU on a node with a very large tree (a walk costs ~5 us a cgroup). At most
 // `max_entries` cgroups are kept; a walk that finds more stops there and is counted in
-// stats().capped_walks. Not thread-safe: one drain thread asks.
+// stats().capped_walks.
+//
+// Between walks the kernel's reports keep it current where they are available (made(),
+// removed(): bpf/cgroup_names.bpf.c), and the path of every cgroup that leaves the index, by a
+// report or because a walk no longer finds it, goes to `on_gone` first: it is named by what it
+// was. Not thread-safe: one drain thread asks.
 class CgroupIndex {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  using Gone = std::function<void(uint64_t cgroup_id, const std::string& path)>;
   struct Options {
     std::string root;  // the unified root (find_unified_root), or any tree in a test
     size_t max_entries = 16384;
@@ -47,6 +53,7 @@ class CgroupIndex {
     std::chrono::milliseconds min_refresh{1000};
     unsigned walk_time_multiple = 100;
     Clock clock;  // steady_clock::now when empty
+    Gone on_gone = nullptr;
   };
   struct Stats {
     uint64_t walks = 0;
@@ -54,6 +61,7 @@ class CgroupIndex {
     uint64_t misses = 0;        // lookups that found no cgroup, even after a walk
     uint64_t throttled = 0;     // of those, misses that did not walk (one walked < min_refresh ago)
     size_t entries = 0;
+    uint64_t learned = 0;    // cgroups made() added between walks
     std::string last_error;  // why the last walk could not read the root; "" when it could
   };
 
@@ -62,6 +70,11 @@ class CgroupIndex {
   std::optional<std::string> path_of(uint64_t cgroup_id);
   // Walks now, whatever the time since the last walk.
   void refresh();
+  // The kernel made the cgroup `id`, called `name`, below `parent`: indexed now (unless its
+  // parent is not, or the index is full: then a miss walks as before).
+  void made(uint64_t id, uint64_t parent, const std::string& name);
+  // The kernel removed the cgroup `id`: its path goes to on_gone, then it leaves the index.
+  void removed(uint64_t id);
   const Stats& stats() const { return stats_; }
 
  private:
@@ -70,9 +83,12 @@ class CgroupIndex {
   struct Node {
     uint64_t parent = 0;
     std::string name;  // "" for the root, and for a cgroup named as its ancestor (too deep)
+    size_t depth = 0;  // the root's is 0
   };
   void walk();
-  std::string path_to(uint64_t id) const;
+  // nullopt when a cgroup on the way up is not indexed (a removal reported for its parent
+  // while a report of its own was lost): no partial path is ever a name.
+  std::optional<std::string> path_to(uint64_t id) const;
 
   Options options_;
   std::unordered_map<uint64_t, Node> nodes_;

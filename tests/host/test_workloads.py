@@ -7,8 +7,10 @@ samples.
 References nobody here wrote: the work itself (each pair runs the same checks, so the checks' CPU
 splits 3 : 1 whatever the scheduler does; perf 6.1's --all-cgroups resolves no cgroup on this
 hybrid host), the kernel's own CPU accounting of each cgroup (cpu.stat usage_usec) for each
-workload's busy CPU, and Google's pprof reading the profile's workload labels. Then 500
-short-lived cgroups: the workload series stay bounded by --top-k and the kernel map is drained.
+workload's busy CPU, and Google's pprof reading the profile's workload labels. The same with 30
+cgroups that live 1-2 s each and are gone before the drain at the default --interval: each keeps
+its name (`[unknown]` at most 1 % of the checks' CPU). Then 500 short-lived cgroups: the
+workload series stay bounded by --top-k and the kernel map is drained.
 `record --only-command` removes its cgroup, also when COMMAND leaves a process running (which
 runs on, back in the recorder's cgroup by /proc/PID/cgroup) or the recording is stopped by
 SIGTERM; the test looks at its own recorder's cgroup only, whatever others left.
@@ -36,57 +38,35 @@ CHECKS = "usercopy_workload_cpu_seconds_total"
 BUSY = "usercopy_workload_busy_cpu_seconds_total"
 
 
-def unified_root():
-    """The cgroup v2 hierarchy: /sys/fs/cgroup on a pure v2 host, .../unified on a hybrid one."""
-    for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-        if os.path.exists(os.path.join(path, "cgroup.procs")) and \
-                os.path.exists(os.path.join(path, "cgroup.controllers")):
-            return path
-    return None
-
-
-class Cgroup:
-    """A cgroup of the test's own below the unified root; removed (empty) at close()."""
-
-    def __init__(self, name):
-        self.name = "/" + name
-        self.path = os.path.join(unified_root(), name)
-        os.mkdir(self.path)
-
-    def run(self, argv):
-        procs = os.path.join(self.path, "cgroup.procs")
-
-        def join():  # in the child, before exec: the command runs in the cgroup from its start
-            with open(procs, "w") as f:
-                f.write(str(os.getpid()))
-        return subprocess.Popen(argv, preexec_fn=join, stdout=subprocess.DEVNULL)
-
-    def usage_seconds(self):
-        with open(os.path.join(self.path, "cpu.stat")) as f:
-            for line in f:
-                key, value = line.split()
-                if key == "usage_usec":
-                    return int(value) / 1e6
-        raise AssertionError("no usage_usec in %s/cpu.stat" % self.path)
-
-    def close(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.1)  # the last task is still exiting
-        os.rmdir(self.path)
-
-
 def series(metrics, name):
     return {s[0]["workload"]: s[1] for s in t.select(metrics, name)}
 
 
 def delta(after, before, workload):
     return after.get(workload, 0.0) - before.get(workload, 0.0)
+
+
+def checks_by_workload(profile):
+    """Samples in the checks (those without a context label) by workload, by `pprof -raw`."""
+    types, samples = pprof_raw.read(ARGS.pprof, profile)
+    i = types.index("samples/count")
+    in_checks = {}
+    for s in samples:
+        if "context" not in s.labels:
+            workload = s.labels.get("workload", "")
+            in_checks[workload] = in_checks.get(workload, 0) + s.values[i]
+    return in_checks
+
+
+def assert_follows_the_work(test, three, one, what):
+    """three : one samples in the checks is the work's 3 : 1, within sampling noise."""
+    n = three + one
+    test.assertGreater(n, 100, "%s: too few samples in the checks to judge a split" % what)
+    share = three / n
+    sigma = (0.75 * 0.25 / n) ** 0.5
+    print("%s: %.0f + %.0f samples in the checks, %.3f for 3 units of 4 (4 sigma + 0.02: "
+          "%.3f)" % (what, three, one, share, 4 * sigma + 0.02), flush=True)
+    test.assertAlmostEqual(share, 0.75, delta=4 * sigma + 0.02)
 
 
 def wait_drains(daemon, n):
@@ -99,12 +79,30 @@ def wait_drains(daemon, n):
         time.sleep(0.3)
 
 
-class WhichWorkloadPays(unittest.TestCase):
+class Measured:
+    """What a test class scraped before (`before`) and after (`after`) its workloads ran, and
+    the since-start profile (`profile`) after."""
+
+    @classmethod
+    def measure_after(cls):
+        """Once two more drains are done, so that whatever ran is in the counters."""
+        wait_drains(cls.daemon, 2)
+        cls.after = t.parse_metrics(cls.daemon.scrape())
+        cls.profile = os.path.join(cls.dir, "since_start.pb.gz")
+        with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
+            with open(cls.profile, "wb") as f:
+                f.write(r.read())
+
+    def checks(self, workload):
+        return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
+
+
+class WhichWorkloadPays(Measured, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="huc-workloads-", dir=ARGS.workdir)
         tag = "hucprof-test-%d" % os.getpid()
-        cls.three, cls.one = Cgroup(tag + "-three"), Cgroup(tag + "-one")
+        cls.three, cls.one = t.Cgroup(tag + "-three"), t.Cgroup(tag + "-one")
         cls.daemon = t.Daemon.started(
             ARGS.hucprof, ["--mode", "sample", "--interval", "2s", "--sample-frequency",
                            str(FREQUENCY), "--prediction.window", "1h"],
@@ -121,32 +119,15 @@ class WhichWorkloadPays(unittest.TestCase):
                 if run.wait(timeout=300) != 0:
                     raise AssertionError("huc_udp_pairs exited %d" % run.returncode)
             cls.usage = {c.name: c.usage_seconds() for c in (cls.three, cls.one)}
-            wait_drains(cls.daemon, 2)
-            cls.after = t.parse_metrics(cls.daemon.scrape())
-            cls.profile = os.path.join(cls.dir, "since_start.pb.gz")
-            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
-                with open(cls.profile, "wb") as f:
-                    f.write(r.read())
+            cls.measure_after()
         finally:
             cls.daemon.stop()
             cls.three.close()
             cls.one.close()
 
-    def checks(self, workload):
-        return delta(series(self.after, CHECKS), series(self.before, CHECKS), workload)
-
-    def assert_follows_the_work(self, three, one, what):
-        n = three + one
-        self.assertGreater(n, 100, "%s: too few samples in the checks to judge a split" % what)
-        share = three / n
-        sigma = (0.75 * 0.25 / n) ** 0.5
-        print("%s: %.0f + %.0f samples in the checks, %.3f for 3 units of 4 (4 sigma + 0.02: "
-              "%.3f)" % (what, three, one, share, 4 * sigma + 0.02), flush=True)
-        self.assertAlmostEqual(share, 0.75, delta=4 * sigma + 0.02)
-
     def test_the_checks_cpu_splits_as_the_work(self):
         per_sample = 1.0 / FREQUENCY
-        self.assert_follows_the_work(self.checks(self.three.name) / per_sample,
+        assert_follows_the_work(self, self.checks(self.three.name) / per_sample,
                                      self.checks(self.one.name) / per_sample, "/metrics")
         kinds = {s[0]["workload"]: s[0]["workload_kind"] for s in t.select(self.after, CHECKS)}
         self.assertEqual(kinds.get(self.three.name), "cgroup")
@@ -160,15 +141,9 @@ class WhichWorkloadPays(unittest.TestCase):
             self.assertAlmostEqual(busy / usage, 1.0, delta=0.1)
 
     def test_pprof_reads_the_same_split_from_the_profile(self):
-        types, samples = pprof_raw.read(ARGS.pprof, self.profile)
-        i = types.index("samples/count")
-        in_checks = {}
-        for s in samples:
-            if "context" not in s.labels:
-                workload = s.labels.get("workload", "")
-                in_checks[workload] = in_checks.get(workload, 0) + s.values[i]
-        self.assert_follows_the_work(in_checks.get(self.three.name, 0),
-                                     in_checks.get(self.one.name, 0), "pprof -raw")
+        in_checks = checks_by_workload(self.profile)
+        assert_follows_the_work(self, in_checks.get(self.three.name, 0),
+                                in_checks.get(self.one.name, 0), "pprof -raw")
         # The workload label is what -tagfocus selects: each side's share of busy CPU.
         top = subprocess.run([ARGS.pprof, "-top", "-nodefraction=0",
                               "-tagfocus=workload=" + re.escape(self.three.name), self.profile],
@@ -182,6 +157,96 @@ class WhichWorkloadPays(unittest.TestCase):
         self.assertIn("which workloads pay", r.stdout)
         for cgroup in (self.three, self.one):
             self.assertRegex(r.stdout, r"\n +[\d.]+ %.*" + re.escape(cgroup.name) + r" +cgroup\n")
+
+
+class ShortLivedWorkloadsKeepTheirNames(Measured, unittest.TestCase):
+    """Workloads that end before the drain, at the default --interval (10 s): 15 rounds of two
+    cgroups side by side, 3 units of work in one and 1 in the other (as WhichWorkloadPays, each
+    unit a huc_udp_pairs process of SHORT_PAIRS), each round 1-2 s, both cgroups removed right
+    after. Every one is gone when the drain reads its samples; each keeps its name (the kernel
+    reported it when it was made), so `[unknown]` holds at most 1 % of the checks' CPU, each
+    cgroup's busy CPU is its own cpu.stat, and the checks' CPU splits 3 : 1 as the work."""
+
+    ROUNDS = 15
+    SHORT_PAIRS = 40000  # ~1-2 s a round with four of them on two cores, some load beside
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="huc-short-", dir=ARGS.workdir)
+        tag = "hucprof-short-%d" % os.getpid()
+        cls.daemon = t.Daemon.started(
+            ARGS.hucprof, ["--mode", "sample", "--sample-frequency", str(FREQUENCY),
+                           "--top-k", "100", "--prediction.window", "1h"],
+            os.path.join(cls.dir, "daemon.log"))
+        cls.usage, cls.threes, cls.ones, cls.lifetimes = {}, [], [], []
+        try:
+            cls.before = t.parse_metrics(cls.daemon.scrape())
+            for i in range(cls.ROUNDS):
+                three, one = t.Cgroup("%s-%d-three" % (tag, i)), t.Cgroup("%s-%d-one" % (tag, i))
+                made = time.monotonic()
+                try:
+                    runs = [three.run([ARGS.pairs, str(cls.SHORT_PAIRS), "64"]) for _ in range(3)]
+                    runs.append(one.run([ARGS.pairs, str(cls.SHORT_PAIRS), "64"]))
+                    for run in runs:
+                        if run.wait(timeout=300) != 0:
+                            raise AssertionError("huc_udp_pairs exited %d" % run.returncode)
+                    for c in (three, one):
+                        cls.usage[c.name] = c.usage_seconds()
+                finally:
+                    three.close()
+                    one.close()
+                cls.lifetimes.append(time.monotonic() - made)
+                cls.threes.append(three.name)
+                cls.ones.append(one.name)
+            cls.measure_after()
+            cls.log = cls.daemon.log()
+        finally:
+            cls.daemon.stop()
+        print("%d cgroups, each alive %.1f-%.1f s, removed before the drain that read them"
+              % (2 * cls.ROUNDS, min(cls.lifetimes), max(cls.lifetimes)), flush=True)
+
+    def test_unknown_holds_at_most_one_percent_of_the_checks_cpu(self):
+        self.assertNotIn("ended between two drains is named only if", self.log,
+                         "the kernel's cgroup reports are attached on this host")
+        in_checks = checks_by_workload(self.profile)
+        total = sum(in_checks.values())
+        unknown = in_checks.get("[unknown]", 0)
+        print("pprof -raw: %d of %d samples in the checks are [unknown]" % (unknown, total),
+              flush=True)
+        self.assertGreater(total, 300, "too few samples in the checks to judge 1 %")
+        self.assertLessEqual(unknown, 0.01 * total)
+        # /metrics too, where [unknown] is a series (it may be below the top-K, then in other).
+        all_checks = sum(after - series(self.before, CHECKS).get(w, 0.0)
+                         for w, after in series(self.after, CHECKS).items())
+        self.assertLessEqual(self.checks("[unknown]"), 0.01 * all_checks)
+        for name in self.threes + self.ones:
+            self.assertGreater(in_checks.get(name, 0), 0, "%s named in the profile" % name)
+
+    def test_each_cgroups_busy_cpu_is_the_kernels_accounting(self):
+        busy_total = usage_total = 0.0
+        for name in self.threes + self.ones:
+            busy = delta(series(self.after, BUSY), series(self.before, BUSY), name)
+            usage = self.usage[name]
+            # Sampling noise: about 1/sqrt(samples expected); five of it, and 5 % for the clocks.
+            bound = 5 / (usage * FREQUENCY) ** 0.5 + 0.05
+            self.assertAlmostEqual(busy / usage, 1.0, delta=bound,
+                                   msg="%s: busy %.3f s sampled, %.3f s in cpu.stat"
+                                   % (name, busy, usage))
+            busy_total += busy
+            usage_total += usage
+        print("%d short cgroups: busy %.2f s sampled, %.2f s in their cpu.stat"
+              % (len(self.usage), busy_total, usage_total), flush=True)
+        self.assertAlmostEqual(busy_total / usage_total, 1.0, delta=0.1)
+
+    def test_the_checks_cpu_splits_as_the_work(self):
+        per_sample = 1.0 / FREQUENCY
+        three = sum(self.checks(n) for n in self.threes) / per_sample
+        one = sum(self.checks(n) for n in self.ones) / per_sample
+        assert_follows_the_work(self, three, one, "/metrics, short-lived")
+        by_name = checks_by_workload(self.profile)
+        assert_follows_the_work(
+            self, sum(by_name.get(n, 0) for n in self.threes),
+            sum(by_name.get(n, 0) for n in self.ones), "pprof -raw, short-lived")
 
 
 class OnlyTheCommand(unittest.TestCase):
@@ -271,7 +336,7 @@ MOVED = "moved to hucprof's cgroup"
 def record_cgroup(pid):
     """The cgroup `hucprof record --only-command` makes, named after its pid: the test looks at
     its own recorder's only (another's, left by whoever, is none of its business)."""
-    return os.path.join(unified_root(), "hucprof-record-%d" % pid)
+    return os.path.join(t.unified_cgroup_root(), "hucprof-record-%d" % pid)
 
 
 def start_record(options, command):
@@ -335,11 +400,11 @@ class ShortLivedCgroups(unittest.TestCase):
                            str(FREQUENCY), "--top-k", str(top_k)],
             os.path.join(work, "daemon.log"))
         try:
-            rss_before = vm_rss_kib(daemon.proc.pid)
+            rss_before = t.vm_rss_kib(daemon.proc.pid)
             tag = "hucprof-churn-%d" % os.getpid()
             made = 0
             for batch in range(125):
-                cgroups = [Cgroup("%s-%d-%d" % (tag, batch, k)) for k in range(4)]
+                cgroups = [t.Cgroup("%s-%d-%d" % (tag, batch, k)) for k in range(4)]
                 runs = [c.run([ARGS.pairs, "2000", "64"]) for c in cgroups]
                 for run, c in zip(runs, cgroups):
                     run.wait(timeout=60)
@@ -356,7 +421,7 @@ class ShortLivedCgroups(unittest.TestCase):
             self.assertEqual(t.total(metrics, "hucprof_dropped_total", reason="busy_map_full"),
                              0)
             entries = busy_map_entries(daemon.proc.pid)
-            rss = vm_rss_kib(daemon.proc.pid)
+            rss = t.vm_rss_kib(daemon.proc.pid)
             print("busy_samples holds %d keys after the run; daemon RSS %d KiB, %d KiB before "
                   "the cgroups" % (entries, rss, rss_before), flush=True)
             self.assertLess(entries, 100, "the retired generations' keys are deleted")
@@ -376,14 +441,6 @@ def busy_map_entries(pid):
     raise AssertionError("the daemon holds no busy_samples map")
 
 
-def vm_rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def main():
     global ARGS
     ARGS, rest = t.script_args("hucprof", "pairs", optional=["pprof"])
@@ -391,7 +448,7 @@ def main():
     return t.run_unittests(rest, ARGS.workdir, [
         (t.is_root(), "workloads: needs root (BPF, perf_event_open, cgroups)"),
         t.has_btf("workloads"),
-        (unified_root() is not None, "workloads: no cgroup v2 hierarchy on this host"),
+        (t.unified_cgroup_root() is not None, "workloads: no cgroup v2 hierarchy on this host"),
         (shutil.which("bpftool"), "workloads: bpftool not installed (scripts/install-deps.sh)"),
         (ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
          "workloads: Google's pprof was not built (scripts/install-deps.sh)"),

@@ -236,3 +236,59 @@ def run_unittests(argv_rest, workdir=None, requirements=()):
     prog = unittest.main(module="__main__", argv=[sys.argv[0]] + list(argv_rest), exit=False,
                          verbosity=2)
     return 0 if prog.result.wasSuccessful() else 1
+
+
+def vm_rss_kib(pid):
+    """The resident set of process `pid` in KiB, as the kernel counts it (/proc/PID/status)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def unified_cgroup_root():
+    """The cgroup v2 hierarchy: /sys/fs/cgroup on a pure v2 host, .../unified on a hybrid one."""
+    for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(os.path.join(path, "cgroup.procs")) and \
+                os.path.exists(os.path.join(path, "cgroup.controllers")):
+            return path
+    return None
+
+
+class Cgroup:
+    """A cgroup of the test's own below the unified root; removed (empty) at close()."""
+
+    def __init__(self, name):
+        self.name = "/" + name
+        self.path = os.path.join(unified_cgroup_root(), name)
+        os.mkdir(self.path)
+
+    def run(self, argv, quiet=False):
+        """argv started in the cgroup; its output dropped (and its errors too when quiet)."""
+        procs = os.path.join(self.path, "cgroup.procs")
+
+        def join():  # in the child, before exec: the command runs in the cgroup from its start
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        return subprocess.Popen(argv, preexec_fn=join, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL if quiet else None)
+
+    def usage_seconds(self):
+        with open(os.path.join(self.path, "cpu.stat")) as f:
+            for line in f:
+                key, value = line.split()
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        raise AssertionError("no usage_usec in %s/cpu.stat" % self.path)
+
+    def close(self):
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)  # the last task is still exiting
+        os.rmdir(self.path)

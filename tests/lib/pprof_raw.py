@@ -17,7 +17,9 @@ _LOCATION = re.compile(r"^\s*(\d+): (0x[0-9a-f]+) (?:M=\d+ )?(?:\[F\] )?(.*)$")
 _CONTINUATION = " " * 13
 _LINE = re.compile(r"^(.*) (\S*):(-?\d+) s=-?\d+(?:\(.*\))?$")
 _SAMPLE = re.compile(r"^\s*(-?\d+(?:\s+-?\d+)*):((?:\s+\d+)*)\s*$")
-_LABELS = re.compile(r"(\w+):\[([^\]]*)\]")
+# A value may hold brackets itself (workload:[[unknown]]): it ends at the "]" before the next
+# label or the end of the line.
+_LABELS = re.compile(r"(\w+):\[(.*?)\](?=\s+\w+:\[|\s*$)")
 
 
 class Sample:

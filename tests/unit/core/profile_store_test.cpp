@@ -36,6 +36,29 @@ class ProfileStoreTest : public testing::Test {
     h.time_unix_ns = 100 * kSecond;
     return h;
   }
+  // One sample of `n` in the checks and 10 busy kernel samples, of workload `name`.
+  IntervalDeltas of_workload(const std::string& name, uint64_t n) {
+    IntervalDeltas d;
+    ProfileSample s{
+        udp_, interner_.with_workload(labels("udp_recvmsg", "recvfrom"), name, "unit"), {}};
+    s.values[kSamples] = n;
+    d.stacks = {s};
+    d.busy_by_workload[name] = WorkloadBusy{"unit", 10, 0, 0};
+    d.sampled_by_context = {{"kernel", 10}};
+    return d;
+  }
+  static uint64_t samples_of(const StackProfile& p, std::string_view workload) {
+    uint64_t n = 0;
+    for (const auto& x : p.samples) {
+      if (x.labels->workload == workload) n += x.values[kSamples];
+    }
+    return n;
+  }
+  static uint64_t all_samples(const StackProfile& p) {
+    uint64_t n = 0;
+    for (const auto& x : p.samples) n += x.values[kSamples];
+    return n;
+  }
   static const ProfileSample* find(const StackProfile& p, const StackPtr& s) {
     for (const auto& x : p.samples) {
       if (x.stack == s) return &x;
@@ -172,6 +195,95 @@ TEST_F(ProfileStoreTest, WindowStartsWithTheFirstDrainAndCarriesTheExclusions) {
   EXPECT_EQ(store.cumulative().excluded_samples.at("interrupt"), 2u);
   store.close_interval(110 * kSecond);
   EXPECT_EQ(store.last_interval().excluded_samples.at("interrupt"), 2u);
+}
+
+// A node that starts a workload a second for months: the since-start profile names the recent
+// ones and folds the rest, exactly.
+TEST_F(ProfileStoreTest, PastTheNamedWorkloadsTheQuietestOutsideTheWindowIsFolded) {
+  ProfileStore store(header(), std::chrono::seconds(60), 0.0);
+  const size_t named = ProfileStore::kNamedWorkloads;
+  for (size_t i = 0; i < named; ++i) {
+    store.add(of_workload("job-" + std::to_string(i), 3), (101 + i) * kSecond, 1.0 + i);
+  }
+  EXPECT_EQ(store.size().named_workloads, named);
+  EXPECT_EQ(store.size().folded_workloads, 0u);
+  const double later = 1.0 + named + 100;  // job-0 .. are outside the 60 s window now
+  store.add(of_workload("job-new", 5), 500 * kSecond, later);
+  EXPECT_EQ(store.size().named_workloads, named) << "one folded to make room for one";
+  EXPECT_EQ(store.size().folded_workloads, 1u);
+
+  const StackProfile all = store.cumulative();
+  EXPECT_EQ(samples_of(all, "job-0"), 0u) << "the least recently seen is folded";
+  EXPECT_EQ(samples_of(all, kFoldedWorkload), 3u);
+  EXPECT_EQ(samples_of(all, "job-1"), 3u);
+  EXPECT_EQ(samples_of(all, "job-new"), 5u);
+  EXPECT_EQ(all_samples(all), 3 * named + 5) << "nothing lost";
+  EXPECT_FALSE(all.busy_by_workload.contains("job-0"));
+  const WorkloadBusy& folded = all.busy_by_workload.at(std::string(kFoldedWorkload));
+  EXPECT_EQ(folded.kernel, 10u);
+  EXPECT_EQ(folded.kind, "") << "it mixes kinds";
+  for (const auto& s : all.samples) {
+    if (s.labels->workload == kFoldedWorkload) {
+      EXPECT_EQ(s.labels->workload_kind, "");
+    }
+  }
+}
+
+TEST_F(ProfileStoreTest, AWorkloadInsideTheWindowIsNeverFoldedPastTheBoundNewOnesAre) {
+  ProfileStore store(header(), std::chrono::seconds(3600), 0.0);
+  const size_t most = ProfileStore::kMaxNamedWorkloads;
+  for (size_t i = 0; i <= most; ++i) {
+    store.add(of_workload("burst-" + std::to_string(i), 1), (101 + i) * kSecond, 1.0 + i);
+  }
+  EXPECT_EQ(store.size().named_workloads, most);
+  EXPECT_EQ(store.size().folded_workloads, 0u);
+  const StackProfile window = store.window();
+  EXPECT_EQ(samples_of(window, "burst-0"), 1u);
+  EXPECT_EQ(samples_of(window, "burst-" + std::to_string(most - 1)), 1u);
+  EXPECT_EQ(samples_of(window, "burst-" + std::to_string(most)), 0u) << "past the bound";
+  EXPECT_EQ(samples_of(window, kFoldedWorkload), 1u);
+  EXPECT_EQ(all_samples(window), most + 1);
+}
+
+// ?seconds=N and `record` cut windows out of two cumulative profiles: a fold in between, and the
+// folded workload seen again, take nothing from the window and add nothing to it.
+TEST_F(ProfileStoreTest, DifferenceStaysExactAcrossAFold) {
+  ProfileStore store(header(), std::chrono::seconds(60), 0.0);
+  const size_t named = ProfileStore::kNamedWorkloads;
+  for (size_t i = 0; i < named; ++i) {
+    store.add(of_workload("job-" + std::to_string(i), 3), (101 + i) * kSecond, 1.0 + i);
+  }
+  const StackProfile before = store.cumulative();
+  store.add(of_workload("job-new", 5), 500 * kSecond, 1000.0);  // folds job-0
+  store.add(of_workload("job-0", 2), 501 * kSecond, 1001.0);    // back: folds job-1
+  ASSERT_EQ(store.size().folded_workloads, 2u);
+
+  const StackProfile window = difference(store.cumulative(), before);
+  EXPECT_EQ(samples_of(window, "job-new"), 5u);
+  EXPECT_EQ(samples_of(window, "job-0"), 2u) << "its new samples only";
+  EXPECT_EQ(samples_of(window, kFoldedWorkload), 0u) << "what was folded came before";
+  EXPECT_EQ(all_samples(window), 7u);
+  EXPECT_EQ(window.busy_by_workload.size(), 2u);
+  EXPECT_EQ(window.busy_by_workload.at("job-0").kernel, 10u);
+  EXPECT_EQ(window.sampled_by_context.at("kernel"), 20u);
+}
+
+TEST_F(ProfileStoreTest, AFoldedWorkloadsSlotTakenAgainCarriesNoneOfItsCounts) {
+  // Its entry's slot is reused by the next new entry: the window, which refers to slots, must
+  // not hand the old counts to the new one.
+  ProfileStore store(header(), std::chrono::seconds(10), 0.0);
+  const size_t named = ProfileStore::kNamedWorkloads;
+  for (size_t i = 0; i < named; ++i) {
+    // Drains further apart than the window's thinning (window / DrainWindow::kMaxPoints).
+    store.add(of_workload("job-" + std::to_string(i), 7), (101 + i) * kSecond, 0.05 * (i + 1));
+  }
+  store.add({}, 399 * kSecond, 30.0);  // a quiet drain: the window moves past them
+  store.add(of_workload("job-new", 1), 400 * kSecond, 31.0);
+  EXPECT_EQ(store.size().folded_workloads, 1u);
+  const StackProfile window = store.window();
+  EXPECT_EQ(samples_of(window, "job-new"), 1u);
+  EXPECT_EQ(all_samples(window), 1u) << "the others were added before the window";
+  EXPECT_EQ(store.size().samples, named + 1) << "job-0's entry became [other workloads]'s";
 }
 
 }  // namespace

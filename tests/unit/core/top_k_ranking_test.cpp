@@ -68,5 +68,23 @@ TEST(TopKRanking, ZeroKNamesNothing) {
   EXPECT_EQ(ranking.label("a"), "other");
 }
 
+// A workload per CI job, for months: the candidates stay bounded, and the ones forgotten are the
+// least costly, never one that could still enter the top-K soon.
+TEST(TopKRanking, ForgetsTheLeastCostlyCandidatesPastTheBound) {
+  TopKRanking ranking(1);
+  ranking.add("big", 1000);
+  ranking.add("second", 999);
+  for (size_t i = 0; i < TopKRanking::kMaxCandidates; ++i) {
+    ranking.add("job-" + std::to_string(i), i % 100);
+  }
+  ranking.rerank();
+  EXPECT_EQ(ranking.candidates(), TopKRanking::kMaxCandidates / 2);
+  EXPECT_EQ(ranking.label("big"), "big");
+  ranking.add("second", 2);  // 1001: still known, so it overtakes
+  ranking.rerank();
+  EXPECT_EQ(ranking.label("second"), "second");
+  EXPECT_EQ(ranking.label("big"), "other");
+}
+
 }  // namespace
 }  // namespace hucprof

@@ -165,18 +165,17 @@ TEST(WorkloadSamples, AWorkloadLeavingTheTopKEndsItsSeries) {
       << "back in the top-K, /job-1 resumes from what it had while named";
 }
 
-TEST(WorkloadSamples, DistinctWorkloadNamesAreBounded) {
+TEST(WorkloadSamples, AnEndedWorkloadsLabelSetsAreReleasedOnceNobodyHoldsThem) {
   StackInterner interner;
   const LabelsPtr base = interner.labels("udp_recvmsg", "recvfrom", "object", "");
-  for (size_t i = 0; i < StackInterner::kMaxWorkloads; ++i) {
-    EXPECT_EQ(interner.with_workload(base, "/job-" + std::to_string(i), "cgroup")->workload,
-              "/job-" + std::to_string(i));
-  }
-  const LabelsPtr over = interner.with_workload(base, "/one-too-many", "cgroup");
-  EXPECT_EQ(over->workload, StackInterner::kOverflowWorkload);
-  EXPECT_EQ(over->workload_kind, "");
-  EXPECT_EQ(interner.with_workload(base, "/job-7", "cgroup")->workload, "/job-7")
-      << "names already seen keep their name";
+  const size_t before = interner.label_sets();
+  LabelsPtr held = interner.with_workload(base, "/job-1", "cgroup");
+  for (int i = 2; i < 100; ++i) interner.with_workload(base, "/job-" + std::to_string(i), "cgroup");
+  EXPECT_EQ(interner.label_sets(), before + 99);
+  interner.release_unused();
+  EXPECT_EQ(interner.label_sets(), before + 1) << "only /job-1's, still held, and the base";
+  EXPECT_EQ(interner.with_workload(base, "/job-1", "cgroup"), held) << "still one pointer";
+  EXPECT_EQ(interner.with_workload(base, "/job-2", "cgroup")->workload, "/job-2");
 }
 
 }  // namespace

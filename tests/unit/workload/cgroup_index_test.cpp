@@ -26,6 +26,13 @@ struct FakeClock {
   }
 };
 
+// What on_gone heard, in order.
+struct GoneLog : std::vector<std::pair<uint64_t, std::string>> {
+  CgroupIndex::Gone hear() {
+    return [this](uint64_t id, const std::string& path) { emplace_back(id, path); };
+  }
+};
+
 TEST(CgroupIndex, MapsEachDirectorysInodeToItsPathBelowTheRoot) {
   TempTree tree;
   ASSERT_FALSE(tree.root().empty());
@@ -177,6 +184,73 @@ TEST(CgroupIndex, CgroupsBelowTheNamedDepthAreNamedAsTheirAncestorThere) {
   EXPECT_EQ(index.path_of(sibling), "/a/b/c");
   EXPECT_EQ(index.path_of(tree.inode("/a/b/c/d")), "/a/b/c");
   EXPECT_EQ(index.stats().entries, 7u);  // every one of them is indexed, and counts
+}
+
+// The kernel's reports (bpf/cgroup_names.bpf.c) between walks: a cgroup made is indexed at
+// once, without a walk; one removed leaves with its path, which on_gone hears first.
+TEST(CgroupIndex, ReportedCgroupsAreIndexedWithoutAWalkAndLeaveWithTheirPath) {
+  TempTree tree;
+  const uint64_t slice = tree.mkdirs("/system.slice");
+  FakeClock time;
+  GoneLog gone;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock(), .on_gone = gone.hear()});
+  index.refresh();
+  // Ids the tree does not hold: the index believes the report, as it believes the kernel.
+  index.made(1001, slice, "run-u7.service");
+  index.made(1002, 1001, "inner");
+  index.made(1003, 99999, "orphan");  // below a parent it never saw: left to a walk
+  EXPECT_EQ(index.path_of(1001), "/system.slice/run-u7.service");
+  EXPECT_EQ(index.path_of(1002), "/system.slice/run-u7.service/inner");
+  EXPECT_EQ(index.stats().walks, 1u) << "a reported cgroup is found without walking";
+  EXPECT_EQ(index.stats().learned, 2u);
+
+  index.removed(1002);
+  index.removed(1001);
+  index.removed(1001);  // twice: heard once
+  ASSERT_EQ(gone.size(), 2u);
+  EXPECT_EQ(gone[0],
+            std::make_pair(uint64_t{1002}, std::string("/system.slice/run-u7.service/inner")));
+  EXPECT_EQ(gone[1], std::make_pair(uint64_t{1001}, std::string("/system.slice/run-u7.service")));
+  time.now += 2s;
+  EXPECT_EQ(index.path_of(1001), std::nullopt) << "gone from the index (a walk does not find it)";
+}
+
+TEST(CgroupIndex, AWalkThatNoLongerFindsACgroupReportsItGoneWithItsPath) {
+  TempTree tree;
+  const uint64_t job = tree.mkdirs("/ci.slice/job-1.scope");
+  FakeClock time;
+  GoneLog gone;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock(), .on_gone = gone.hear()});
+  index.refresh();
+  std::filesystem::remove(tree.root() + "/ci.slice/job-1.scope");
+  index.refresh();
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0], std::make_pair(job, std::string("/ci.slice/job-1.scope")));
+}
+
+TEST(CgroupIndex, ReportedCgroupsBelowTheNamedDepthAreNamedAsTheWalkNamesThem) {
+  TempTree tree;
+  const uint64_t c = tree.mkdirs("/a/b/c");
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .max_named_depth = 3, .clock = time.clock()});
+  index.refresh();
+  index.made(501, c, "d");
+  index.made(502, 501, "e");
+  EXPECT_EQ(index.path_of(501), "/a/b/c");
+  EXPECT_EQ(index.path_of(502), "/a/b/c");
+  EXPECT_EQ(index.stats().walks, 1u);
+}
+
+TEST(CgroupIndex, AReportedCgroupWhoseParentLeftIsNoPartialPath) {
+  TempTree tree;
+  const uint64_t slice = tree.mkdirs("/x.slice");
+  FakeClock time;
+  CgroupIndex index({.root = tree.root(), .clock = time.clock()});
+  index.refresh();
+  index.made(701, slice, "y.scope");
+  index.made(702, 701, "z");
+  index.removed(701);  // its child's removal was never reported (a full ring)
+  EXPECT_EQ(index.path_of(702), std::nullopt) << "not \"/z\"";
 }
 
 TEST(CgroupIndex, AnUnreadableRootIsAnErrorInWords) {
