@@ -1471,7 +1471,7 @@ def hostile_dwarf_case(c, s, d, build_id):
         return c.record(s, name, SKIPPED, why)
     vmlinux = os.path.join(d, "hostile-vmlinux")
     try:
-        fx.build_hostile_vmlinux(vmlinux, build_id, kernel_text_bytes() + MiB, d, deep=500, long_inside=True)
+        fx.build_hostile_vmlinux(vmlinux, build_id, fx.kernel_text_bytes() + MiB, d, deep=500, long_inside=True)
     except (subprocess.SubprocessError, RuntimeError, OSError) as e:
         return c.record(s, name, SKIPPED, "cannot build the hostile vmlinux: %s" % e)
     out = os.path.join(d, "hostile.pb.gz")
@@ -1492,16 +1492,6 @@ def hostile_dwarf_case(c, s, d, build_id):
                printable_lines(report))
     c.record(s, name, WRONG if problem else ACCEPTED,
              problem or "record %.0f MiB, %.0f s; report read it back, printable" % (rss, seconds))
-
-
-def kernel_text_bytes():
-    found = {}
-    with open("/proc/kallsyms") as f:
-        for line in f:
-            addr, _, sym = line.split()[:3]
-            if sym in ("_stext", "_etext"):
-                found[sym] = int(addr, 16)
-    return found["_etext"] - found["_stext"]
 
 
 def debuginfod_servers(c):

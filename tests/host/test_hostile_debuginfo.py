@@ -62,17 +62,6 @@ def peak_rss_mib(pid):
     return 0
 
 
-def kernel_text_bytes():
-    """_etext - _stext of the running kernel, from kallsyms (root sees the addresses)."""
-    found = {}
-    with open("/proc/kallsyms") as f:
-        for line in f:
-            addr, _, name = line.split()[:3]
-            if name in ("_stext", "_etext"):
-                found[name] = int(addr, 16)
-    return found["_etext"] - found["_stext"]
-
-
 def strings_of(profile_gz):
     """The string table of a pprof file (Profile field 6), by the protobuf wire format."""
     data = gzip.decompress(profile_gz)
@@ -113,7 +102,7 @@ class HostileDebuginfo(unittest.TestCase):
         cls.build_id = fx.running_build_id()
         cls.tmp = tempfile.mkdtemp(prefix="hucprof-hostile-", dir=ARGS.workdir)
         # Every offset of the kernel's text falls into the chain.
-        cls.skip = kernel_text_bytes() + (1 << 20)
+        cls.skip = fx.kernel_text_bytes() + (1 << 20)
 
     def assert_profile_reads_back(self, path):
         with open(path, "rb") as f:

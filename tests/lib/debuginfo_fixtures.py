@@ -32,6 +32,18 @@ def running_build_id(notes="/sys/kernel/notes"):
     return None
 
 
+def kernel_text_bytes():
+    """_etext - _stext of the running kernel, from kallsyms (root sees the addresses): a hostile
+    vmlinux whose innermost function is larger covers every kernel text offset."""
+    found = {}
+    with open("/proc/kallsyms") as f:
+        for line in f:
+            addr, _, name = line.split()[:3]
+            if name in ("_stext", "_etext"):
+                found[name] = int(addr, 16)
+    return found["_etext"] - found["_stext"]
+
+
 def candidate_paths(release, build_id):
     """Every place below a --debuginfo.path DIR the search looks for vmlinux (docs/debuginfo.md),
     relative to DIR."""
