@@ -15,8 +15,10 @@ one of four classes:
                         campaign's own temporary directory (a device node replaced, say)
 
 Surfaces: flags, config files, web config files, HTTP requests (plain and TLS), signals to `run`
-and `record`, profile files for `report`, output paths of `record -o` and `report --flamegraph`.
-Bounded: about 500 inputs, each with a time limit and an address-space cap; loopback only;
+and `record`, profile files for `report`, output paths of `record -o` and `report --flamegraph`,
+debuginfo files, debuginfod servers on loopback, cgroup names (in cgroups the campaign makes and
+removes), `record` COMMANDs.
+Bounded: about 700 inputs, each with a time limit and an address-space cap; loopback only;
 everything it makes is in one temporary directory (device nodes included, made there with
 numbers no driver is expected to serve); the machine's own files and devices are never used as
 outputs. Signals and record need root and a kernel that allows perf events: without them those
@@ -30,6 +32,7 @@ Exit 0 when no input is `wrong` or `crash/hang/blow-up`, else 1 with every such 
 
 import argparse
 import collections
+import ctypes.util
 import json
 import os
 import resource
@@ -46,6 +49,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import debuginfo_fixtures as fx  # noqa: E402
+import hucprof_testlib as t  # noqa: E402
 import pprof_files  # noqa: E402
 import web_fixtures as wf  # noqa: E402
 
@@ -101,12 +106,12 @@ def one_clean_line(text):
     return True, decoded.strip()
 
 
-def run_cli(words, timeout=CLI_SECONDS, stdin=subprocess.DEVNULL, rss_mib=CLI_RSS_MIB, cwd=None):
+def run_cli(words, timeout=CLI_SECONDS, stdin=subprocess.DEVNULL, rss_mib=CLI_RSS_MIB, cwd=None, env=None):
     """(rc, stdout bytes, stderr bytes, peak RSS MiB, seconds, timed out)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         proc = subprocess.Popen([ARGS.hucprof] + list(words), stdout=out, stderr=err, stdin=stdin,
-                                preexec_fn=limit_memory, cwd=cwd or ARGS.cwd)
+                                preexec_fn=limit_memory, cwd=cwd or ARGS.cwd, env=env)
         timed_out = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -204,7 +209,8 @@ def flags(c):
                                          os.path.join(c.workdir, "never.pb.gz"), "--",
                                          "/no/such/command"] if os.geteuid() == 0 else
            ["record", "-o", PROBE_OUTPUT, "--", "/no/such/command"])
-    reject("report without file", ["report"], "missing FILE")
+    # FILE defaults to usercopy.pb.gz, as perf report reads perf.data; there is none in the cwd.
+    reject("report without file", ["report"], "usercopy.pb.gz: No such file")
     reject("empty -o", ["record", "-o", ""], "empty path")
     reject("empty --flamegraph", ["report", "--flamegraph", "", "x"], "empty path")
     numbers = {"--sample-frequency": (1, 1000), "--top-k": (1, 1000),
@@ -874,19 +880,22 @@ def socket_count(pid):
 # -------------------------------------------------------------------------------------- signals
 
 def can_record():
-    """Whether `record` can attach here (root and perf events): signals to a real run."""
-    if os.geteuid() != 0:
-        return "not root"
-    r = subprocess.run([ARGS.hucprof, "record", "--mode", "sample", "--duration", "1s", "-o",
-                        os.path.join(ARGS.workdir_for_probe, "probe.pb.gz")], capture_output=True,
-                       text=True, timeout=120)
-    return None if r.returncode == 0 else "record cannot attach here: " + r.stderr.strip()[-200:]
+    """Why `record` cannot attach here (not root, no perf events), None when it can; asked once."""
+    if ARGS.can_record is None:
+        if os.geteuid() != 0:
+            ARGS.can_record = "not root"
+        else:
+            r = subprocess.run([ARGS.hucprof, "record", "--mode", "sample", "--duration", "1s", "-o",
+                                os.path.join(ARGS.workdir_for_probe, "probe.pb.gz")], capture_output=True,
+                               text=True, timeout=120)
+            ARGS.can_record = "" if r.returncode == 0 else "record cannot attach here: " + r.stderr.strip()[-200:]
+    return ARGS.can_record or None
 
 
 class Run:
     """`hucprof run --mode sample` on a free loopback port, its log in a file."""
 
-    def __init__(self, workdir, extra=()):
+    def __init__(self, workdir, extra=(), env=None):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -894,7 +903,8 @@ class Run:
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen([ARGS.hucprof, "run", "--mode", "sample", "--interval", "500ms",
                                       "--web.listen-address", "127.0.0.1:%d" % self.port] + list(extra),
-                                     stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL,
+                                     env=env)
 
     def text(self):
         if not self.log.closed:
@@ -1130,7 +1140,23 @@ def report_files(c):
     reject("wrong_value_count.pb", small + pprof_files.field(2, pprof_files.packed(1, [1]) +
                                                              pprof_files.packed(2, [1])), "values for 2")
     reject("group_wire_type.pb", b"\x0b\x0c", "not a pprof profile")
-    reject("huge_length.pb", b"\x12\xff\xff\xff\xff\x0f", "not a pprof profile")
+    reject("huge_length.pb", b"\x12\xff\xff\xff\xff\x0f", "more than the 65536 hucprof reads")
+    # D7: a field outside pprof's schema is skipped as it streams by; past the inflated bound, refused.
+    accept("unknown_field_200MiB.pb.gz", pprof_files.gzipped_with_unknown_field(small, 200 * MiB))
+    reject("unknown_field_1GiB.pb.gz", pprof_files.gzipped_with_unknown_field(small, 1 << 30),
+           "inflates to more than 256 MiB")
+    # D9: three samples of INT64_MAX: their sum is refused, not wrapped.
+    int64_max = pprof_files.field(2, pprof_files.packed(1, [1]) + pprof_files.packed(2, [2 ** 63 - 1, 1]))
+    reject("int64_max_sums.pb", small + int64_max * 3, "add up to more than 9223372036854775807")
+    # D8: a string that is not UTF-8: hucprof's one line, not libprotobuf's log before it.
+    reject("invalid_utf8_string.pb", small + pprof_files.field(6, b"\xff\xfe\xc3("), "UTF-8")
+    # D6: names that would retitle a terminal or break the SVG: printed as \xNN.
+    hostile = file_of("hostile_names.pb.gz", pprof_files.gzipped(pprof_files.hostile_profile()))
+    cli_case(c, s, "hostile_names.pb.gz", ["report", hostile], 0, accept=True,
+             check=lambda: printable_report(hostile))
+    svg = os.path.join(d, "hostile.svg")
+    cli_case(c, s, "hostile_names.pb.gz --flamegraph", ["report", hostile, "--flamegraph", svg], 0, accept=True,
+             check=lambda: well_formed_svg(svg))
     reject("/dev/zero", None, "not a regular file")
     fifo = os.path.join(d, "fifo.pb.gz")
     os.mkfifo(fifo)
@@ -1140,6 +1166,25 @@ def report_files(c):
     loop = os.path.join(d, "loop.pb.gz")
     os.symlink(loop, loop)
     reject(loop, None, "Too many levels of symbolic links")
+
+
+def printable_report(path):
+    """What `report` prints of hostile names: printable, the escapes in place."""
+    out = subprocess.run([ARGS.hucprof, "report", path], capture_output=True, timeout=CLI_SECONDS).stdout
+    problem = printable_lines(out)
+    if problem:
+        return problem
+    missing = [v for v in pprof_files.SHOWN.values() if v not in out.decode()]
+    return "not shown escaped: %r" % missing if missing else None
+
+
+def well_formed_svg(path):
+    import xml.etree.ElementTree as ET
+    try:
+        ET.parse(path)
+    except ET.ParseError as e:
+        return "the SVG is not well-formed XML: %s" % e
+    return None
 
 
 def zero_bomb(prefix, size):
@@ -1236,8 +1281,12 @@ def output_paths(c):
                 ("console", stat.S_IFCHR, 5, 1, "is a terminal"),
                 ("local", stat.S_IFCHR, 240, 0, "is a character device (240:0)")):
             path = node(name, kind, major, minor)
-            flame("a %s node" % name, path, 2, says)
+            # A terminal takes the flame graph (text), as `cat` writes into one: tried on the
+            # campaign's own pseudo-terminal below, never on a node of the machine's.
+            if says != "is a terminal":
+                flame("a %s node" % name, path, 2, says)
             rec("a %s node" % name, path, says)
+        own_terminal(c, s, profile)
         via = os.path.join(d, "via.svg")
         os.symlink(os.path.join(d, "block"), via)
         flame("symlink to a block node", via, 2, "leads to a block device")
@@ -1253,11 +1302,510 @@ def output_paths(c):
              "changed %s, left %s" % (changed, left))
 
 
+# ------------------------------------------------------------------------- debuginfo, debuginfod
+
+def own_terminal(c, s, profile):
+    """report --flamegraph into a pseudo-terminal the campaign opened: written (text), and what
+    arrives at the other end is the SVG; record -o into it is refused (binary)."""
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    got = []
+
+    def drain():
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            got.append(chunk)
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        cli_case(c, s, "--flamegraph the campaign's own pty", ["report", "--flamegraph", path, profile], 0,
+                 accept=True, check=lambda: None if b"<svg" in b"".join(got) or wait_svg(got) else
+                 "the terminal got no SVG")
+        cli_case(c, s, "record -o the campaign's own pty", ["record", "--duration", "1s", "-o", path], 2,
+                 "is a terminal")
+    finally:
+        os.close(slave)
+        os.close(master)
+        reader.join(5)
+
+
+def wait_svg(got, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if b"</svg>" in b"".join(got):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def printable_lines(text):
+    """None when every line of `text` is UTF-8 without a control character, else what is wrong."""
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    for c in decoded:
+        if (ord(c) < 0x20 and c not in "\n") or 0x7f <= ord(c) < 0xa0:
+            return "a control character: %r" % decoded[max(0, decoded.index(c) - 60):decoded.index(c) + 20]
+    return None
+
+
+def doctor_baseline(env=None):
+    """doctor's exit code with no debuginfo: the verdict on `run`, which no debuginfo changes."""
+    if ARGS.doctor_rc is None:
+        empty = os.path.join(ARGS.workdir_for_probe, "no-debuginfo")
+        os.makedirs(empty, exist_ok=True)
+        ARGS.doctor_rc = run_cli(["doctor", "--debuginfo.path", empty])[0]
+    return ARGS.doctor_rc
+
+
+def doctor_case(c, surface, name, words, says, env=None, timeout=CLI_SECONDS, accepted=False):
+    """`doctor WORDS`: its usual exit code, its report printable, `says` in it (a string, or a
+    function of the report returning what is wrong); bounded in time and memory."""
+    baseline = doctor_baseline()
+    rc, out, err, rss, seconds, timed_out = run_cli(["doctor"] + words, timeout, env=env)
+    bad = harm(rc, rss, timed_out, CLI_RSS_MIB)
+    if bad:
+        return c.record(surface, name, CRASH, bad)
+    detail = "rc %d, %.0f MiB, %.2f s" % (rc, rss, seconds)
+    problem = printable_lines(out) or printable_lines(err)
+    if rc != baseline:
+        problem = "exit %d, doctor without debuginfo exits %d" % (rc, baseline)
+    report = out.decode(errors="replace")
+    if not problem:
+        problem = says(report) if callable(says) else (None if says in report else "no %r in the report" % says)
+    if problem:
+        return c.record(surface, name, WRONG, problem[:300])
+    c.record(surface, name, ACCEPTED if accepted else REJECTED, detail)
+
+
+def debuginfo_files(c):
+    """Files where the debuginfo search looks: anything but a regular file is named and never
+    opened, a file is bounded (4 GiB, 1 GiB inflated), a foreign or broken one refused; and a
+    vmlinux with the running kernel's build-id whose DWARF is hostile, recorded under a flood."""
+    s = "debuginfo"
+    build_id = fx.running_build_id()
+    if build_id is None:
+        return c.record(s, "debuginfo search", SKIPPED, "the running kernel's build-id is unreadable")
+    release = os.uname().release
+    d = os.path.join(c.workdir, "debuginfo")
+    os.makedirs(d)
+    count = [0]
+
+    def place(relative, make):
+        """A directory for --debuginfo.path with `make(path)` done at DIR/relative."""
+        count[0] += 1
+        top = os.path.join(d, "d%d" % count[0])
+        path = os.path.join(top, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make(path)
+        return top, path
+
+    for relative in fx.candidate_paths(release, build_id):
+        top, path = place(relative, os.mkfifo)
+        doctor_case(c, s, "FIFO at " + relative.replace(release, "R").replace(build_id[2:], "ID"),
+                    ["--debuginfo.path", top], "%s: cannot be read: not a regular file" % path)
+    boot = "boot/vmlinux-" + release
+    fifo = os.path.join(d, "vmlinux.fifo")
+    os.mkfifo(fifo)
+    doctor_case(c, s, "--debuginfo.path FIFO", ["--debuginfo.path", fifo], "not a regular file")
+    doctor_case(c, s, "--debuginfo.path /dev/zero", ["--debuginfo.path", "/dev/zero"], "not a regular file")
+    config = os.path.join(d, "fifo.yaml")
+    with open(config, "w") as f:
+        f.write("debuginfo:\n  path: %s\n" % fifo)
+    doctor_case(c, s, "config debuginfo.path: FIFO", ["--config", config], "not a regular file")
+
+    def sparse(size):
+        def make(path):
+            with open(path, "wb") as f:
+                f.truncate(size)
+        return make
+
+    def copy_head(n):
+        def make(path):
+            with open("/proc/self/exe", "rb") as src, open(path, "wb") as f:
+                f.write(src.read(n))
+        return make
+
+    def write(data):
+        def make(path):
+            with open(path, "wb") as f:
+                f.write(data)
+        return make
+
+    for name, make, says in (
+            ("link to /dev/zero", lambda p: os.symlink("/dev/zero", p), "not a regular file"),
+            ("link to /dev/null", lambda p: os.symlink("/dev/null", p), "not a regular file"),
+            ("link loop", lambda p: os.symlink(p, p), "link"),
+            ("a directory", os.mkdir, "vmlinux"),
+            ("a socket", lambda p: socket.socket(socket.AF_UNIX).bind(p), "not a regular file"),
+            ("sparse 5 GiB", sparse(5 << 30), "larger than 4294967296 bytes"),
+            ("sparse 3 GiB of zeros", sparse(3 << 30), "not an ELF file"),
+            ("empty file", sparse(0), "vmlinux"),
+            ("64 bytes of an ELF header", copy_head(64), "vmlinux"),
+            ("4 KiB of an ELF file", copy_head(4096), "vmlinux"),
+            ("an ELF without DWARF, another build-id", lambda p: shutil.copy("/proc/self/exe", p), "vmlinux"),
+            ("ELF magic, then zeros", write(b"\x7fELF\x02\x01\x01" + b"\0" * 8192), "vmlinux")):
+        top, path = place(boot, make)
+        doctor_case(c, s, "%s at boot/vmlinux-R" % name, ["--debuginfo.path", top], says)
+    # A path of control bytes and invalid UTF-8 (D11): printed as \xNN.
+    odd = os.path.join(os.fsencode(d), b"odd\x1b]0;t\x07\xff")
+    os.makedirs(odd)
+    doctor_case(c, s, "a directory named with ESC, BEL, \\xff", ["--debuginfo.path", odd], "odd\\x1b]0;t\\x07\\xff")
+    hostile_dwarf_case(c, s, d, build_id)
+
+
+def hostile_dwarf_case(c, s, d, build_id):
+    """D5: tests/lib/hostile_dwarf.py's vmlinux (a 4 MiB inline name, control bytes, invalid
+    UTF-8, a 500-level inline chain) with the running kernel's build-id, so every kernel address
+    falls into it; `record` under a UDP flood, then `report` of what it wrote."""
+    name = "record, vmlinux with hostile DWARF, under a flood"
+    why = can_record() or (None if shutil.which("gcc") else "no gcc") or (
+        None if ARGS.flood else "no --flood (build/tests/tools/huc_udp_flood)")
+    if why:
+        return c.record(s, name, SKIPPED, why)
+    vmlinux = os.path.join(d, "hostile-vmlinux")
+    try:
+        fx.build_hostile_vmlinux(vmlinux, build_id, fx.kernel_text_bytes() + MiB, d, deep=500, long_inside=True)
+    except (subprocess.SubprocessError, RuntimeError, OSError) as e:
+        return c.record(s, name, SKIPPED, "cannot build the hostile vmlinux: %s" % e)
+    out = os.path.join(d, "hostile.pb.gz")
+    rc, _, err, rss, seconds, timed_out = run_cli(
+        ["record", "--mode", "sample", "-F", "499", "--interval", "1s", "--debuginfo.path", vmlinux,
+         "-o", out, "--", ARGS.flood, "--seconds", "4", "--payload", "64"], timeout=120)
+    bad = harm(rc, rss, timed_out, 200)
+    if bad:
+        return c.record(s, name, CRASH, bad)
+    log = err.decode(errors="replace")
+    if rc != 0 or "debuginfo: %s (build-id" % vmlinux not in log:
+        return c.record(s, name, WRONG, "exit %d: %s" % (rc, log.strip()[-200:]))
+    rc2, report, err2, rss2, _, timed_out2 = run_cli(["report", out])
+    bad = harm(rc2, rss2, timed_out2, CLI_RSS_MIB)
+    if bad:
+        return c.record(s, name, CRASH, "report: " + bad)
+    problem = ("report exits %d: %s" % (rc2, err2.decode(errors="replace").strip()[-160:]) if rc2 else
+               printable_lines(report))
+    c.record(s, name, WRONG if problem else ACCEPTED,
+             problem or "record %.0f MiB, %.0f s; report read it back, printable" % (rss, seconds))
+
+
+def debuginfod_servers(c):
+    """A debuginfod server on loopback that misbehaves (tests/lib/debuginfo_fixtures.py), asked by
+    doctor for the running kernel's build-id: each ends in one line saying why, within the
+    download's bounds (shortened by DEBUGINFOD_TIMEOUT/MAXTIME where waiting them out would be
+    minutes); and SIGTERM to `run` during a download."""
+    s = "debuginfod"
+    names = ["silent", "trickle", "huge", "headers", "garbage", "notelf", "missing", "closed port",
+             "cache is a FIFO", "cache is a file", "URLs of garbage", "run: SIGTERM while it trickles"]
+    why = None if fx.running_build_id() else "the running kernel's build-id is unreadable"
+    why = why or (None if ctypes.util.find_library("debuginfod") else "libdebuginfod.so.1 is not installed")
+    if why:
+        for name in names:
+            c.record(s, name, SKIPPED, why)
+        return
+    d = os.path.join(c.workdir, "debuginfod")
+    empty = os.path.join(d, "empty")
+    os.makedirs(empty)
+    count = [0]
+
+    def env_for(url, **extra):
+        count[0] += 1
+        env = dict(os.environ, DEBUGINFOD_URLS=url, DEBUGINFOD_CACHE_PATH=os.path.join(d, "cache%d" % count[0]))
+        for key in ("DEBUGINFOD_MAXTIME", "DEBUGINFOD_TIMEOUT", "DEBUGINFOD_MAXSIZE", "DEBUGINFOD_VERBOSE"):
+            env.pop(key, None)
+        env.update(extra)
+        return env
+
+    def one_line(says):
+        def check(report):
+            lines = [l.strip() for l in report.splitlines() if l.strip().startswith("debuginfod: ")]
+            if len(lines) != 1:
+                return "%d debuginfod lines: %r" % (len(lines), lines)
+            if "vmlinux                yes" in report:
+                return "a vmlinux was accepted"
+            return None if says in lines[0] else "%r lacks %r" % (lines[0], says)
+        return check
+
+    words = ["--debuginfo.path", empty, "--debuginfo.debuginfod"]
+    for mode, extra, says in (
+            ("silent", {"DEBUGINFOD_TIMEOUT": "3"}, "0 bytes arrived in 3 s"),
+            ("trickle", {"DEBUGINFOD_MAXTIME": "4"}, "the deadline of a download"),
+            ("huge", {}, "more than the 4096 MiB hucprof takes"),
+            ("headers", {"DEBUGINFOD_TIMEOUT": "3"}, "gave up"),
+            ("garbage", {}, "build-id"),
+            ("notelf", {}, "not an ELF file"),
+            ("missing", {}, "has build-id")):
+        with fx.FakeDebuginfod(mode) as server:
+            doctor_case(c, s, mode, words, one_line(says), env=env_for(server.url, **extra))
+    doctor_case(c, s, "closed port", words, one_line("build-id"), env=env_for("http://127.0.0.1:%d" % closed_port()))
+    fifo = os.path.join(d, "cache.fifo")
+    os.mkfifo(fifo)
+    plain = os.path.join(d, "cache.file")
+    open(plain, "w").close()
+    for name, cache, says in (("cache is a FIFO", fifo, "is a FIFO, not a directory"),
+                              ("cache is a file", plain, "is a regular file, not a directory")):
+        doctor_case(c, s, name, words, one_line(says),
+                    env=env_for("http://127.0.0.1:%d" % closed_port(), DEBUGINFOD_CACHE_PATH=cache))
+    doctor_case(c, s, "URLs of garbage", words, one_line("build-id"),
+                env=env_for(" ::: \x01 http://[::1 " + "x" * 5000))
+    run_stops_during_download(c, s, env_for, empty)
+
+
+def closed_port():
+    """A loopback port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_stops_during_download(c, s, env_for, empty):
+    """Issue 37 item 1: SIGTERM while libdebuginfod downloads (a server trickling, the flood's
+    first call sites having started the download) stops `run` as always."""
+    name = "run: SIGTERM while it trickles"
+    why = can_record() or (None if ARGS.flood else "no --flood")
+    if why:
+        return c.record(s, name, SKIPPED, why)
+    with fx.FakeDebuginfod("trickle") as server:
+        daemon = Run(c.workdir, ["--debuginfo.path", empty, "--debuginfo.debuginfod"], env=env_for(server.url))
+        flood = subprocess.Popen([ARGS.flood, "--seconds", "60", "--payload", "64"], stdout=subprocess.DEVNULL)
+        try:
+            asked = fx.wait_for(lambda: server.requests > 0 or daemon.proc.poll() is not None, 60)
+            time.sleep(1)
+            sent = time.monotonic()
+            daemon.proc.send_signal(signal.SIGTERM)
+            rc = daemon.finish(20)
+            took = time.monotonic() - sent
+        finally:
+            flood.kill()
+            flood.wait()
+    if not asked:
+        return c.record(s, name, WRONG, "the server was not asked: " + daemon.text()[-200:])
+    if rc is None:
+        return c.record(s, name, CRASH, "still running 20 s after SIGTERM")
+    ok = rc == 0 and "received SIGTERM, detaching" in daemon.text()
+    c.record(s, name, ACCEPTED if ok else WRONG, "exit %s %.2f s after SIGTERM" % (rc, took))
+
+
+# ------------------------------------------------------------------------------- cgroup names
+
+# Each with a marker of its own (hcN) that shows whatever the escaping does to the rest.
+CGROUP_NAMES = (
+    ("ESC ] 0 ; title BEL", b"hc1-\x1b]0;pwned\x07x"),
+    ("a tab and DEL (the kernel refuses a line break)", b"hc2-tab\there\x7fx"),
+    ("quote, backslash, braces", b'hc3-q"b\\c{d}=e,f'),
+    ("invalid UTF-8", b"hc4-bad\xff\xfe\xc3("),
+    ("C1 CSI, RLO", "hc5-c1\u009b2J\u202erlo".encode()),
+    ("255 bytes", b"n" * 251 + b"-hc6"),  # the tail is what a long name keeps
+    ("40 levels of 120 bytes, past PATH_MAX", None),
+)
+
+
+def cgroup_names(c):
+    """Cgroups the campaign makes under the unified hierarchy, with names a tenant may choose,
+    each holding a UDP flood while `run --mode sample` attributes it; /metrics read by
+    Prometheus' parser, every label printable and at most 1 KiB; the cgroups removed after."""
+    s = "cgroup_names"
+    why = can_record() or (None if ARGS.flood else "no --flood")
+    root = unified_root()
+    why = why or (None if root else "no writable cgroup2 hierarchy")
+    if why:
+        for name, _ in CGROUP_NAMES:
+            c.record(s, name, SKIPPED, why)
+        return
+    mine = os.path.join(root, "hucprof-campaign-%d" % os.getpid())
+    os.mkdir(mine)
+    made = [(None, mine)]  # (directory descriptor or None, name): removed in reverse
+    opened = []
+    daemon = Run(c.workdir, ["--sample-frequency", "499"])
+    try:
+        if not daemon.wait_for("serving metrics on", 60):
+            return c.record(s, "run starts", CRASH, daemon.text()[-300:])
+        for name, leaf in CGROUP_NAMES:
+            if leaf is None:
+                # Past PATH_MAX no path reaches it: each level is made relative to the one above.
+                parent = os.open(mine, os.O_RDONLY | os.O_DIRECTORY)
+                opened.append(parent)
+                for level in range(40):
+                    step = b"%03d" % level + b"p" * 117
+                    os.mkdir(step, dir_fd=parent)
+                    made.append((parent, step))
+                    parent = os.open(step, os.O_RDONLY | os.O_DIRECTORY, dir_fd=parent)
+                    opened.append(parent)
+                procs = os.open(b"cgroup.procs", os.O_WRONLY, dir_fd=parent)
+                marker = "p" * 40
+            else:
+                path = os.path.join(os.fsencode(mine), leaf)
+                try:
+                    os.mkdir(path)
+                except OSError as e:
+                    # The kernel refuses some names itself (a line break: EINVAL).
+                    c.record(s, name, SKIPPED, "the kernel refuses the name: %s" % e.strerror)
+                    continue
+                made.append((None, path))
+                procs = os.open(os.path.join(path, b"cgroup.procs"), os.O_WRONLY)
+                marker = leaf[-4:].decode() if leaf.endswith(b"-hc6") else leaf[:4].decode()
+            flood = subprocess.Popen([ARGS.flood, "--seconds", "3", "--payload", "64"], stdout=subprocess.DEVNULL)
+            try:
+                os.write(procs, str(flood.pid).encode())
+            finally:
+                os.close(procs)
+            flood.wait(timeout=60)
+            time.sleep(1.2)  # two drains
+            cgroup_case(c, s, name, daemon, marker)
+    finally:
+        daemon.proc.send_signal(signal.SIGTERM)
+        rc = daemon.finish()
+        for fd, path in reversed(made):
+            remove_cgroup(path, fd)
+        for fd in opened:
+            os.close(fd)
+        left = os.path.exists(mine)
+        c.record(s, "stop, cgroups removed", ACCEPTED if rc == 0 and not left else WRONG,
+                 "exit %s, %s" % (rc, "cgroups left" if left else "%d cgroups made and removed" % len(made)))
+
+
+def remove_cgroup(path, dir_fd=None):
+    for _ in range(50):
+        try:
+            os.rmdir(path, dir_fd=dir_fd)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)  # the kernel counts a cgroup empty a moment after its last task left
+
+
+def unified_root():
+    """The writable cgroup2 mount, as /proc/self/mounts names it."""
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == "cgroup2" and "rw" in fields[3].split(",") and os.access(fields[1], os.W_OK):
+                return fields[1].replace("\\040", " ")
+    return None
+
+
+def cgroup_case(c, s, name, daemon, marker):
+    answer = exchange(daemon.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout=10)
+    if daemon.proc.poll() is not None or answer is None or not answer.startswith(b"HTTP/1.1 200"):
+        return c.record(s, name, CRASH, "no 200 from /metrics: %r" % (answer or b"")[:100])
+    body = answer.split(b"\r\n\r\n", 1)[1]
+    if b"chunked" in answer.split(b"\r\n\r\n", 1)[0].lower():
+        body = unchunk(body)
+    try:
+        text = body.decode("utf-8")
+        families = list(t.parse_metrics(text))
+    except (UnicodeDecodeError, ValueError) as e:
+        return c.record(s, name, WRONG, "the page does not parse: %s" % e)
+    workloads = []
+    for _, labels, _ in families:
+        for value in labels.values():
+            if len(value.encode()) > 1024 or any(ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0 for ch in value):
+                return c.record(s, name, WRONG, "label value %r" % value[:100])
+        if "workload" in labels:
+            workloads.append(labels["workload"])
+    seen = [w for w in workloads if marker in w]
+    c.record(s, name, ACCEPTED if seen else WRONG,
+             ("workload %r" % seen[0][-80:]) if seen else "the flood's cgroup is not among %d workloads" % len(workloads))
+
+
+def unchunk(body):
+    out, at = b"", 0
+    while True:
+        end = body.index(b"\r\n", at)
+        size = int(body[at:end].split(b";")[0], 16)
+        if size == 0:
+            return out
+        out += body[end + 2:end + 2 + size]
+        at = end + 2 + size + 2
+
+
+# ------------------------------------------------------------------------------ record commands
+
+def record_commands(c):
+    """COMMANDs given to `record` (D10 and what is next to it)."""
+    s = "record_commands"
+    names = ["--only-command, a child outlives it", "--only-command, three children outlive it",
+             "a COMMAND that does not exist", "a directory as COMMAND", "a COMMAND that is not executable",
+             "a COMMAND named with ESC and BEL", "a COMMAND of 100 KB", "a COMMAND killed by SIGSEGV"]
+    why = can_record()
+    if why:
+        for name in names:
+            c.record(s, name, SKIPPED, why)
+        return
+    d = os.path.join(c.workdir, "commands")
+    os.makedirs(d)
+    out = os.path.join(d, "out.pb.gz")
+    root = unified_root()
+    for name, children in ((names[0], 1), (names[1], 3)):
+        # Each child a shell named by $0 (so it can be found), sleeping past the recording.
+        tag = "campaign-child-%d-%d" % (os.getpid(), children)
+        script = "for i in %s; do sh -c 'sleep 8; :' %s & done; exit 0" % (" ".join(["x"] * children), tag)
+        rc, _, err, rss, seconds, timed_out = run_cli(
+            ["record", "--mode", "sample", "--only-command", "-o", out, "--", "sh", "-c", script], timeout=60)
+        bad = harm(rc, rss, timed_out, CLI_RSS_MIB * 2)
+        alive = pids_with_arg(tag)
+        left = [e for e in os.listdir(root) if e.startswith("hucprof-record-")] if root else []
+        for pid in alive:
+            os.kill(pid, signal.SIGKILL)
+        if bad:
+            c.record(s, name, CRASH, bad)
+            continue
+        log = err.decode(errors="replace")
+        problem = None
+        if rc != 0:
+            problem = "exit %d: %s" % (rc, log.strip()[-160:])
+        elif len(alive) != children:
+            problem = "%d of %d children still run" % (len(alive), children)
+        elif left:
+            problem = "cgroups left: %s" % left
+        elif "outlived it" not in log:
+            problem = "no line says the children were moved out"
+        c.record(s, name, WRONG if problem else ACCEPTED,
+                 problem or "exit 0, %d children alive, moved out, no cgroup left" % children)
+    directory = os.path.join(d, "adir")
+    os.mkdir(directory)
+    plain = os.path.join(d, "not-executable")
+    open(plain, "w").close()
+    for name, command, says in ((names[2], ["/nonexistent/command"], "/nonexistent/command"),
+                                (names[3], [directory], directory),
+                                (names[4], [plain], plain),
+                                (names[5], [os.path.join(d, "cmd\x1b]0;t\x07")], "cmd\\x1b]0;t\\x07"),
+                                (names[6], ["/" + "c" * 100000], "cccc")):
+        cli_case(c, s, name, ["record", "--mode", "sample", "-o", out, "--"] + command, 2, says)
+    rc, _, err, rss, seconds, timed_out = run_cli(
+        ["record", "--mode", "sample", "-o", out, "--", "sh", "-c", "kill -SEGV $$"], timeout=60)
+    bad = harm(rc, rss, timed_out, CLI_RSS_MIB * 2)
+    log = err.decode(errors="replace")
+    ok = not bad and rc == 0 and "wrote " in log
+    c.record(s, names[7], CRASH if bad else (ACCEPTED if ok else WRONG),
+             bad or "exit %d: %s" % (rc, log.strip().splitlines()[-1][-120:] if log.strip() else ""))
+
+
+def pids_with_arg(arg):
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % entry, "rb") as f:
+                    if arg.encode() in f.read().split(b"\0"):
+                        pids.append(int(entry))
+            except OSError:
+                pass
+    return pids
+
+
 # ------------------------------------------------------------------------------------------ main
 
 SURFACES = (("flags", flags), ("config", config_files), ("web_config", web_configs),
             ("http", http_requests), ("signals", signals), ("report_files", report_files),
-            ("output_paths", output_paths))
+            ("output_paths", output_paths), ("debuginfo", debuginfo_files), ("debuginfod", debuginfod_servers),
+            ("cgroup_names", cgroup_names), ("record_commands", record_commands))
 
 
 def main():
@@ -1265,10 +1813,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--hucprof", required=True)
     p.add_argument("--web-serve", required=True)
+    p.add_argument("--flood", help="build/tests/tools/huc_udp_flood: load for the debuginfo, debuginfod and "
+                                   "cgroup cases that need call sites (without it they are skipped)")
     p.add_argument("--only", help="comma-separated surfaces: " + ",".join(n for n, _ in SURFACES))
     p.add_argument("--json", help="write the counts and every case here")
     ARGS = p.parse_args()
     ARGS.hucprof, ARGS.web_serve = os.path.abspath(ARGS.hucprof), os.path.abspath(ARGS.web_serve)
+    ARGS.flood = os.path.abspath(ARGS.flood) if ARGS.flood else None
+    ARGS.can_record = ARGS.doctor_rc = None
     missing = wf.missing_tools()
     if missing:
         print("SKIP: missing %s (scripts/install-deps.sh installs them)" % ", ".join(missing))

@@ -10,11 +10,16 @@ kernel, under a real UDP flood, with debuginfo nobody should trust.
   control bytes and invalid UTF-8, a 500-level chain (record grew to 600 MB), names over 1 KiB
   (profiles `hucprof report` refused). Now every label is at most 512 bytes of printable UTF-8
   (Prometheus' own parser reads the page), the profiles read back, and memory stays bounded.
+- A debuginfod server on loopback that trickles the running kernel's debuginfo or says nothing,
+  asked by `run` and `record` once the first call sites come in: SIGTERM during that download
+  ends them with exit 0 and their own stop line, the deadline of 10 minutes not waited for.
 """
 
+import ctypes.util
 import gzip
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,23 +49,17 @@ def get_bytes(url):
         return r.read()
 
 
+def text_of(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
 def peak_rss_mib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return 0
-
-
-def kernel_text_bytes():
-    """_etext - _stext of the running kernel, from kallsyms (root sees the addresses)."""
-    found = {}
-    with open("/proc/kallsyms") as f:
-        for line in f:
-            addr, _, name = line.split()[:3]
-            if name in ("_stext", "_etext"):
-                found[name] = int(addr, 16)
-    return found["_etext"] - found["_stext"]
 
 
 def strings_of(profile_gz):
@@ -103,7 +102,7 @@ class HostileDebuginfo(unittest.TestCase):
         cls.build_id = fx.running_build_id()
         cls.tmp = tempfile.mkdtemp(prefix="hucprof-hostile-", dir=ARGS.workdir)
         # Every offset of the kernel's text falls into the chain.
-        cls.skip = kernel_text_bytes() + (1 << 20)
+        cls.skip = fx.kernel_text_bytes() + (1 << 20)
 
     def assert_profile_reads_back(self, path):
         with open(path, "rb") as f:
@@ -192,6 +191,96 @@ class HostileDebuginfo(unittest.TestCase):
         self.assertIn(b"d29", strings)
         self.assertNotIn(b"d30", strings)
         self.assertIn(LONG_NAME_CUT.encode(), strings)
+
+
+class StopDuringDebuginfod(unittest.TestCase):
+    """SIGTERM while libdebuginfod is downloading: the daemon stops as it does otherwise."""
+
+    # A hang here would be the 10 minutes of DEBUGINFOD_MAXTIME; the stop takes about a second.
+    STOP_WITHIN = 20
+
+    def setUp(self):
+        if not ctypes.util.find_library("debuginfod"):
+            self.skipTest("libdebuginfod.so.1 is not installed (Debian: libdebuginfod1)")
+        self.tmp = tempfile.mkdtemp(prefix="hucprof-debuginfod-", dir=ARGS.workdir)
+        self.empty = os.path.join(self.tmp, "empty")
+        os.mkdir(self.empty)
+
+    def environment(self, url):
+        env = dict(os.environ, DEBUGINFOD_URLS=url,
+                   DEBUGINFOD_CACHE_PATH=os.path.join(self.tmp, "cache"))
+        for name in ("DEBUGINFOD_MAXTIME", "DEBUGINFOD_TIMEOUT", "DEBUGINFOD_MAXSIZE"):
+            env.pop(name, None)
+        return env
+
+    def stop_during_download(self, mode, words, log_name):
+        """Starts hucprof WORDS asking a FakeDebuginfod(MODE), floods until the server was
+        asked, sends SIGTERM a second later; the exit code and the log."""
+        log_path = os.path.join(ARGS.workdir, log_name)
+        with fx.FakeDebuginfod(mode) as server, open(log_path, "w") as log:
+            proc = subprocess.Popen([ARGS.hucprof] + words +
+                                    ["--mode", "sample", "--interval", "1s", "--debuginfo.path",
+                                     self.empty, "--debuginfo.debuginfod"],
+                                    stdout=log, stderr=subprocess.STDOUT,
+                                    env=self.environment(server.url))
+            # The first call sites' lookups start the download.
+            flood = subprocess.Popen(flood_cmd(60), stdout=subprocess.DEVNULL)
+            try:
+                asked = fx.wait_for(lambda: server.requests > 0 or proc.poll() is not None, 60)
+                self.assertTrue(asked and proc.poll() is None,
+                                "the server was not asked:\n" + text_of(log_path))
+                time.sleep(1)  # the download under way
+                self.assertIsNone(proc.poll(), text_of(log_path))
+                sent = time.monotonic()
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    rc = proc.wait(timeout=self.STOP_WITHIN)
+                    print("%s %s: exit %d %.2f s after SIGTERM" %
+                          (words[0], mode, rc, time.monotonic() - sent), flush=True)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    self.fail("still running %d s after SIGTERM:\n%s"
+                              % (self.STOP_WITHIN, text_of(log_path)))
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                flood.kill()
+                flood.wait()
+        return rc, text_of(log_path)
+
+    def assert_stopped_cleanly(self, rc, log, stop_line):
+        self.assertEqual(rc, 0, log)
+        self.assertIn(stop_line, log)
+        # Cancelled, the download is not a failure to report.
+        self.assertNotIn("debuginfod: vmlinux:", log)
+
+    def test_run_stops_on_sigterm_while_a_server_trickles(self):
+        port = t.free_port()
+        rc, log = self.stop_during_download(
+            "trickle", ["run", "--web.listen-address", "127.0.0.1:%d" % port],
+            "debuginfod_trickle_run.log")
+        self.assert_stopped_cleanly(rc, log, "received SIGTERM, detaching")
+
+    def test_run_stops_on_sigterm_while_a_server_says_nothing(self):
+        port = t.free_port()
+        rc, log = self.stop_during_download(
+            "silent", ["run", "--web.listen-address", "127.0.0.1:%d" % port],
+            "debuginfod_silent_run.log")
+        self.assert_stopped_cleanly(rc, log, "received SIGTERM, detaching")
+
+    def test_record_stops_and_writes_on_sigterm_while_a_server_trickles(self):
+        out = os.path.join(self.tmp, "trickle.pb.gz")
+        rc, log = self.stop_during_download(
+            "trickle", ["record", "--duration", "10m", "-o", out], "debuginfod_trickle_record.log")
+        self.assert_stopped_cleanly(rc, log, "received SIGTERM, stopping the recording")
+        self.assert_profile_reads_back_from(out)
+
+    def assert_profile_reads_back_from(self, path):
+        r = subprocess.run([ARGS.hucprof, "report", path], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
 
 
 def main():

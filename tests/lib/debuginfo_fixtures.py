@@ -32,6 +32,18 @@ def running_build_id(notes="/sys/kernel/notes"):
     return None
 
 
+def kernel_text_bytes():
+    """_etext - _stext of the running kernel, from kallsyms (root sees the addresses): a hostile
+    vmlinux whose innermost function is larger covers every kernel text offset."""
+    found = {}
+    with open("/proc/kallsyms") as f:
+        for line in f:
+            addr, _, name = line.split()[:3]
+            if name in ("_stext", "_etext"):
+                found[name] = int(addr, 16)
+    return found["_etext"] - found["_stext"]
+
+
 def candidate_paths(release, build_id):
     """Every place below a --debuginfo.path DIR the search looks for vmlinux (docs/debuginfo.md),
     relative to DIR."""
@@ -56,6 +68,10 @@ class FakeDebuginfod:
       silent   takes the connection and never answers
       trickle  answers 200 with a 700 MB Content-Length, then sends 300 bytes a second
       huge     answers 200 with a 5 GiB Content-Length, then 64 KiB, then nothing
+      headers  answers 200, then header lines without end, 300 bytes a second
+      garbage  answers 4 KiB of random bytes that are not HTTP, then closes
+      notelf   answers 200 with 4 KiB that are not an ELF file
+      missing  answers 404, as a server without the build-id does
     Serves until stop(); counts the requests it read."""
 
     def __init__(self, mode):
@@ -114,6 +130,16 @@ class FakeDebuginfod:
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 700000000\r\n\r\n")
                     while not self._stop.wait(0.1):
                         conn.sendall(b"x" * 30)
+                elif self.mode == "headers":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                    while not self._stop.wait(0.1):
+                        conn.sendall(b"X-Pad: " + b"p" * 20 + b"\r\n")
+                elif self.mode == "garbage":
+                    conn.sendall(os.urandom(4096))
+                elif self.mode == "notelf":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n" + b"z" * 4096)
+                elif self.mode == "missing":
+                    conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
                 elif self.mode == "huge":
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (5 << 30))
                     conn.sendall(b"\x7fELF" + b"\0" * (64 << 10))

@@ -229,6 +229,10 @@ TEST_F(PprofTest, ReadsBackWhatItWrote) {
   }
 }
 
+std::string encode_gzip(std::string_view bytes) {
+  return gzip_compress(bytes, GzipLevel::Fastest).value_or("");
+}
+
 std::string error_of(std::string_view bytes) {
   auto read = read_pprof(bytes);
   if (read.ok()) return "(read fine)";
@@ -429,6 +433,65 @@ TEST_F(PprofTest, SumsBeyondAnInt64AreRefused) {
   p = to_pprof(both_modes());
   p.set_duration_nanos(-1);
   EXPECT_THAT(error_of(p.SerializeAsString()), HasSubstr("duration is negative"));
+}
+
+// D9 as the campaign sent it: three samples of exactly INT64_MAX, in each sample type. Every
+// value the report sums is refused before the sum is made (under UBSan a wrapped sum fails the
+// test); the CPU time is not summed, it is the count times the period.
+TEST_F(PprofTest, ThreeSamplesOfInt64MaxAreRefusedInEveryValueSummed) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const pprof::Profile base = to_pprof(both_modes());
+  ASSERT_GE(base.sample_type_size(), 2);
+  for (int value = 0; value < base.sample_type_size(); ++value) {
+    const std::string type = base.string_table(base.sample_type(value).type());
+    SCOPED_TRACE(type);
+    pprof::Profile p = base;
+    pprof::Sample sample = p.sample(0);
+    for (int v = 0; v < sample.value_size(); ++v) sample.set_value(v, 1);
+    sample.set_value(value, kMax);
+    for (int i = 0; i < 3; ++i) *p.add_sample() = sample;
+    const std::string error = error_of(encode_gzip(p.SerializeAsString()));
+    if (type == "cpu") {
+      EXPECT_EQ(error, "(read fine)");
+    } else {
+      EXPECT_THAT(error, HasSubstr("its sample values of type \"" + type +
+                                   "\" add up to more than 9223372036854775807 (an int64)"));
+    }
+  }
+}
+
+// D7: an unknown field cost ~2.5 times its size (copied, parsed, kept). In a gzipped file it is
+// skipped as it inflates, so the file is read as if it were not there; past the inflated bound
+// it is refused there, whatever the field claims.
+TEST_F(PprofTest, AnUnknownFieldInAGzippedFileIsSkippedAsItInflatesOrRefusedAtTheBound) {
+  const std::string good = to_pprof(both_modes()).SerializeAsString();
+  auto with_unknown_field = [&](size_t size) {
+    std::string out;
+    google::protobuf::io::StringOutputStream stream(&out);
+    {
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.WriteString(good);
+      coded.WriteTag(99 << 3 | 2);
+      coded.WriteVarint64(size);
+    }
+    out.resize(out.size() + size, '\0');
+    return encode_gzip(out);
+  };
+  ProfileReadLimits limits;
+  limits.max_inflated_bytes = 8 << 20;
+  auto skipped = read_pprof(with_unknown_field(6 << 20), limits);
+  ASSERT_TRUE(skipped.ok()) << skipped.error().text;
+  auto plain = read_pprof(good, limits);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(skipped.value().samples.size(), plain.value().samples.size());
+  auto bomb = read_pprof(with_unknown_field(64 << 20), limits);
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_EQ(bomb.error().text, "inflates to more than 8 MiB");
+  // A field claiming more than the file holds ends with the data, not past it.
+  std::string claims = good;
+  claims += static_cast<char>(99 << 3 | 2);
+  claims += "\xff\xff\xff\xff\x0f";
+  EXPECT_FALSE(read_pprof(encode_gzip(claims), limits).ok());
 }
 
 // What the daemon writes, `report` reads: a name from DWARF or a cgroup of any length and bytes

@@ -210,6 +210,30 @@ TEST(RequestReader, ChunkSizeLinesCountAgainstTheBodyBound) {
   EXPECT_EQ(content.status, 413);
 }
 
+// RFC 9112 7.1.1 and 7.1.2: an extension is a token with an optional token or quoted value, a
+// trailer field is a header field. What is neither is a 400, never a throw, however it arrives.
+TEST(RequestReader, MalformedExtensionsAndTrailersAre400) {
+  for (const std::string& body : {
+           std::string("1;\x01\r\nx\r\n0\r\n\r\n"),    // a control byte as a name
+           std::string("1;a=\x7f\r\nx\r\n0\r\n\r\n"),  // DEL as a value
+           std::string("1;a b\r\nx\r\n0\r\n\r\n"),     // a space inside a name
+           std::string("1;a=\"x\r\nx\r\n0\r\n\r\n"),   // a quote never closed
+           std::string("1;a\rb\r\nx\r\n0\r\n\r\n"),    // a bare CR
+           std::string("0\r\nX-T: a\x00b\r\n\r\n"),    // NUL in a trailer value
+           std::string("0\r\nX T: v\r\n\r\n"),         // a space in a trailer name
+           std::string("0\r\nno colon\r\n\r\n"),       // not a field
+           std::string("0\r\n: v\r\n\r\n"),            // an empty name
+       }) {
+    SCOPED_TRACE(testing::PrintToString(body));
+    const Outcome outcome = read_every_way(chunked(body));
+    ASSERT_EQ(outcome.progress, Progress::Refused);
+    EXPECT_EQ(outcome.status, 400);
+  }
+  // A trailer section that never ends is waited for, within the head's bound.
+  const Outcome open = read_every_way(chunked("0\r\nX-T: v\r\n"));
+  EXPECT_EQ(open.progress, Progress::NeedMore);
+}
+
 // RFC 9110 6.2: a higher minor version is read as the highest one implemented; 15.6.6: 505 is
 // for a major version not supported.
 TEST(RequestReader, HttpVersions) {
