@@ -17,6 +17,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
+#include "bpf/program_stats.h"
 #include "bpf/rodata_ranges.h"
 #include "core/result.h"
 #include "core/site_table.h"
@@ -292,6 +293,11 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
       spdlog::info("probe mode reads kernel memory by {}",
                    direct ? "direct loads (bpf_rdonly_cast)" : "bpf_probe_read_kernel() calls");
       self->possible_cpus_ = libbpf_num_possible_cpus();
+      const TargetPlan& check = plan.targets[check_index(plan)];
+      self->check_ = {program_for(*self->skel_, check, direct), check.target.program, check.flavour,
+                      nullptr};
+      const BtfPtr kernel = load_kernel_btf();
+      self->kprobe_skips_counted_ = kernel_link_info_has_kprobe_missed(kernel.get());
       out.session = std::move(self);
       return out;
     }
@@ -345,6 +351,7 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
       continue;
     }
     self->links_.emplace_back(link);
+    self->attached_.push_back({program, target.target.program, target.flavour, link});
     check_attached |= target.target.is_check();
   }
   if (check_attached) out.session = std::move(self);  // else nothing useful attached
@@ -408,6 +415,39 @@ void ProbeSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), possible_cpus_, out.helper_walks);
   add_object_costs(skel_->obj, out);
+  add_misses(out);
+}
+
+// A trampoline's skips are counted by every kernel with recursion_misses; a kprobe program's only
+// where the kernel counts them at all (kprobe_skips_counted_): before, its recursion_misses stays
+// 0 whatever it skipped, and a 0 would read as "nothing missed".
+RawMisses ProbeSession::misses_of(const Attached& a) const {
+  RawMisses m;
+  m.program = bpf_program__name(a.program);
+  m.what = missed_what_of(a.role);
+  const bool kprobe = a.flavour == Flavour::Kprobe;
+  if (!kprobe || kprobe_skips_counted_) {
+    m.recursion = program_recursion_misses(bpf_program__fd(a.program));
+  }
+  if (kprobe && kprobe_skips_counted_ && a.link) {
+    m.kprobe_missed = kprobe_link_missed(bpf_link__fd(a.link));
+  }
+  if (kprobe && !kprobe_skips_counted_) {
+    m.uncounted =
+        "this kernel counts neither a kprobe's own misses nor the runs of its program it skips "
+        "while another BPF program runs on the CPU (both from 6.7)";
+  } else if (!m.recursion) {
+    m.uncounted = "this kernel's bpf_prog_info has no recursion_misses (5.12+)";
+  }
+  return m;
+}
+
+void ProbeSession::add_misses(RawDrain& out) const {
+  for (const Attached& a : attached_) out.misses.push_back(misses_of(a));
+}
+
+MissedCoverage ProbeSession::check_misses_coverage() const {
+  return missed_coverage({misses_of(check_)}).begin()->second;
 }
 
 }  // namespace hucprof

@@ -94,6 +94,8 @@ struct Aggregator::Impl {
   std::map<std::string, uint64_t> excluded_samples;
   std::map<std::string, uint64_t> drops;
   std::map<std::string, uint64_t> helper_walks;
+  MissedCounts missed;
+  MissedCoverages missed_coverage;  // the last drain's
   uint64_t intervals = 0;
   std::map<CopyCheckKey, uint64_t> copy_checks;
   std::map<CopySampleKey, uint64_t> copy_samples;
@@ -206,6 +208,8 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   for (const auto& [reason, n] : deltas.excluded_samples) s.excluded_samples[reason] += n;
   for (const auto& [reason, n] : deltas.drops) s.drops[reason] += n;
   for (const auto& [walk, n] : deltas.helper_walks) s.helper_walks[walk] += n;
+  for (const auto& [key, n] : deltas.missed) s.missed[key] += n;
+  s.missed_coverage = deltas.missed_coverage;
   ++s.intervals;
 }
 
@@ -219,6 +223,8 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_latency();
   snapshot.clear_drops();
   snapshot.clear_helper_walks();
+  snapshot.clear_missed();
+  snapshot.clear_missed_coverage();
   snapshot.clear_copy_checks();
   snapshot.clear_copy_cpu_samples();
   snapshot.clear_workloads();
@@ -270,6 +276,18 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     auto* out = snapshot.add_helper_walks();
     out->set_walk(walk);
     out->set_count(n);
+  }
+  for (const auto& [key, n] : s.missed) {
+    auto* out = snapshot.add_missed();
+    out->set_what(key.first);
+    out->set_reason(key.second);
+    out->set_count(n);
+  }
+  for (const auto& [what, coverage] : s.missed_coverage) {
+    auto* out = snapshot.add_missed_coverage();
+    out->set_what(what);
+    out->set_counted(coverage.counted);
+    out->set_uncounted(coverage.uncounted);
   }
   for (const auto& [key, calls] : s.copy_checks) {
     auto* out = snapshot.add_copy_checks();

@@ -40,6 +40,7 @@ ProfileStore::Added& ProfileStore::Added::operator+=(const Added& more) {
   values = std::move(merged);
   add_counts(contexts, more.contexts);
   add_counts(excluded, more.excluded);
+  add_counts(missed_checks, more.missed_checks);
   add_busy(workloads, more.workloads);
   return *this;
 }
@@ -90,6 +91,7 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   Added added;
   added.contexts = deltas.sampled_by_context;
   added.excluded = deltas.excluded_samples;
+  added.missed_checks = missed_checks_by_reason(deltas.missed);
   added.workloads = deltas.busy_by_workload;
   for (const AddedValue& a : drained) {
     if (!added.values.empty() && added.values.back().key() == a.key()) {
@@ -102,6 +104,12 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   add_counts(open_contexts_, deltas.sampled_by_context);
   add_counts(header_.excluded_samples, deltas.excluded_samples);
   add_counts(open_excluded_, deltas.excluded_samples);
+  add_counts(header_.missed_checks, added.missed_checks);
+  add_counts(open_missed_, added.missed_checks);
+  if (auto checks = deltas.missed_coverage.find(missed_what_name(MissedWhat::checks));
+      checks != deltas.missed_coverage.end()) {
+    header_.missed_checks_uncounted = checks->second.uncounted;
+  }
   add_busy(header_.busy_by_workload, deltas.busy_by_workload);
   add_busy(open_workloads_, deltas.busy_by_workload);
   last_add_ns_ = std::max(last_add_ns_, now_unix_ns);
@@ -121,6 +129,8 @@ void ProfileStore::close_interval(int64_t now_unix_ns) {
   open_contexts_.clear();
   last.excluded_samples = std::move(open_excluded_);
   open_excluded_.clear();
+  last.missed_checks = std::move(open_missed_);
+  open_missed_.clear();
   last.busy_by_workload = std::move(open_workloads_);
   open_workloads_.clear();
   last.time_unix_ns = last_close_ns_;
@@ -148,12 +158,14 @@ StackProfile ProfileStore::window() const {
   out.samples.clear();
   out.sampled_by_context.clear();
   out.excluded_samples.clear();
+  out.missed_checks.clear();
   out.busy_by_workload.clear();
   std::vector<ProfileValues> sums(totals_.size());
   window_.for_each([&](const Added& added) {
     for (const AddedValue& a : added.values) sums[a.index][a.value] += a.n;
     add_counts(out.sampled_by_context, added.contexts);
     add_counts(out.excluded_samples, added.excluded);
+    add_counts(out.missed_checks, added.missed_checks);
     add_busy(out.busy_by_workload, added.workloads);
   });
   for (size_t i = 0; i < totals_.size(); ++i) {

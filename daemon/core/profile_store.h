@@ -51,7 +51,7 @@ class ProfileStore {
   // One drain's (or several thinned drains') additions, sorted by key, one per key.
   struct Added {
     std::vector<AddedValue> values;
-    std::map<std::string, uint64_t> contexts, excluded;
+    std::map<std::string, uint64_t> contexts, excluded, missed_checks;
     BusyByWorkload workloads;
     Added& operator+=(const Added& more);
   };
@@ -61,7 +61,7 @@ class ProfileStore {
   std::map<Key, size_t> index_;  // → totals_ / open_
   std::vector<ProfileSample> totals_;
   std::vector<ProfileValues> open_;  // added since the last close_interval()
-  std::map<std::string, uint64_t> open_contexts_, open_excluded_;
+  std::map<std::string, uint64_t> open_contexts_, open_excluded_, open_missed_;
   BusyByWorkload open_workloads_;
   int64_t last_add_ns_ = 0;
   int64_t last_close_ns_ = 0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/missed_runs.h"
 #include "core/program_cost.h"
 #include "hucprof_abi.h"
 
@@ -69,6 +70,8 @@ struct RawDrain {
   std::vector<MapMemory> map_memory;
   // What the loaded programs cost the kernel so far (bpf_stats), and whether it is counting.
   ProgramCosts program_costs;
+  // The runs of every loaded program the kernel skipped, as far as it counts them (cumulative).
+  std::vector<RawMisses> misses;
 };
 
 // Label for each enum huc_drop_reason, and for each enum huc_context / huc_check_kind.

@@ -60,6 +60,7 @@ StackProfile difference(const StackProfile& later, const StackProfile& earlier) 
   }
   subtract_counts(out.sampled_by_context, earlier.sampled_by_context);
   subtract_counts(out.excluded_samples, earlier.excluded_samples);
+  subtract_counts(out.missed_checks, earlier.missed_checks);
   for (auto& [workload, busy] : out.busy_by_workload) {
     if (auto it = earlier.busy_by_workload.find(workload); it != earlier.busy_by_workload.end()) {
       busy -= it->second;

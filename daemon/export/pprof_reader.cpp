@@ -330,13 +330,20 @@ class Reader {
       if (key == kCommentVersion) out_.hucprof_version = value;
       if (key == kCommentKernel) out_.kernel = value;
       if (key == kCommentHardened) out_.hardened_usercopy = value;
-      if (key.starts_with(kCommentSampledPrefix)) {
+      if (key == kCommentMissedUncounted) out_.missed_checks_uncounted = value;
+      const bool sampled = key.starts_with(kCommentSampledPrefix);
+      if (sampled || key.starts_with(kCommentMissedPrefix)) {
         uint64_t n = 0;
         auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
         if (ec != std::errc{} || end != value.data() + value.size()) {
           return refuse("comment " + quoted_value(text) + " is not a count");
         }
-        out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
+        if (sampled) {
+          out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
+        } else {
+          out_.missed_checks[std::string(key.substr(kCommentMissedPrefix.size()))] = n;
+          at_most(out_.missed_checks.size(), kMaxRestKinds, "reasons for missed checks");
+        }
       }
     }
   }

@@ -13,8 +13,8 @@ import hucprof_testlib as tl
 import pprof_raw
 from vm_tier_model import (
     log_error_lines, MEMLOCK_PER_CPU_LIMIT, MIN_FLOOD_SAMPLES, NETLINK_SITES, NL_BIG_M,
-    NL_BIG_SIZE, NL_M, NL_SIZE, PROBES, Row, RunContext, RunSpec, Session, SUBCHECK_PROBES,
-    TARGETS, UDP_N, UDP_PAYLOAD, UDP_SITES
+    NL_BIG_SIZE, NL_M, NL_SIZE, PROBES, Row, RR_N, RR_PAIRS, RunContext, RunSpec, Session,
+    SUBCHECK_PROBES, TARGETS, UDP_N, UDP_PAYLOAD, UDP_SITES
 )
 
 
@@ -257,6 +257,66 @@ def workload_rows(c: RunContext, tag: str, cgroup: str) -> list[Row]:
                  note, workload=name, workload_kind="cgroup"),
         c.row(tag, "sum of usercopy_workload_checks_total rise == usercopy_checks_total rise",
               c.delta(tag, "usercopy_checks_total"), c.delta(tag, "usercopy_workload_checks_total")),
+    ]
+
+
+RR_CHILD_PID = re.compile(r"^tcp_rr: pid (\d+)$", re.M)
+
+
+def check_program_misses(c: RunContext, name: str) -> int | None:
+    """recursion_misses of hucprof's check programs in a `bpftool -j prog show` (bpftool leaves
+    out a zero count)."""
+    text = c.text(name)
+    if not text:
+        return None
+    return sum(p.get("recursion_misses", 0) for p in json.loads(text)
+               if re.fullmatch(r"huc_(fentry|kprobe)_check_\w+", p.get("name", "")))
+
+
+def missed_rows(c: RunContext, tag: str, cgroup: str, mode: str) -> list[Row]:
+    """The busy load (tcp_rr, born in `cgroup`, on one vCPU; the daemon on the other): what
+    hucprof counted for the workload's cgroup plus the checks it says the kernel skipped equals
+    the kernel's own count of the workload's checks (refprobe.sh's upid hist, summed over its
+    processes), and the skipped checks are bpftool's count of the check program's skipped runs.
+    Every skip in the window is the workload's: nothing else runs on its vCPU, and the daemon's
+    vCPU has no second task entering checks meanwhile."""
+    log = c.text(f"{tag}-workload.log") or ""
+    pids = {int(p) for p in IN_CGROUP_PID.findall(log) + RR_CHILD_PID.findall(log)}
+    text = c.text(f"hist-upid-{tag}.txt")
+    ref = None
+    if pids and text is not None:
+        ref = sum(int(m.group(2)) for m in PID_HIST_LINE.finditer(text)
+                  if int(m.group(1)) in pids)
+    counted = c.delta(tag, "usercopy_workload_checks_total", workload="/" + cgroup,
+                      workload_kind="cgroup")
+    after = c.metrics(f"{tag}-after.txt")
+    coverage = None
+    if after is not None:
+        info = tl.select(after, "hucprof_missed_runs_info", what="checks")
+        coverage = info[0][0].get("counted") if info else None
+    missed = c.delta(tag, "usercopy_checks_missed_total")
+    skipped = None
+    before_p, after_p = (check_program_misses(c, f"{tag}-progs-{w}.json")
+                         for w in ("before", "after"))
+    if before_p is not None and after_p is not None:
+        skipped = after_p - before_p
+    # The kernel counts a kprobe program's skipped runs from 6.7 (trace_call_bpf); a trampoline's
+    # wherever bpf_prog_info has recursion_misses (5.12).
+    counts = mode == "fentry" or c.res.kernel.version() >= (6, 7)
+    total = None if counted is None else counted + ((missed or 0) if counts else 0)
+    rate = ("" if not ref or missed is None
+            else f"{missed} of {ref} skipped: {missed * 100000 / ref:.0f} per 100,000")
+    calls = RR_PAIRS * 2 * 2 * RR_N
+    return [
+        c.row(tag, f"kernel ref (hist by pid): the workload's checks >= its {calls} send/recv",
+              1, None if ref is None else int(ref >= calls), f"{len(pids)} processes"),
+        c.row(tag, "hucprof_missed_runs_info{checks} counted", "yes" if counts else "no",
+              coverage),
+        c.row(tag, "usercopy_workload_checks_total + usercopy_checks_missed_total rise == "
+              "kernel ref", ref, total, rate),
+        c.row(tag, "usercopy_checks_missed_total{recursion} rise == bpftool recursion_misses "
+              "rise", skipped if counts else None,
+              c.delta(tag, "usercopy_checks_missed_total", reason="recursion")),
     ]
 
 

@@ -17,6 +17,8 @@ Files, for session S and workload T (all in $HUCVM_RESULTS):
   view of every BPF map, the ids of those the daemon holds, a scrape right after)
   S-profile.pb.gz S-profile-metrics.txt (sessions with "profile": the cumulative pprof profile
   and a scrape from the same drain)
+  S-T-progs-before.json S-T-progs-after.json (sessions with "progs": `bpftool -j prog show`
+  beside the scrapes around the workload)
   hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
   guest-steps.json (guest uptime per step)
 """
@@ -79,6 +81,23 @@ def main() -> int:
 
 
 def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
+    """run_session_here on the session's vCPUs (its daemon starts from here, so it keeps to them
+    too), then back on every one."""
+    every = os.sched_getaffinity(0)
+    if session.get("cpus"):
+        os.sched_setaffinity(0, session["cpus"])
+    try:
+        run_session_here(plan, session, results, ref, step)
+    finally:
+        os.sched_setaffinity(0, every)
+
+
+def record_progs(results: Path, name: str) -> None:
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    (results / name).write_text(r.stdout if r.returncode == 0 else "")
+
+
+def run_session_here(plan: dict, session: dict, results: Path, ref, step) -> None:
     name = session["name"]
     binary = plan["hucprof"]
     if session.get("doctor") is not None:
@@ -103,14 +122,19 @@ def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
                 ref.call("ref_start")
             if alive:
                 run.scrape_after_drain(results / f"{tag}-before.txt")
+            if session.get("progs"):
+                record_progs(results, f"{tag}-progs-before.json")
             step(f"{tag}: run {' '.join(w['argv'])}")
-            rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log")
+            rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log",
+                                       cpus=w.get("cpus"))
             (results / f"{tag}-workload.rc").write_text(f"{rc}\n")
             if w.get("reference"):
                 ref.call("ref_stop", tag)
             step(f"{tag}: workload exit {rc}")
             if alive:
                 run.scrape_after_drain(results / f"{tag}-after.txt")
+            if session.get("progs"):
+                record_progs(results, f"{tag}-progs-after.json")
         except guestlib.RefError:
             raise
         except Exception:
