@@ -47,6 +47,10 @@ void print_misses(const Preemption& preemption, const LoadedSessions& sessions) 
                   : "a run of the check's program is never switched out mid-run");
   if (sessions.probes.session) {
     const MissedCoverage checks = sessions.probes.session->check_misses_coverage();
+    if (!sessions.plan.rescue_reason.empty()) {
+      std::printf("  %-22s %-4s %s\n", "rescue", sessions.plan.rescue ? "yes" : "no",
+                  sessions.plan.rescue_reason.c_str());
+    }
     row("counts skipped checks", checks.counted,
         checks.counted ? "the kernel counts them: usercopy_checks_missed_total, and every view "
                          "beside the exact counts"

@@ -1,5 +1,7 @@
 #include "bpf/probe_session.h"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -70,6 +73,13 @@ bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target, bool d
 }
 
 std::string errno_text(int err) { return strerror(err < 0 ? -err : err); }
+
+// The rescue program of the check's flavour with direct reads or without (program_for's).
+bpf_program* rescue_program(const probe_bpf& skel, bool direct) {
+  return direct ? skel.progs.huc_fentry_rescue_direct : skel.progs.huc_fentry_rescue;
+}
+
+size_t check_index(const AttachPlan& plan);
 
 // Can the check's program read kernel memory by direct loads? The bpf_rdonly_cast kfunc (6.2+)
 // makes an address a BTF pointer; where the kernel has it, a read is a few instructions instead
@@ -154,7 +164,19 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
       }
     }
   }
+  const size_t check = check_index(plan);
+  if (plan.rescue && enabled.contains(check)) {
+    bpf_program* rescue = rescue_program(skel, direct);
+    bpf_program__set_autoload(rescue, true);
+    if (int err = bpf_program__set_attach_target(rescue, 0, plan.targets[check].symbol.c_str());
+        err) {
+      return Error{
+          "cannot aim the rescue program at " + plan.targets[check].symbol + ": " + errno_text(err),
+          kExitCannotRun};
+    }
+  }
   auto* rodata = skel.rodata;
+  rodata->rescue_enabled = plan.rescue && enabled.contains(check);
   set_rodata_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
   set_rodata_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges,
                     plan.dispatcher_ranges);
@@ -250,6 +272,14 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     return out;
   }
   bool direct = kernel_has_direct_reads();
+  // Benchmarks only (bench/vm/probe_overhead.py): the rescue program on or off whatever the
+  // plan says; and never with the check's program stopped early, which then marks no run.
+  if (const char* rescue = std::getenv("HUCPROF_BENCH_RESCUE")) {
+    plan.rescue = plan.check().flavour == Flavour::Fentry && std::string_view(rescue) == "on";
+    plan.rescue_reason = std::string("HUCPROF_BENCH_RESCUE=") + rescue + " (a benchmark's setting)";
+    spdlog::warn("{}", plan.rescue_reason);
+  }
+  if (std::getenv("HUCPROF_BENCH_STOP_AFTER")) plan.rescue = false;
   // Each round either loads, refuses sub-check programs for good (one target each), gives up
   // direct reads or moves the plan one sub-check level down: it ends.
   while (true) {
@@ -262,6 +292,14 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     ProbeSkeleton& skel = opened.value();
     std::string why;
     if (int err = probe_bpf__load(skel.get()); err) {
+      if (plan.rescue) {
+        // The check's counts do not depend on it: without it they are what they were before it.
+        plan.rescue = false;
+        plan.rescue_reason = "no rescue program: the kernel refused it (" + errno_text(err) +
+                             "; run with --log.level=debug for the verifier log)";
+        spdlog::warn("probe mode: {}", plan.rescue_reason);
+        continue;
+      }
       if (direct) {
         spdlog::warn(
             "probe mode: the kernel refused the check's program with direct reads ({}); "
@@ -333,6 +371,18 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
     return out;
   }
   std::unique_ptr<ProbeSession> self = std::move(loaded.session);
+  // Attached before the check's program: a trampoline runs the program attached last first, and
+  // the rescue must see the check's program's run for the same check (hucprof_abi.h).
+  if (out.plan.rescue && out.statuses[check_index(out.plan)].attached()) {
+    if (bpf_link* link = bpf_program__attach(rescue_program(*self->skel_, self->direct_))) {
+      self->links_.emplace_back(link);
+      self->rescue_ = true;
+    } else {
+      out.plan.rescue = false;
+      out.plan.rescue_reason = "no rescue program: attaching it failed (" + errno_text(errno) + ")";
+      spdlog::warn("probe mode: {}", out.plan.rescue_reason);
+    }
+  }
   bool check_attached = false;
   for (size_t i = 0; i < out.plan.targets.size(); ++i) {
     const TargetPlan& target = out.plan.targets[i];
@@ -353,6 +403,9 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
     self->links_.emplace_back(link);
     self->attached_.push_back({program, target.target.program, target.flavour, link});
     check_attached |= target.target.is_check();
+  }
+  if (check_attached && !out.plan.rescue_reason.empty()) {
+    spdlog::info("probe mode: {}", out.plan.rescue_reason);
   }
   if (check_attached) out.session = std::move(self);  // else nothing useful attached
   return out;
@@ -443,7 +496,23 @@ RawMisses ProbeSession::misses_of(const Attached& a) const {
 }
 
 void ProbeSession::add_misses(RawDrain& out) const {
-  for (const Attached& a : attached_) out.misses.push_back(misses_of(a));
+  // The rescued first: every check rescued was skipped before (the check's program's turn comes
+  // first), so its skipped runs read after are never fewer.
+  if (rescue_) {
+    std::array<uint64_t, 1> rescued{};
+    add_percpu_array(bpf_map__fd(skel_->maps.rescued), possible_cpus_, rescued);
+    out.rescued_checks = out.rescued_checks.value_or(0) + rescued[0];
+    add_percpu_array(bpf_map__fd(skel_->maps.rescue_drops), possible_cpus_, out.drops);
+  }
+  for (const Attached& a : attached_) {
+    RawMisses m = misses_of(a);
+    if (rescue_ && a.role == TargetProgram::Check) {
+      m.rescued = out.rescued_checks;
+      spdlog::debug("probe mode: the kernel skipped the check's program {} times, rescued {}",
+                    m.recursion.value_or(0), m.rescued.value_or(0));
+    }
+    out.misses.push_back(std::move(m));
+  }
 }
 
 MissedCoverage ProbeSession::check_misses_coverage() const {

@@ -70,7 +70,8 @@ class ProbeSession {
   probe_bpf* skel_ = nullptr;
   std::vector<BpfLinkPtr> links_;
   std::vector<Attached> attached_;
-  Attached check_;  // the check's program, loaded
+  Attached check_;       // the check's program, loaded
+  bool rescue_ = false;  // the rescue program is attached
   // The kernel counts a kprobe's skips: the kprobe's own (link info) and its program's while
   // another BPF program runs on the CPU (recursion_misses), 6.7+.
   bool kprobe_skips_counted_ = false;

@@ -96,6 +96,7 @@ struct Aggregator::Impl {
   std::map<std::string, uint64_t> helper_walks;
   MissedCounts missed;
   MissedCoverages missed_coverage;  // the last drain's
+  std::optional<uint64_t> rescued_checks;
   uint64_t intervals = 0;
   std::map<CopyCheckKey, uint64_t> copy_checks;
   std::map<CopySampleKey, uint64_t> copy_samples;
@@ -210,6 +211,9 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   for (const auto& [walk, n] : deltas.helper_walks) s.helper_walks[walk] += n;
   for (const auto& [key, n] : deltas.missed) s.missed[key] += n;
   s.missed_coverage = deltas.missed_coverage;
+  if (deltas.rescued_checks) {
+    s.rescued_checks = s.rescued_checks.value_or(0) + *deltas.rescued_checks;
+  }
   ++s.intervals;
 }
 
@@ -282,6 +286,11 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_what(key.first);
     out->set_reason(key.second);
     out->set_count(n);
+  }
+  if (s.rescued_checks) {
+    snapshot.set_rescued_checks(*s.rescued_checks);
+  } else {
+    snapshot.clear_rescued_checks();
   }
   for (const auto& [what, coverage] : s.missed_coverage) {
     auto* out = snapshot.add_missed_coverage();

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct IntervalDeltas {
   // whether it counts them for each kind of program loaded.
   MissedCounts missed;
   MissedCoverages missed_coverage;
+  // Checks the kernel skipped the check's program for that the rescue program counted (they
+  // are in `checks`, not in `missed`).
+  std::optional<uint64_t> rescued_checks;  // unset without a rescue program
   // The same events by full stack, for profiles (the aggregator leaves them to the ProfileStore).
   std::vector<ProfileSample> stacks;
 };

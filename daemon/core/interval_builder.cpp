@@ -402,6 +402,7 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
   }
   out.missed = missed_.update(drain.misses);
   out.missed_coverage = missed_coverage(drain.misses);
+  if (drain.rescued_checks) out.rescued_checks = rescued_.update(0, *drain.rescued_checks);
   // Every skipped run is also a drop of its own reason, whatever it would have counted.
   for (const auto& [key, n] : out.missed) out.drops[key.second] += n;
   if (drain.probes) {

@@ -1,5 +1,7 @@
 #include "core/missed_runs.h"
 
+#include <algorithm>
+
 namespace hucprof {
 
 const char* missed_what_name(MissedWhat what) {
@@ -33,14 +35,30 @@ MissedWhat missed_what_of(TargetProgram program) {
   return MissedWhat::subchecks;
 }
 
+uint64_t MissedRuns::settled_delta(const RawMisses& p) {
+  const uint64_t skips = *p.recursion;
+  const uint64_t now = skips - std::min(skips, *p.rescued);
+  // A first drain has nothing to agree with: it counts nothing yet.
+  Settling& s = settling_[p.program];
+  const uint64_t agreed = std::min(s.last, now);
+  s.last = now;
+  if (agreed <= s.counted) return 0;
+  const uint64_t delta = agreed - s.counted;
+  s.counted = agreed;
+  return delta;
+}
+
 MissedCounts MissedRuns::update(const std::vector<RawMisses>& programs) {
   MissedCounts out;
   for (const RawMisses& p : programs) {
     const std::string what = missed_what_name(p.what);
-    for (const auto& [reason, total] :
-         {std::pair{kMissRecursion, p.recursion}, std::pair{kMissKprobe, p.kprobe_missed}}) {
-      if (!total) continue;
-      out[{what, reason}] += last_.update({p.program, reason}, *total);
+    if (p.recursion && p.rescued) {
+      out[{what, kMissRecursion}] += settled_delta(p);
+    } else if (p.recursion) {
+      out[{what, kMissRecursion}] += last_.update({p.program, kMissRecursion}, *p.recursion);
+    }
+    if (p.kprobe_missed) {
+      out[{what, kMissKprobe}] += last_.update({p.program, kMissKprobe}, *p.kprobe_missed);
     }
   }
   return out;

@@ -38,6 +38,9 @@ struct RawMisses {
   std::optional<uint64_t> kprobe_missed;
   // Both unset: why the kernel does not count this program's skipped runs, in words.
   std::string uncounted = {};
+  // The check's program with a rescue program beside it: the skipped runs the rescue counted
+  // after all (read before `recursion`), which are no misses.
+  std::optional<uint64_t> rescued = {};
 };
 
 // Whether the kernel counts the skipped runs of the programs counting `what`, and if not why:
@@ -62,12 +65,26 @@ using MissedCounts = std::map<std::pair<std::string, std::string>, uint64_t>;
 // The skipped runs of every loaded program since the last drain, by what they would have
 // counted and why. Pure: the kernel edge reads the counters, this takes their differences (a
 // program loaded again starts from 0).
+//
+// A rescued check is first a skip (the kernel counts it when the check's program's turn comes),
+// then a rescue (the rescue program's turn, a few hundred instructions later, or a time slice
+// later if the task is preempted in between). A drain reading both in between counts it as
+// missed, and the next drain would take it back; a counter cannot. So the misses of such a
+// program are what two successive drains agree on at least: the skips less the rescued, the
+// smaller of this drain's and the last one's (0 before the first), never less than already
+// counted. They come one drain late.
 class MissedRuns {
  public:
   MissedCounts update(const std::vector<RawMisses>& programs);
 
  private:
+  struct Settling {
+    uint64_t last = 0;     // skips less rescued at the last drain
+    uint64_t counted = 0;  // misses counted so far
+  };
+  uint64_t settled_delta(const RawMisses& p);
   DeltaTracker<std::pair<std::string, std::string>> last_;  // (program, reason)
+  std::map<std::string, Settling> settling_;                // by program
 };
 
 // The checks the kernel counted as skipped, of every reason (MissedWhat::checks); nullopt when

@@ -24,6 +24,16 @@ void add_missed_families(const hucprof::v1::Snapshot& snapshot,
   }
   out.push_back(std::move(checks).build());
 
+  FamilyBuilder rescued(
+      "hucprof_probe_rescued_checks_total",
+      "Checks the kernel skipped hucprof's check program for (a preempted run of it held the "
+      "CPU), counted by its rescue program instead: they are in usercopy_checks_total.",
+      MetricType::Counter, {});
+  if (snapshot.has_rescued_checks()) {
+    rescued.add({}, static_cast<double>(snapshot.rescued_checks()));
+  }
+  out.push_back(std::move(rescued).build());
+
   FamilyBuilder info(
       "hucprof_missed_runs_info",
       "For each kind of hucprof program loaded (what it counts: checks, subchecks, latency, "

@@ -64,6 +64,36 @@ TEST(MissedRuns, EveryTargetProgramSaysWhatItsRunsCount) {
   }
 }
 
+RawMisses rescued_check(uint64_t skipped, uint64_t rescued) {
+  RawMisses m = check_program(skipped);
+  m.rescued = rescued;
+  return m;
+}
+
+TEST(MissedRuns, RescuedChecksAreNoMisses) {
+  MissedRuns runs;
+  // Counted once a second drain agrees.
+  EXPECT_EQ(runs.update({rescued_check(10, 7)}), (MissedCounts{{Key{"checks", "recursion"}, 0}}));
+  EXPECT_EQ(runs.update({rescued_check(10, 7)}), (MissedCounts{{Key{"checks", "recursion"}, 3}}));
+  EXPECT_EQ(runs.update({rescued_check(30, 25)}), (MissedCounts{{Key{"checks", "recursion"}, 0}}));
+  EXPECT_EQ(runs.update({rescued_check(30, 25)}), (MissedCounts{{Key{"checks", "recursion"}, 2}}));
+}
+
+// A drain between a skip and its rescue sees a miss the next drain takes back: only what two
+// drains in a row agree on is counted, so the counter neither runs ahead nor goes back.
+TEST(MissedRuns, ASkipWhoseRescueIsUnderWayIsNotCountedAsMissed) {
+  MissedRuns runs;
+  runs.update({rescued_check(100, 100)});
+  // 6 skips read, 2 of them not rescued yet: 2 look missed.
+  EXPECT_EQ(runs.update({rescued_check(106, 104)}).at(Key{"checks", "recursion"}), 0u);
+  // Rescued by now: nothing was missed.
+  EXPECT_EQ(runs.update({rescued_check(106, 106)}).at(Key{"checks", "recursion"}), 0u);
+  EXPECT_EQ(runs.update({rescued_check(106, 106)}).at(Key{"checks", "recursion"}), 0u);
+  // One really missed: counted once two drains see it.
+  EXPECT_EQ(runs.update({rescued_check(107, 106)}).at(Key{"checks", "recursion"}), 0u);
+  EXPECT_EQ(runs.update({rescued_check(107, 106)}).at(Key{"checks", "recursion"}), 1u);
+}
+
 TEST(MissedCoverage, AWhatIsCountedOnlyWhenEveryProgramCountingItIs) {
   RawMisses kprobe_check{"huc_kprobe_check_direct",
                          MissedWhat::checks,
