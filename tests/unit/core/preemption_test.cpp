@@ -5,8 +5,8 @@
 namespace hucprof {
 namespace {
 
-// The preemption lines of Debian's trixie-backports 7.3.4+deb13 amd64 and rt-amd64 configs, and a
-// PREEMPT_DYNAMIC kernel built for voluntary preemption (as Debian's 6.x).
+// The preemption lines of Debian's trixie-backports 7.3.4+deb13 amd64 and rt-amd64 configs, and of
+// bookworm's 6.12.118+deb12 amd64 (PREEMPT_DYNAMIC, built for voluntary preemption).
 constexpr std::string_view kDebian73 =
     "CONFIG_PREEMPT_BUILD=y\nCONFIG_ARCH_HAS_PREEMPT_LAZY=y\n# CONFIG_PREEMPT is not set\n"
     "CONFIG_PREEMPT_LAZY=y\n# CONFIG_PREEMPT_RT is not set\nCONFIG_PREEMPT_COUNT=y\n"
@@ -16,8 +16,8 @@ constexpr std::string_view kDebian73Rt =
     "CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT_COUNT=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_RCU=y\n";
 constexpr std::string_view kDebian612 =
     "CONFIG_PREEMPT_BUILD=y\n# CONFIG_PREEMPT_NONE is not set\nCONFIG_PREEMPT_VOLUNTARY=y\n"
-    "# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_COUNT=y\nCONFIG_PREEMPTION=y\n"
-    "CONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_RCU=y\n";
+    "# CONFIG_PREEMPT is not set\n# CONFIG_PREEMPT_RT is not set\nCONFIG_PREEMPT_COUNT=y\n"
+    "CONFIG_PREEMPTION=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_RCU=y\n";
 
 TEST(Preemption, DebugfsSaysTheModelInForce) {
   const Preemption p = evaluate_preemption(kDebian612, "", "none voluntary (full) lazy\n");
