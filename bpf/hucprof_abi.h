@@ -243,6 +243,24 @@ enum huc_context {
 	HUC_CTX_COUNT = 3,
 };
 
+/*
+ * Probe mode's rescue (probe.bpf.c; docs/design.md, "Checks the program never saw"). While a run of
+ * the check's program is preempted, the trampoline skips the program for every other task's check
+ * on that CPU. A second fentry program, which the trampoline runs after the check's, counts such a
+ * check: the check's program counts its runs per task in a slot of rescue_slots (by the low bits
+ * of the pid), and the rescue program counts a check when no run came since the one it saw last.
+ * Per task, not per CPU: a task may move to another CPU between the two programs. One cache line
+ * per slot, so that tasks on different CPUs do not write the same line.
+ */
+#define HUC_RESCUE_SLOTS 1024
+struct huc_rescue_slot {
+	__u32 pid; /* the task counted here, 0: none */
+	__u32 pad;
+	__u64 runs; /* runs of the check's program for it */
+	__u64 seen; /* runs as the rescue program saw them last */
+	__u64 pad2[5];
+};
+
 /* Everything BPF could not record, by why. Index into the per-CPU drops array. */
 enum huc_drop_reason {
 	HUC_DROP_SITES_MAP_FULL = 0,

@@ -36,6 +36,9 @@ const volatile bool key_by_cgroup = false;
 /* Some program runs after the check on this CPU and reads its state (cpu_state): a sub-check
  * function's, or the check's exit with --latency. */
 const volatile bool check_leaves_state = false;
+/* The rescue program is attached (hucprof_abi.h, "Probe mode's rescue"): the check's program
+ * counts its runs per task for it. */
+const volatile bool rescue_enabled = false;
 /*
  * Benchmarks only (bench/vm/probe_overhead.py --stages, through the daemon's environment): the
  * check's program returns after this stage, 0: never. The verifier drops what a known rodata
@@ -97,6 +100,12 @@ struct {
 } cpu_state SEC(".maps");
 
 HUC_PERCPU_SLOTS(drops, HUC_DROP_REASONS);
+
+/* The rescue program's own (hucprof_abi.h): written by no other program, so the plain adds of a
+ * preempted check's program never race with its. */
+struct huc_rescue_slot rescue_slots[HUC_RESCUE_SLOTS];
+HUC_PERCPU_SLOTS(rescue_drops, HUC_DROP_REASONS);
+HUC_PERCPU_SLOTS(rescued, 1); /* checks the rescue program counted */
 
 /* The full stack of the current run, stored in full_stacks; its id, or 0 when it could not be
  * taken or stored. */
@@ -535,6 +544,28 @@ static __always_inline int huc_on_check_return(void)
  * reads by helper calls, and by direct loads (arch_reads.bpf.h, huc_kernel_word): the daemon
  * loads one of the two. Each program holds the check twice, with the benchmark's stops and
  * without, and the verifier drops the copy bench_stop_after does not pick (HUC_PICK_COPY). */
+/* The rescue's slot of the current task (hucprof_abi.h). */
+static __always_inline struct huc_rescue_slot *huc_rescue_slot(__u32 pid)
+{
+	return &rescue_slots[pid & (HUC_RESCUE_SLOTS - 1)];
+}
+
+/* One more run of the check's program for the current task, whatever it counted: the rescue
+ * program, which runs after it, then knows this check was seen. Last thing the program does. A
+ * slot another task holds is taken over: that task's rescue then sees a stranger and counts
+ * nothing, never a check twice. */
+static __always_inline void huc_rescue_mark(void)
+{
+	__u32 pid = bpf_get_current_task_btf()->pid;
+	struct huc_rescue_slot *slot = huc_rescue_slot(pid);
+
+	if (slot->pid != pid) {
+		slot->pid = pid;
+		slot->seen = slot->runs;
+	}
+	slot->runs += 1;
+}
+
 static __always_inline int huc_fentry_check(unsigned long long *ctx, unsigned long n, bool to_user,
 					    bool direct, bool stoppable)
 {
@@ -548,7 +579,104 @@ static __always_inline int huc_fentry_check(unsigned long long *ctx, unsigned lo
 	if (classify_subchecks)
 		bpf_get_func_arg(ctx, 0, &object);
 	HUC_STOP_AFTER(stoppable, HUC_STAGE_CALLER, c.ret);
-	return huc_on_check(ctx, c.slot, true, direct, stoppable, c.ret, object, n, to_user);
+	huc_on_check(ctx, c.slot, true, direct, stoppable, c.ret, object, n, to_user);
+	if (rescue_enabled)
+		huc_rescue_mark();
+	return 0;
+}
+
+/* The check's short stack from its immediate caller up: the trace taken in a BPF program starts
+ * with the program's and the trampoline's frames, and where the trampoline was jumped to (7.x
+ * with an fexit program beside) no frame of __check_object_size follows them, so user space
+ * could not tell where the check's callers begin. 0 frames when the caller is not in the trace. */
+static __always_inline void huc_stack_from_caller(void *ctx, __u64 caller,
+						  struct huc_short_stack *out)
+{
+	__u64 ips[HUC_SHORT_STACK_DEPTH] = {};
+	long got = bpf_get_stack(ctx, ips, sizeof(ips), 0);
+	__u32 depth = got > 0 ? got / sizeof(__u64) : 0, start = HUC_SHORT_STACK_DEPTH;
+
+	for (__u32 i = 0; i < HUC_SHORT_STACK_DEPTH; i++) {
+		if (i < depth && ips[i] == caller) {
+			start = i;
+			break;
+		}
+	}
+	out->depth = 0;
+	for (__u32 i = 0; i < HUC_SHORT_STACK_DEPTH; i++) {
+		if (start + i >= depth || start + i >= HUC_SHORT_STACK_DEPTH)
+			break;
+		out->ips[i] = ips[start + i];
+		out->depth = i + 1;
+	}
+}
+
+/*
+ * A check the trampoline skipped the check's program for, counted by the rescue program: keyed by
+ * its short stack (the bounded stack walk, which user space folds to the call site), its syscall,
+ * direction and workload, added atomically to its value in the shared `sites` hash, with its
+ * sub-checks classified. None of the check's program's per-CPU state is touched: a preempted run
+ * of it may be in the middle of updating it. A check it cannot store stays a missed one.
+ */
+static __always_inline void huc_rescue_count(void *ctx, struct task_struct *task, __u64 n,
+					     bool to_user, bool direct)
+{
+	__u64 caller = huc_fentry_caller(ctx, HUC_CHECK_OBJECT_SIZE_NARGS, direct).ret;
+	struct huc_short_stack stack = {};
+	struct huc_site_value *value;
+	struct huc_site_key key = {};
+	__u64 object = 0;
+	__u32 zero = 0;
+	__u64 *counted;
+
+	key.generation = (__u8)generation_seq;
+	key.syscall_nr = huc_task_syscall_nr(task);
+	key.direction = to_user ? HUC_DIR_TO_USER : HUC_DIR_FROM_USER;
+	if (key_by_cgroup)
+		key.cgroup_id = bpf_get_current_cgroup_id();
+	if (caller)
+		huc_stack_from_caller(ctx, caller, &stack);
+	if (stack.depth)
+		key.short_stack_id = huc_store_stack(&short_stacks, &stack, stack.ips, stack.depth,
+						     HUC_SHORT_STACK_DEPTH, key.generation,
+						     &rescue_drops);
+	if (!key.short_stack_id)
+		key.caller = caller;
+	value = bpf_map_lookup_elem(&sites, &key);
+	if (!value)
+		value = huc_made_site(&key, 0);
+	if (!value)
+		return;
+	__sync_fetch_and_add(&value->calls, 1);
+	__sync_fetch_and_add(&value->bytes, n);
+	if (classify_subchecks) {
+		bpf_get_func_arg(ctx, 0, &object);
+		huc_add_end(value, huc_classify_subchecks(task, object, n, direct), true);
+	}
+	counted = bpf_map_lookup_elem(&rescued, &zero);
+	if (counted)
+		*counted += 1;
+}
+
+/* Runs after the check's program on every check (attached first: a trampoline runs the program
+ * attached last first). Counts the check when the check's program did not run for the current
+ * task since this program last saw it: the trampoline skipped it. A slot of another task, or one
+ * taken over since, counts nothing. */
+static __always_inline int huc_fentry_rescue_check(void *ctx, __u64 n, bool to_user, bool direct)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct huc_rescue_slot *slot = huc_rescue_slot(task->pid);
+	__u64 runs;
+
+	if (!rescue_enabled || slot->pid != task->pid)
+		return 0;
+	runs = slot->runs;
+	if (runs != slot->seen) {
+		slot->seen = runs;
+		return 0;
+	}
+	huc_rescue_count(ctx, task, n, to_user, direct);
+	return 0;
 }
 
 static __always_inline int huc_kprobe_check(struct pt_regs *ctx, __u64 ptr, __u64 n, bool to_user,
@@ -574,6 +702,18 @@ SEC("fentry/__check_object_size")
 int BPF_PROG(huc_fentry_check_direct, const void *ptr, unsigned long n, bool to_user)
 {
 	return HUC_PICK_COPY(huc_fentry_check, ctx, n, to_user, HUC_HAS_DIRECT_READS);
+}
+
+SEC("fentry/__check_object_size")
+int BPF_PROG(huc_fentry_rescue, const void *ptr, unsigned long n, bool to_user)
+{
+	return huc_fentry_rescue_check(ctx, n, to_user, false);
+}
+
+SEC("fentry/__check_object_size")
+int BPF_PROG(huc_fentry_rescue_direct, const void *ptr, unsigned long n, bool to_user)
+{
+	return huc_fentry_rescue_check(ctx, n, to_user, HUC_HAS_DIRECT_READS);
 }
 
 SEC("kprobe/__check_object_size")

@@ -17,6 +17,9 @@ timed interval) run with nothing attached and with each variant attached to __ch
   hucprof_latency  ... --latency (fexit timing of every check)
   hucprof_kprobe   ... --probe.attach kprobe
   hucprof_workloads ... --probe.workloads (each check keyed by its task's cgroup too)
+  hucprof_norescue hucprof with default flags and the rescue program off (HUCPROF_BENCH_RESCUE=off):
+                   where the kernel can preempt a run of the check's program, what the rescue
+                   program costs per check (docs/design.md, "Checks the program never saw")
   LABEL            --hucprof LABEL=BINARY: another hucprof build with default flags (an A/B)
 
 With --stages, also hucprof (default flags) stopped after each stage of the check's program
@@ -74,7 +77,9 @@ HUCPROF_FLAGS = {
     "hucprof_kprobe": ["--probe.attach", "kprobe"],
     "hucprof_workloads": ["--probe.workloads"],
 }
-VARIANTS = ["empty_fentry", "kprobe_hist", "bpftrace_kstack", *HUCPROF_FLAGS]
+# Variants that run the default build with the environment set (benchmark-only settings).
+HUCPROF_ENV = {"hucprof_norescue": {"HUCPROF_BENCH_RESCUE": "off"}}
+VARIANTS = ["empty_fentry", "kprobe_hist", "bpftrace_kstack", *HUCPROF_FLAGS, *HUCPROF_ENV]
 # --stages: default flags, the check's program stopped after stage N (probe.bpf.c's
 # HUC_STAGE_*), as the environment tells the daemon.
 STAGES = {"hucprof_upto_entry": 1, "hucprof_upto_caller": 2, "hucprof_upto_key": 3,
@@ -305,6 +310,7 @@ def host_main() -> int:
     hucprof = (build / "daemon" / "hucprof").resolve()
     binaries = {v: (str(hucprof), flags, {}) for v, flags in HUCPROF_FLAGS.items()}
     binaries |= {v: (str(hucprof), [], {STOP_AFTER_ENV: str(n)}) for v, n in STAGES.items()}
+    binaries |= {v: (str(hucprof), [], env) for v, env in HUCPROF_ENV.items()}
     for extra in a.hucprof:
         label, sep, path = extra.partition("=")
         if not sep or not re.fullmatch(r"[a-z0-9_]+", label) or label in binaries:

@@ -36,6 +36,32 @@ void print_target(const TargetPlan& t, const std::string* refused) {
   print_text("  %-26s %s%s\n", "", t.attaches() ? "" : "not attached: ", t.reason.c_str());
 }
 
+// What the kernel does with a check that comes while the check's program is busy on its CPU, and
+// whether it counts it: probe mode's counts are exact plus what the kernel says it skipped.
+void print_misses(const Preemption& preemption, const LoadedSessions& sessions) {
+  std::printf("\nChecks the program never sees (the kernel skips it, and counts them or not)\n");
+  std::printf("  %-22s %-4s %s (%s): %s\n", "preemption", "", preemption.model.c_str(),
+              preemption.reason.c_str(),
+              preemption.programs_preemptible
+                  ? "a run of the check's program can be switched out mid-run, and the kernel "
+                    "skips the program for other checks on that CPU until it resumes"
+                  : "a run of the check's program is never switched out mid-run");
+  if (sessions.probes.session) {
+    const MissedCoverage checks = sessions.probes.session->check_misses_coverage();
+    if (!sessions.plan.rescue_reason.empty()) {
+      std::printf("  %-22s %-4s %s\n", "rescue", sessions.plan.rescue ? "yes" : "no",
+                  sessions.plan.rescue_reason.c_str());
+    }
+    row("counts skipped checks", checks.counted,
+        checks.counted ? "the kernel counts them: usercopy_checks_missed_total, and every view "
+                         "beside the exact counts"
+                       : checks.uncounted);
+  }
+  if (sessions.sampler.session) {
+    row("counts skipped samples", false, kSamplesUncounted);
+  }
+}
+
 }  // namespace
 
 int doctor_command(const RunOptions& options) {
@@ -84,6 +110,8 @@ int doctor_command(const RunOptions& options) {
   }
   if (!plan.subchecks_reason.empty())
     print_text("  sub-checks: %s\n", plan.subchecks_reason.c_str());
+
+  print_misses(f.preemption, sessions);
 
   print_text("\nSampling\n");
   const bool sampler_loaded = sessions.sampler.session != nullptr;

@@ -84,6 +84,9 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   facts.hardened = kernel.hardened;
   facts.on_demand_maps = kernel.facts.on_demand_maps;
   facts.syscall_programs = kernel.facts.syscall_programs;
+  const Preemption& preemption = kernel.facts.preemption;
+  facts.programs_preemptible = {preemption.programs_preemptible,
+                                "preemption " + preemption.model + ", from " + preemption.reason};
   // Parsed at most once, and only when a question below needs it (--mode sample and
   // --probe.attach kprobe with --probe.subchecks attach need none).
   BtfPtr types;

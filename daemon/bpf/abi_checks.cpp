@@ -13,6 +13,7 @@ namespace hucprof {
 // The layout both sides rely on, spelled out: a change to hucprof_abi.h that moves a field
 // fails the build here first.
 static_assert(sizeof(huc_range) == 16);
+static_assert(sizeof(huc_rescue_slot) == 64);
 static_assert(sizeof(huc_site_key) == 32);
 static_assert(offsetof(huc_site_key, syscall_nr) == 16 && offsetof(huc_site_key, direction) == 20 &&
               offsetof(huc_site_key, generation) == 21 && offsetof(huc_site_key, cgroup_id) == 24);

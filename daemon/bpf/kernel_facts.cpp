@@ -18,6 +18,7 @@
 #include "bpf/libbpf_ptr.h"
 #include "core/file_text.h"
 #include "core/kernel_release.h"
+#include "core/preemption.h"
 
 namespace hucprof {
 
@@ -238,6 +239,9 @@ KernelFacts KernelFacts::probe() {
   if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }
+  // debugfs: root only, and not mounted everywhere; the config and cmdline answer otherwise.
+  facts.preemption = evaluate_preemption(facts.config, facts.cmdline,
+                                         read_file_text("/sys/kernel/debug/sched/preempt"));
   return facts;
 }
 

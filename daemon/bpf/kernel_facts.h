@@ -5,6 +5,7 @@
 #include "bpf/libbpf_ptr.h"
 #include "core/capability.h"
 #include "core/page_layout.h"
+#include "core/preemption.h"
 #include "core/slab_marker.h"
 
 namespace hucprof {
@@ -25,6 +26,7 @@ struct KernelFacts {
   int perf_event_paranoid = 0;        // kernel.perf_event_paranoid, -99 when unreadable
   Capability on_demand_maps;          // hash maps may allocate on use in perf_event programs
   Capability syscall_programs;        // BPF_PROG_TYPE_SYSCALL loads and runs (5.14+)
+  Preemption preemption;              // whether a running fentry program can be preempted
 
   static KernelFacts probe();
 };

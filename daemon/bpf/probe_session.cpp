@@ -1,5 +1,7 @@
 #include "bpf/probe_session.h"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -17,6 +20,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/map_reader.h"
 #include "bpf/map_sizing.h"
+#include "bpf/program_stats.h"
 #include "bpf/rodata_ranges.h"
 #include "core/result.h"
 #include "core/site_table.h"
@@ -69,6 +73,13 @@ bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target, bool d
 }
 
 std::string errno_text(int err) { return strerror(err < 0 ? -err : err); }
+
+// The rescue program of the check's flavour with direct reads or without (program_for's).
+bpf_program* rescue_program(const probe_bpf& skel, bool direct) {
+  return direct ? skel.progs.huc_fentry_rescue_direct : skel.progs.huc_fentry_rescue;
+}
+
+size_t check_index(const AttachPlan& plan);
 
 // Can the check's program read kernel memory by direct loads? The bpf_rdonly_cast kfunc (6.2+)
 // makes an address a BTF pointer; where the kernel has it, a read is a few instructions instead
@@ -153,7 +164,19 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
       }
     }
   }
+  const size_t check = check_index(plan);
+  if (plan.rescue && enabled.contains(check)) {
+    bpf_program* rescue = rescue_program(skel, direct);
+    bpf_program__set_autoload(rescue, true);
+    if (int err = bpf_program__set_attach_target(rescue, 0, plan.targets[check].symbol.c_str());
+        err) {
+      return Error{
+          "cannot aim the rescue program at " + plan.targets[check].symbol + ": " + errno_text(err),
+          kExitCannotRun};
+    }
+  }
   auto* rodata = skel.rodata;
+  rodata->rescue_enabled = plan.rescue && enabled.contains(check);
   set_rodata_ranges(rodata->helper_ranges, &rodata->nr_helper_ranges, plan.helper_ranges);
   set_rodata_ranges(rodata->dispatcher_ranges, &rodata->nr_dispatcher_ranges,
                     plan.dispatcher_ranges);
@@ -249,6 +272,14 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     return out;
   }
   bool direct = kernel_has_direct_reads();
+  // Benchmarks only (bench/vm/probe_overhead.py): the rescue program on or off whatever the
+  // plan says; and never with the check's program stopped early, which then marks no run.
+  if (const char* rescue = std::getenv("HUCPROF_BENCH_RESCUE")) {
+    plan.rescue = plan.check().flavour == Flavour::Fentry && std::string_view(rescue) == "on";
+    plan.rescue_reason = std::string("HUCPROF_BENCH_RESCUE=") + rescue + " (a benchmark's setting)";
+    spdlog::warn("{}", plan.rescue_reason);
+  }
+  if (std::getenv("HUCPROF_BENCH_STOP_AFTER")) plan.rescue = false;
   // Each round either loads, refuses sub-check programs for good (one target each), gives up
   // direct reads or moves the plan one sub-check level down: it ends.
   while (true) {
@@ -261,6 +292,14 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     ProbeSkeleton& skel = opened.value();
     std::string why;
     if (int err = probe_bpf__load(skel.get()); err) {
+      if (plan.rescue) {
+        // The check's counts do not depend on it: without it they are what they were before it.
+        plan.rescue = false;
+        plan.rescue_reason = "no rescue program: the kernel refused it (" + errno_text(err) +
+                             "; run with --log.level=debug for the verifier log)";
+        spdlog::warn("probe mode: {}", plan.rescue_reason);
+        continue;
+      }
       if (direct) {
         spdlog::warn(
             "probe mode: the kernel refused the check's program with direct reads ({}); "
@@ -292,6 +331,11 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
       spdlog::info("probe mode reads kernel memory by {}",
                    direct ? "direct loads (bpf_rdonly_cast)" : "bpf_probe_read_kernel() calls");
       self->possible_cpus_ = libbpf_num_possible_cpus();
+      const TargetPlan& check = plan.targets[check_index(plan)];
+      self->check_ = {program_for(*self->skel_, check, direct), check.target.program, check.flavour,
+                      nullptr};
+      const BtfPtr kernel = load_kernel_btf();
+      self->kprobe_skips_counted_ = kernel_link_info_has_kprobe_missed(kernel.get());
       out.session = std::move(self);
       return out;
     }
@@ -327,6 +371,18 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
     return out;
   }
   std::unique_ptr<ProbeSession> self = std::move(loaded.session);
+  // Attached before the check's program: a trampoline runs the program attached last first, and
+  // the rescue must see the check's program's run for the same check (hucprof_abi.h).
+  if (out.plan.rescue && out.statuses[check_index(out.plan)].attached()) {
+    if (bpf_link* link = bpf_program__attach(rescue_program(*self->skel_, self->direct_))) {
+      self->links_.emplace_back(link);
+      self->rescue_ = true;
+    } else {
+      out.plan.rescue = false;
+      out.plan.rescue_reason = "no rescue program: attaching it failed (" + errno_text(errno) + ")";
+      spdlog::warn("probe mode: {}", out.plan.rescue_reason);
+    }
+  }
   bool check_attached = false;
   for (size_t i = 0; i < out.plan.targets.size(); ++i) {
     const TargetPlan& target = out.plan.targets[i];
@@ -345,7 +401,11 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
       continue;
     }
     self->links_.emplace_back(link);
+    self->attached_.push_back({program, target.target.program, target.flavour, link});
     check_attached |= target.target.is_check();
+  }
+  if (check_attached && !out.plan.rescue_reason.empty()) {
+    spdlog::info("probe mode: {}", out.plan.rescue_reason);
   }
   if (check_attached) out.session = std::move(self);  // else nothing useful attached
   return out;
@@ -410,6 +470,55 @@ void ProbeSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.helper_walks), possible_cpus_, out.helper_walks);
   add_object_costs(skel_->obj, out);
+  add_misses(out);
+}
+
+// A trampoline's skips are counted by every kernel with recursion_misses; a kprobe program's only
+// where the kernel counts them at all (kprobe_skips_counted_): before, its recursion_misses stays
+// 0 whatever it skipped, and a 0 would read as "nothing missed".
+RawMisses ProbeSession::misses_of(const Attached& a) const {
+  RawMisses m;
+  m.program = bpf_program__name(a.program);
+  m.what = missed_what_of(a.role);
+  const bool kprobe = a.flavour == Flavour::Kprobe;
+  if (!kprobe || kprobe_skips_counted_) {
+    m.recursion = program_recursion_misses(bpf_program__fd(a.program));
+  }
+  if (kprobe && kprobe_skips_counted_ && a.link) {
+    m.kprobe_missed = kprobe_link_missed(bpf_link__fd(a.link));
+  }
+  if (kprobe && !kprobe_skips_counted_) {
+    m.uncounted =
+        "this kernel counts neither a kprobe's own misses nor the runs of its program it skips "
+        "while another BPF program runs on the CPU (both from 6.7)";
+  } else if (!m.recursion) {
+    m.uncounted = "this kernel's bpf_prog_info has no recursion_misses (5.12+)";
+  }
+  return m;
+}
+
+void ProbeSession::add_misses(RawDrain& out) const {
+  // The rescued first: every check rescued was skipped before (the check's program's turn comes
+  // first), so its skipped runs read after are never fewer.
+  if (rescue_) {
+    std::array<uint64_t, 1> rescued{};
+    add_percpu_array(bpf_map__fd(skel_->maps.rescued), possible_cpus_, rescued);
+    out.rescued_checks = out.rescued_checks.value_or(0) + rescued[0];
+    add_percpu_array(bpf_map__fd(skel_->maps.rescue_drops), possible_cpus_, out.drops);
+  }
+  for (const Attached& a : attached_) {
+    RawMisses m = misses_of(a);
+    if (rescue_ && a.role == TargetProgram::Check) {
+      m.rescued = out.rescued_checks;
+      spdlog::debug("probe mode: the kernel skipped the check's program {} times, rescued {}",
+                    m.recursion.value_or(0), m.rescued.value_or(0));
+    }
+    out.misses.push_back(std::move(m));
+  }
+}
+
+MissedCoverage ProbeSession::check_misses_coverage() const {
+  return missed_coverage({misses_of(check_)}).begin()->second;
 }
 
 }  // namespace hucprof

@@ -45,6 +45,10 @@ class ProbeSession {
   ProbeSession(const ProbeSession&) = delete;
   ProbeSession& operator=(const ProbeSession&) = delete;
 
+  // Whether the kernel counts the checks it skips the check's program for (core/missed_runs.h),
+  // and if not why: what `doctor` says.
+  MissedCoverage check_misses_coverage() const;
+
   // From now on the programs count into the next generation (hucprof_abi.h).
   void retire_generation();
   // Reads and deletes every key and stack of retired generations. Only after ProgramBarrier::wait
@@ -54,8 +58,23 @@ class ProbeSession {
  private:
   ProbeSession() = default;
   void drain_site_tables(RawDrain& out) const;
+  // An attached program, for the runs of it the kernel skipped.
+  struct Attached {
+    const bpf_program* program = nullptr;
+    TargetProgram role = TargetProgram::Check;
+    Flavour flavour = Flavour::Fentry;
+    const bpf_link* link = nullptr;  // owned by links_; null before attach
+  };
+  RawMisses misses_of(const Attached& a) const;
+  void add_misses(RawDrain& out) const;
   probe_bpf* skel_ = nullptr;
   std::vector<BpfLinkPtr> links_;
+  std::vector<Attached> attached_;
+  Attached check_;       // the check's program, loaded
+  bool rescue_ = false;  // the rescue program is attached
+  // The kernel counts a kprobe's skips: the kprobe's own (link info) and its program's while
+  // another BPF program runs on the CPU (recursion_misses), 6.7+.
+  bool kprobe_skips_counted_ = false;
   int possible_cpus_ = 1;
   bool latency_ = false;
   bool direct_ = false;  // the check's program that reads kernel memory by direct loads

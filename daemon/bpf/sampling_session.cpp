@@ -141,6 +141,11 @@ void SamplingSession::drain(RawDrain& out) {
   add_percpu_array(bpf_map__fd(skel_->maps.sample_drops), possible_cpus_, out.drops);
   add_percpu_array(bpf_map__fd(skel_->maps.sample_excluded), possible_cpus_, out.excluded);
   add_object_costs(skel_->obj, out);
+  RawMisses samples;
+  samples.program = bpf_program__name(skel_->progs.huc_sample);
+  samples.what = MissedWhat::samples;
+  samples.uncounted = kSamplesUncounted;
+  out.misses.push_back(std::move(samples));
 }
 
 }  // namespace hucprof

@@ -89,6 +89,9 @@ struct Aggregator::Impl {
   std::map<std::string, uint64_t> excluded_samples;
   std::map<std::string, uint64_t> drops;
   std::map<std::string, uint64_t> helper_walks;
+  MissedCounts missed;
+  MissedCoverages missed_coverage;  // the last drain's
+  std::optional<uint64_t> rescued_checks;
   uint64_t intervals = 0;
   std::map<CopyCheckKey, uint64_t> copy_checks;
   std::map<CopySampleKey, uint64_t> copy_samples;
@@ -204,6 +207,11 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   for (const auto& [reason, n] : deltas.excluded_samples) s.excluded_samples[reason] += n;
   for (const auto& [reason, n] : deltas.drops) s.drops[reason] += n;
   for (const auto& [walk, n] : deltas.helper_walks) s.helper_walks[walk] += n;
+  for (const auto& [key, n] : deltas.missed) s.missed[key] += n;
+  s.missed_coverage = deltas.missed_coverage;
+  if (deltas.rescued_checks) {
+    s.rescued_checks = s.rescued_checks.value_or(0) + *deltas.rescued_checks;
+  }
   ++s.intervals;
 }
 
@@ -218,6 +226,8 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.clear_latency();
   snapshot.clear_drops();
   snapshot.clear_helper_walks();
+  snapshot.clear_missed();
+  snapshot.clear_missed_coverage();
   snapshot.clear_copy_checks();
   snapshot.clear_copy_cpu_samples();
   snapshot.clear_workloads();
@@ -281,6 +291,23 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     auto* out = snapshot.add_helper_walks();
     out->set_walk(walk);
     out->set_count(n);
+  }
+  for (const auto& [key, n] : s.missed) {
+    auto* out = snapshot.add_missed();
+    out->set_what(key.first);
+    out->set_reason(key.second);
+    out->set_count(n);
+  }
+  if (s.rescued_checks) {
+    snapshot.set_rescued_checks(*s.rescued_checks);
+  } else {
+    snapshot.clear_rescued_checks();
+  }
+  for (const auto& [what, coverage] : s.missed_coverage) {
+    auto* out = snapshot.add_missed_coverage();
+    out->set_what(what);
+    out->set_counted(coverage.counted);
+    out->set_uncounted(coverage.uncounted);
   }
   for (const auto& [key, calls] : s.copy_checks) {
     if (!exported(s.by_calls, std::get<0>(key))) continue;

@@ -2,9 +2,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/missed_runs.h"
 #include "core/stack_profile.h"
 #include "hucprof.pb.h"
 
@@ -59,6 +61,13 @@ struct IntervalDeltas {
   BusyByWorkload busy_by_workload;
   std::map<std::string, uint64_t> drops;         // reason → count
   std::map<std::string, uint64_t> helper_walks;  // huc_helper_walk name → count (probes)
+  // Program runs the kernel skipped (core/missed_runs.h), for what the kernel counts, and
+  // whether it counts them for each kind of program loaded.
+  MissedCounts missed;
+  MissedCoverages missed_coverage;
+  // Checks the kernel skipped the check's program for that the rescue program counted (they
+  // are in `checks`, not in `missed`).
+  std::optional<uint64_t> rescued_checks;  // unset without a rescue program
   // The same events by full stack, for profiles (the aggregator leaves them to the ProfileStore).
   std::vector<ProfileSample> stacks;
 };

@@ -166,6 +166,29 @@ std::vector<std::string> fentry_candidates(const KallsymsIndex& kallsyms, const 
   return names;
 }
 
+namespace {
+
+// A kprobe's program runs with preemption off (and is skipped for another reason, counted), so
+// only an fentry check's run can be held by a preempted task; the rescue costs a second program
+// run per check, so only where preemption can hold one.
+void decide_rescue(AttachPlan& plan, const AttachFacts& facts) {
+  if (!plan.probes) return;
+  if (plan.check().flavour != Flavour::Fentry) {
+    plan.rescue_reason = "no rescue program: a kprobe's program runs with preemption off";
+  } else if (!facts.programs_preemptible.ok) {
+    plan.rescue_reason =
+        "no rescue program: a run of the check's program is never preempted "
+        "here (" +
+        facts.programs_preemptible.detail + ")";
+  } else {
+    plan.rescue = true;
+    plan.rescue_reason = "rescue program on: a run of the check's program can be preempted here (" +
+                         facts.programs_preemptible.detail + ")";
+  }
+}
+
+}  // namespace
+
 AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts& facts,
                                const AttachOptions& options) {
   AttachPlan plan;
@@ -250,6 +273,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   if (plan.sampling) plan.interrupt_ranges = build_interrupt_ranges(kallsyms);
   plan.only_cgroup_id = options.only_cgroup_id;
   plan.probe_workloads = options.probe_workloads && plan.probes;
+  decide_rescue(plan, facts);
 
   plan.maps.max_keys = options.max_keys;
   plan.maps.max_stacks = options.max_stacks;

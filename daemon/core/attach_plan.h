@@ -35,6 +35,8 @@ struct AttachFacts {
   SlabMarker slab_marker;
   PageLayout page_layout;
   Capability syscall_programs;
+  // Whether a running fentry program can be preempted here (core/preemption.h), in words.
+  Capability programs_preemptible{true, "unknown"};
 };
 
 // The user's choices that shape the plan (from the flags).
@@ -116,6 +118,11 @@ struct AttachPlan {
   // A program that runs after the check on the same CPU reads what the check left there (the
   // call site, the entry time): a probed sub-check function, or the check's exit (--latency).
   bool check_leaves_state = false;
+  // The rescue program (fentry on the check, run after the check's program): it counts a check
+  // whose run of the check's program the kernel skipped because a preempted run held it on the
+  // CPU (docs/design.md, "Checks the program never saw"). Only where a run can be preempted.
+  bool rescue = false;
+  std::string rescue_reason;     // why or why not, in words
   SlabMarker slab_marker;        // what that program tests pages with
   std::string subchecks_reason;  // how sub-checks are counted, and why
   MapPlan maps;

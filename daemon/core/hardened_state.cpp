@@ -9,25 +9,6 @@ constexpr std::string_view kCompiledIn = "CONFIG_HARDENED_USERCOPY";
 constexpr std::string_view kDefaultOn = "CONFIG_HARDENED_USERCOPY_DEFAULT_ON";
 constexpr std::string_view kBootParam = "hardened_usercopy";
 
-// A bool option's state in a .config text: "y" for `KEY=y`, "n" for `# KEY is not set`,
-// nullopt when the option does not exist in this kernel.
-std::optional<std::string_view> config_option(std::string_view config, std::string_view key) {
-  std::optional<std::string_view> value;
-  while (!config.empty()) {
-    size_t eol = config.find('\n');
-    std::string_view line = config.substr(0, eol);
-    config.remove_prefix(eol == std::string_view::npos ? config.size() : eol + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == '=') {
-      value = line.substr(key.size() + 1);
-    } else if (line.starts_with("# ") && line.ends_with(" is not set") &&
-               line.substr(2, line.size() - 2 - 11) == key) {
-      value = "n";
-    }
-  }
-  return value;
-}
-
 bool is_yes(std::optional<std::string_view> v) { return v && (*v == "y" || *v == "m"); }
 
 // The default when no valid boot parameter decides, and the words for it.

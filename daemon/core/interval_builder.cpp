@@ -406,6 +406,11 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
   for (uint32_t r = 0; r < HUC_DROP_REASONS; ++r) {
     out.drops[drop_reason_name(r)] += drops_.update(r, drain.drops[r]);
   }
+  out.missed = missed_.update(drain.misses);
+  out.missed_coverage = missed_coverage(drain.misses);
+  if (drain.rescued_checks) out.rescued_checks = rescued_.update(0, *drain.rescued_checks);
+  // Every skipped run is also a drop of its own reason, whatever it would have counted.
+  for (const auto& [key, n] : out.missed) out.drops[key.second] += n;
   if (drain.probes) {
     for (uint32_t w = 0; w < HUC_WALK_KINDS; ++w) {
       out.helper_walks[helper_walk_name(w)] += helper_walks_.update(w, drain.helper_walks[w]);

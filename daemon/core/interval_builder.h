@@ -164,6 +164,8 @@ class IntervalBuilder {
 
   // The per-CPU arrays stay cumulative in the kernel.
   DeltaTracker<uint32_t> contexts_, excluded_, drops_, helper_walks_;
+  MissedRuns missed_;
+  DeltaTracker<int> rescued_;
 };
 
 }  // namespace hucprof

@@ -41,6 +41,23 @@ std::string_view unquote(std::string_view value) {
 
 }  // namespace
 
+std::optional<std::string_view> config_option(std::string_view config, std::string_view key) {
+  std::optional<std::string_view> value;
+  while (!config.empty()) {
+    size_t eol = config.find('\n');
+    std::string_view line = config.substr(0, eol);
+    config.remove_prefix(eol == std::string_view::npos ? config.size() : eol + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == '=') {
+      value = line.substr(key.size() + 1);
+    } else if (line.starts_with("# ") && line.ends_with(" is not set") &&
+               line.substr(2, line.size() - 2 - 11) == key) {
+      value = "n";
+    }
+  }
+  return value;
+}
+
 std::optional<std::string_view> find_kernel_param(std::string_view cmdline, std::string_view name) {
   std::optional<std::string_view> found;
   std::string_view rest = cmdline;

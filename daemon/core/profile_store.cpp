@@ -53,6 +53,7 @@ ProfileStore::Added& ProfileStore::Added::operator+=(const Added& more) {
   values = std::move(merged);
   add_counts(contexts, more.contexts);
   add_counts(excluded, more.excluded);
+  add_counts(missed_checks, more.missed_checks);
   add_busy(workloads, more.workloads);
   return *this;
 }
@@ -217,6 +218,7 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   Added added;
   added.contexts = deltas.sampled_by_context;
   added.excluded = deltas.excluded_samples;
+  added.missed_checks = missed_checks_by_reason(deltas.missed);
   for (const auto& [workload, busy] : deltas.busy_by_workload) {
     const std::string_view kept_as = admit(workload, at);
     WorkloadBusy counted = busy;
@@ -239,8 +241,23 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   add_counts(open_contexts_, deltas.sampled_by_context);
   add_counts(header_.excluded_samples, deltas.excluded_samples);
   add_counts(open_excluded_, deltas.excluded_samples);
-  add_busy(header_.busy_by_workload, added.workloads);
-  add_busy(open_workloads_, added.workloads);
+  add_counts(header_.missed_checks, added.missed_checks);
+  add_counts(open_missed_, added.missed_checks);
+  if (auto checks = deltas.missed_coverage.find(missed_what_name(MissedWhat::checks));
+      checks != deltas.missed_coverage.end()) {
+    header_.missed_checks_uncounted = checks->second.uncounted;
+  }
+  for (const auto& [workload, busy] : deltas.busy_by_workload) {
+    const std::string_view kept_as = admit(workload, at);
+    WorkloadBusy counted = busy;
+    if (auto named = named_.find(kept_as); named != named_.end()) {
+      counted.named = named->second.naming;
+    } else {
+      counted.kind.clear();
+      counted.named = 0;
+    }
+    added.workloads[std::string(kept_as)] += counted;
+  }
   last_add_ns_ = std::max(last_add_ns_, now_unix_ns);
   window_.observe(at, std::move(added));
 }
@@ -258,6 +275,8 @@ void ProfileStore::close_interval(int64_t now_unix_ns) {
   open_contexts_.clear();
   last.excluded_samples = std::move(open_excluded_);
   open_excluded_.clear();
+  last.missed_checks = std::move(open_missed_);
+  open_missed_.clear();
   last.busy_by_workload = std::move(open_workloads_);
   open_workloads_.clear();
   last.time_unix_ns = last_close_ns_;
@@ -293,12 +312,14 @@ StackProfile ProfileStore::window() const {
   out.samples.clear();
   out.sampled_by_context.clear();
   out.excluded_samples.clear();
+  out.missed_checks.clear();
   out.busy_by_workload.clear();
   std::vector<ProfileValues> sums(totals_.size());
   window_.for_each([&](const Added& added) {
     for (const AddedValue& a : added.values) sums[a.index][a.value] += a.n;
     add_counts(out.sampled_by_context, added.contexts);
     add_counts(out.excluded_samples, added.excluded);
+    add_counts(out.missed_checks, added.missed_checks);
     add_busy(out.busy_by_workload, added.workloads);
   });
   for (size_t i = 0; i < totals_.size(); ++i) {

@@ -75,7 +75,7 @@ class ProfileStore {
   // One drain's (or several thinned drains') additions, sorted by key, one per key.
   struct Added {
     std::vector<AddedValue> values;
-    std::map<std::string, uint64_t> contexts, excluded;
+    std::map<std::string, uint64_t> contexts, excluded, missed_checks;
     BusyByWorkload workloads;
     Added& operator+=(const Added& more);
   };
@@ -110,7 +110,7 @@ class ProfileStore {
   std::list<std::string> named_order_;  // most recently added to first
   size_t folded_workloads_ = 0;
   uint64_t namings_ = 0;
-  std::map<std::string, uint64_t> open_contexts_, open_excluded_;
+  std::map<std::string, uint64_t> open_contexts_, open_excluded_, open_missed_;
   BusyByWorkload open_workloads_;
   int64_t last_add_ns_ = 0;
   int64_t last_close_ns_ = 0;

@@ -2,9 +2,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/missed_runs.h"
 #include "core/program_cost.h"
 #include "hucprof_abi.h"
 
@@ -72,6 +74,12 @@ struct RawDrain {
   std::vector<MapMemory> map_memory;
   // What the loaded programs cost the kernel so far (bpf_stats), and whether it is counting.
   ProgramCosts program_costs;
+  // The runs of every loaded program the kernel skipped, as far as it counts them (cumulative);
+  // of the check's, those the rescue program counted are left out: they are in `sites`.
+  std::vector<RawMisses> misses;
+  // Checks the rescue program counted (cumulative; bpf/hucprof_abi.h, "Probe mode's rescue").
+  // Unset while no rescue program is attached.
+  std::optional<uint64_t> rescued_checks;
 };
 
 // Label for each enum huc_drop_reason, and for each enum huc_context.

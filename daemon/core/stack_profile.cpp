@@ -79,6 +79,7 @@ StackProfile difference(const StackProfile& later, const StackProfile& earlier) 
   });
   subtract_counts(out.sampled_by_context, earlier.sampled_by_context);
   subtract_counts(out.excluded_samples, earlier.excluded_samples);
+  subtract_counts(out.missed_checks, earlier.missed_checks);
   for (const auto& [workload, busy] : earlier.busy_by_workload) {
     auto it = out.busy_by_workload.find(workload);
     if ((it == out.busy_by_workload.end() || it->second.named != busy.named) && !workload.empty()) {

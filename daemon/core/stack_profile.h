@@ -117,6 +117,12 @@ struct StackProfile {
   // for the samples whose cgroup the kernel could not count (hucprof_dropped_total
   // {reason="busy_map_full"}).
   BusyByWorkload busy_by_workload;
+  // Probe mode: checks the kernel ran while the check's program was busy on their CPU, which it
+  // skipped and only counted (core/missed_runs.h), by the kernel's counter ("recursion",
+  // "kprobe_missed"); in no sample. Empty where the kernel counts none: then
+  // missed_checks_uncounted says why ("" without probes).
+  std::map<std::string, uint64_t> missed_checks;
+  std::string missed_checks_uncounted;
   int64_t time_unix_ns = 0;  // start of the window
   int64_t duration_ns = 0;
   std::string kernel;  // release, e.g. "6.1.0-18-amd64"

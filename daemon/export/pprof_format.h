@@ -54,6 +54,10 @@ inline constexpr std::string_view kCommentKernel = "kernel";
 inline constexpr std::string_view kCommentHardened = "hardened_usercopy";
 inline constexpr std::string_view kCommentSampledPrefix = "sampled_cpu_samples.";  // + context
 inline constexpr std::string_view kCommentLatency = "latency";  // "on" with --latency
+// Checks the kernel skipped the check's program for (StackProfile::missed_checks): a count per
+// reason, or why the kernel counts none.
+inline constexpr std::string_view kCommentMissedPrefix = "missed_checks.";  // + reason
+inline constexpr std::string_view kCommentMissedUncounted = "missed_checks_uncounted";
 
 // Largest profile `hucprof report` and the reader accept, inflated.
 inline constexpr size_t kMaxProfileBytes = size_t{256} << 20;

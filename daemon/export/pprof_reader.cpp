@@ -267,18 +267,26 @@ class Reader {
       if (key == kCommentVersion) out_.hucprof_version = value;
       if (key == kCommentKernel) out_.kernel = value;
       if (key == kCommentHardened) out_.hardened_usercopy = value;
-      if (key.starts_with(kCommentSampledPrefix)) {
+      if (key == kCommentMissedUncounted) out_.missed_checks_uncounted = value;
+      const bool sampled = key.starts_with(kCommentSampledPrefix);
+      if (sampled || key.starts_with(kCommentMissedPrefix)) {
         uint64_t n = 0;
         auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
         if (ec != std::errc{} || end != value.data() + value.size()) {
           return refuse("comment " + quoted_value(text) + " is not a count");
         }
-        if (n > kMaxTotal - sampled_in_comments_) {
-          return refuse("the sampled CPU of its comments adds up to more than " +
-                        std::to_string(kMaxTotal));
+        uint64_t& in_comments = sampled ? sampled_in_comments_ : missed_in_comments_;
+        if (n > kMaxTotal - in_comments) {
+          return refuse(std::string(sampled ? "the sampled CPU" : "the missed checks") +
+                        " of its comments add up to more than " + std::to_string(kMaxTotal));
         }
-        sampled_in_comments_ += n;
-        out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
+        in_comments += n;
+        if (sampled) {
+          out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
+        } else {
+          out_.missed_checks[std::string(key.substr(kCommentMissedPrefix.size()))] = n;
+          at_most(out_.missed_checks.size(), kMaxRestKinds, "reasons for missed checks");
+        }
       }
     }
   }
@@ -486,6 +494,7 @@ class Reader {
   uint64_t in_checks_ = 0;
   ProfileValues totals_{};            // of every sample read, by value
   uint64_t sampled_in_comments_ = 0;  // an older file's denominator
+  uint64_t missed_in_comments_ = 0;
   std::map<std::string, uint64_t> in_checks_by_workload_;
   struct FunctionNames {
     int64_t name = 0, file = 0;  // string indices

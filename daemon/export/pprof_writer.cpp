@@ -317,6 +317,12 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_comment(out, strings, kCommentHardened, profile.hardened_usercopy);
   }
   if (profile.latency) add_comment(out, strings, kCommentLatency, "on");
+  for (const auto& [reason, n] : profile.missed_checks) {
+    add_comment(out, strings, std::string(kCommentMissedPrefix) + reason, std::to_string(n));
+  }
+  if (!profile.missed_checks_uncounted.empty()) {
+    add_comment(out, strings, kCommentMissedUncounted, profile.missed_checks_uncounted);
+  }
   // Busy contexts are samples (above); idle is not busy CPU, so it stays a comment.
   if (profile.sampling) {
     if (auto idle = profile.sampled_by_context.find("idle");

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "core/quoted_value.h"
+#include "export/missed_text.h"
 
 namespace hucprof {
 
@@ -334,6 +335,7 @@ std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
   const std::string sums = totals(cost);
   if (!sums.empty()) out += "\n" + sums;
   out += "\n" + table(cost);
+  if (auto missed = missed_checks_line(profile, cost)) out += *missed + "\n";
   out += workloads_table(cost);
   out += top_stacks(cost, stacks_for_top_callsites);
   out += "\nverdict: " + verdict_line(profile, cost) + "\n";

@@ -12,6 +12,7 @@
 #include "export/copy_families.h"
 #include "export/family_builder.h"
 #include "export/latency_buckets.h"
+#include "export/missed_families.h"
 #include "export/prediction_families.h"
 #include "export/program_cost_families.h"
 #include "export/prometheus_exporter.h"
@@ -115,6 +116,7 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   }
   out.push_back(std::move(checks).build());
   out.push_back(std::move(bytes).build());
+  add_missed_families(snapshot, out);
 
   FamilyBuilder subchecks(
       "usercopy_subchecks_total",

@@ -10,6 +10,7 @@
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/markup_escape.h"
+#include "export/missed_text.h"
 #include "export/report_text.h"
 
 namespace hucprof {
@@ -123,6 +124,7 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
                 e(format_seconds(cost.interrupt_cpu_seconds) + " " + format_interrupts(cost)) +
                     " — <code>usercopy_excluded_cpu_samples_total</code>");
   }
+  if (auto missed = missed_checks_line(in.window, cost)) out += fact("checks", e(*missed));
   const std::string updated = s.timestamp_unix_ms() ? utc_time(s.timestamp_unix_ms() * 1000000)
                                                     : std::string("not yet (no drain)");
   out += fact("updated",

@@ -31,8 +31,8 @@ class KernelSpec:
 # 6.1 is where the per-CPU growth was measured (its memlock is max_entries x entry size, so it
 # shows the reservation, not just what is in use). The newest kernels are whatever the suites
 # carry the day the tier runs (linux-image-amd64 of trixie-backports and sid): the tables name
-# the release. CI boots the newest of all (trixie-backports) besides Debian 12's; trixie's 6.12
-# and sid's kernel only with --all (budget in tests/vm/README.md).
+# the release. CI boots the newest of all (trixie-backports) besides Debian 12's; trixie's 6.12,
+# sid's kernel and trixie-backports' rt flavour only with --all (budget in tests/vm/README.md).
 KERNELS = [
     KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128)),
     KernelSpec("6.12", "linux-image-6.12-amd64", netlink_64k_vmalloc=False),
@@ -41,6 +41,10 @@ KERNELS = [
     KernelSpec("trixie-backports", "linux-image-amd64", netlink_64k_vmalloc=False,
                suite="trixie-backports"),
     KernelSpec("sid", "linux-image-amd64", netlink_64k_vmalloc=False, suite="sid", ci=False),
+    # The same release built with PREEMPT_RT: a run of the check's program is preemptible there
+    # whatever the boot parameters say (the busy session's rescue and misses).
+    KernelSpec("trixie-backports-rt", "linux-image-rt-amd64", netlink_64k_vmalloc=False,
+               suite="trixie-backports", ci=False),
 ]
 
 

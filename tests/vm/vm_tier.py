@@ -83,12 +83,13 @@ def find_tools(build: Path) -> Tools:
               udp_pairs=build / "vm-cache" / "bin" / "udp_pairs",
               netlink_self=build / "vm-cache" / "bin" / "netlink_self",
               in_cgroup=build / "vm-cache" / "bin" / "in_cgroup",
-              pprof=build / "tests" / "tools" / "pprof")
+              pprof=build / "tests" / "tools" / "pprof",
+              tcp_rr=build / "vm-cache" / "bin" / "tcp_rr")
     for p in (t.hucprof, t.flood, t.fold):
         if not p.exists():
             # Registered by this build, so missing means "not built": a failure, not a skip.
             raise VmFailure(f"{p} not built (run ninja in {build} first)")
-    for name in ("udp_pairs", "netlink_self", "in_cgroup"):
+    for name in ("udp_pairs", "netlink_self", "in_cgroup", "tcp_rr"):
         vmlib.compile_c(HERE / "workloads" / f"{name}.c", getattr(t, name))
     return t
 

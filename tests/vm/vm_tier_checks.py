@@ -13,8 +13,8 @@ import hucprof_testlib as tl
 import pprof_raw
 from vm_tier_model import (
     log_error_lines, MEMLOCK_PER_CPU_LIMIT, MIN_FLOOD_SAMPLES, NETLINK_SITES, NL_BIG_M,
-    NL_BIG_SIZE, NL_M, NL_SIZE, PROBES, Row, RunContext, RunSpec, Session, SUBCHECK_PROBES,
-    TARGETS, UDP_N, UDP_PAYLOAD, UDP_SITES
+    NL_BIG_SIZE, NL_M, NL_SIZE, PROBES, Row, RR_N, RR_PAIRS, RunContext, RunSpec, Session,
+    SUBCHECK_PROBES, TARGETS, UDP_N, UDP_PAYLOAD, UDP_SITES
 )
 
 
@@ -258,6 +258,95 @@ def workload_rows(c: RunContext, tag: str, cgroup: str) -> list[Row]:
         c.row(tag, "sum of usercopy_workload_checks_total rise == usercopy_checks_total rise",
               c.delta(tag, "usercopy_checks_total"), c.delta(tag, "usercopy_workload_checks_total")),
     ]
+
+
+RR_CHILD_PID = re.compile(r"^tcp_rr: pid (\d+)$", re.M)
+
+
+def check_program_misses(c: RunContext, name: str) -> int | None:
+    """recursion_misses of hucprof's check programs in a `bpftool -j prog show` (bpftool leaves
+    out a zero count)."""
+    text = c.text(name)
+    if not text:
+        return None
+    return sum(p.get("recursion_misses", 0) for p in json.loads(text)
+               if re.fullmatch(r"huc_(fentry|kprobe)_check_\w+", p.get("name", "")))
+
+
+def percpu_sum(c: RunContext, name: str) -> int | None:
+    """The sum over CPUs of a per-CPU array's one u64 in a `bpftool -j map dump` (values as
+    numbers with the map's BTF, as little-endian bytes without); None without a dump."""
+    text = c.text(name)
+    if not text:
+        return None
+    total = 0
+    for entry in json.loads(text):
+        for v in entry.get("formatted", entry).get("values", []):
+            value = v.get("value")
+            total += (value if isinstance(value, int)
+                      else int.from_bytes(bytes(int(b, 16) for b in value), "little"))
+    return total
+
+
+def missed_rows(c: RunContext, tag: str, cgroup: str, mode: str) -> list[Row]:
+    """The busy load (tcp_rr, born in `cgroup`, on one vCPU; the daemon on the other, the guest
+    script on the first): what hucprof counted for the workload's cgroup plus the checks the
+    kernel skipped the check's program for and the rescue program did not count equals the
+    kernel's own count of the workload's checks (refprobe.sh's upid hist, summed over its
+    processes), with the skipped and rescued checks bpftool reads right before and right after
+    the workload (the check program's recursion_misses, the rescue program's `rescued` array):
+    every skip in that window is the workload's, nothing else entering checks on its vCPU and the
+    daemon's vCPU having one task doing so. And hucprof's own skipped and rescued checks are what
+    bpftool read between its scrapes, which quiet spells keep apart from the readings
+    (hucprof_guest.run_counted_workload)."""
+    log = c.text(f"{tag}-workload.log") or ""
+    pids = {int(p) for p in IN_CGROUP_PID.findall(log) + RR_CHILD_PID.findall(log)}
+    text = c.text(f"hist-upid-{tag}.txt")
+    ref = None
+    if pids and text is not None:
+        ref = sum(int(m.group(2)) for m in PID_HIST_LINE.finditer(text)
+                  if int(m.group(1)) in pids)
+    counted = c.delta(tag, "usercopy_workload_checks_total", workload="/" + cgroup,
+                      workload_kind="cgroup")
+    after = c.metrics(f"{tag}-after.txt")
+    coverage = None
+    if after is not None:
+        info = tl.select(after, "hucprof_missed_runs_info", what="checks")
+        coverage = info[0][0].get("counted") if info else None
+    def counts_between(first: str, last: str) -> tuple[int | None, int | None]:
+        skips = [check_program_misses(c, f"{tag}-progs-{w}.json") for w in (first, last)]
+        rescues = [percpu_sum(c, f"{tag}-rescued-{w}.json") for w in (first, last)]
+        return (None if None in skips else skips[1] - skips[0],
+                None if None in rescues else rescues[1] - rescues[0])
+
+    skipped, rescued = counts_between("before", "after")
+    scrape_skipped, scrape_rescued = counts_between("quiet-before", "after")
+    # The kernel counts a kprobe program's skipped runs from 6.7 (trace_call_bpf); a trampoline's
+    # wherever bpf_prog_info has recursion_misses (5.12).
+    counts = mode == "fentry" or c.res.kernel.version() >= (6, 7)
+    missed = None if skipped is None else skipped - (rescued or 0)
+    total = None if counted is None or missed is None else counted + (missed if counts else 0)
+    rate = ("" if not ref or missed is None
+            else f"{missed} of {ref} not counted: {missed * 100000 / ref:.0f} per 100,000; "
+                 f"{skipped} skipped, {rescued or 0} rescued")
+    calls = RR_PAIRS * 2 * 2 * RR_N
+    rows = [
+        c.row(tag, f"kernel ref (hist by pid): the workload's checks >= its {calls} send/recv",
+              1, None if ref is None else int(ref >= calls), f"{len(pids)} processes"),
+        c.row(tag, "hucprof_missed_runs_info{checks} counted", "yes" if counts else "no",
+              coverage),
+        c.row(tag, "usercopy_workload_checks_total rise + (bpftool: skipped - rescued) == kernel "
+              "ref", ref, total, rate),
+        c.row(tag, "usercopy_checks_missed_total rise == bpftool: skipped - rescued, between the "
+              "scrapes", None if not counts or scrape_skipped is None
+              else scrape_skipped - (scrape_rescued or 0),
+              c.delta(tag, "usercopy_checks_missed_total")),
+    ]
+    if scrape_rescued is not None:
+        rows.append(c.row(tag, "hucprof_probe_rescued_checks_total rise == the rescue program's "
+                          "`rescued` (bpftool), between the scrapes", scrape_rescued,
+                          c.delta(tag, "hucprof_probe_rescued_checks_total")))
+    return rows
 
 
 def checks_off_entered(c: RunContext) -> bool:

@@ -28,6 +28,14 @@ FLOOD_PAYLOAD = 64
 SAMPLE_HZ = 999
 INTERVAL = "500ms"
 MIN_FLOOD_SAMPLES = 20  # fewer usercopy samples than this and "top call site" means nothing
+# The busy load (tcp_rr): more request/response pairs than CPUs, all on one vCPU, so that tasks
+# enter checks while another one's run of the check's program is preempted there: the case in
+# which the kernel skips the program and only counts it (tests/vm/README.md).
+RR_PAIRS = 4
+RR_N = 2000
+RR_SIZE = 100
+RR_CPU = 1      # the workload's vCPU; the daemon and the guest script keep to the other one
+HOUSE_CPU = 0
 
 MEMLOCK_LIMIT = 32 << 20         # bytes, in --mode auto at 64 possible CPUs
 MEMLOCK_PER_CPU_LIMIT = 64 << 10  # bytes per extra possible CPU
@@ -77,6 +85,7 @@ class Workload:
     # A cgroup v2 child of the root the guest makes before the sessions start, for argv to run
     # in (tests/vm/workloads/in_cgroup.c); "" makes none.
     cgroup: str = ""
+    cpus: list[int] | None = None  # the vCPUs it may run on (None: any)
 
 
 @dataclasses.dataclass
@@ -87,6 +96,10 @@ class Session:
     doctor: list[str] | None = None
     maps: bool = False  # record bpftool's map list and the daemon's map ids before stopping
     profile: bool = False  # save /debug/pprof/usercopy at the end (profile_rows)
+    # The vCPUs the daemon and the guest script keep to while the session runs (None: any).
+    cpus: list[int] | None = None
+    # bpftool's list of the programs (run counts, recursion_misses) around each workload.
+    progs: bool = False
 
 
 @dataclasses.dataclass
@@ -109,6 +122,7 @@ class Tools:
     netlink_self: Path
     in_cgroup: Path
     pprof: Path  # Google's pprof, built by tests/tools
+    tcp_rr: Path
 
 
 @dataclasses.dataclass

@@ -10,13 +10,15 @@ import re
 import hucprof_testlib as tl
 from tier_kernels import KernelSpec
 from vm_tier_checks import (
-    attach_rows, checks_off_entered, daemon_maps, exactness_rows, flood_rows, profile_rows,
-    rise_row, session_rows, subcheck_method_row, udp_ref_rows, udp_rows, workload_rows
+    attach_rows, checks_off_entered, daemon_maps, exactness_rows, flood_rows, missed_rows,
+    profile_rows, rise_row, session_rows, subcheck_method_row, udp_ref_rows, udp_rows,
+    workload_rows
 )
 from vm_tier_model import (
-    FLOOD_PAYLOAD, FLOOD_SECONDS, FLOOD_SENDERS, INTERVAL, KALLSYMS_RECORDED, LATENCY_TARGET,
-    MEMLOCK_LIMIT, NL_BIG_M, NL_BIG_SIZE, NL_M, NL_SIZE, Row, RunContext, RunSpec, SAMPLE_HZ,
-    Session, Tools, UDP_N, UDP_PAYLOAD, Workload
+    FLOOD_PAYLOAD, FLOOD_SECONDS, FLOOD_SENDERS, HOUSE_CPU, INTERVAL, KALLSYMS_RECORDED,
+    LATENCY_TARGET, MEMLOCK_LIMIT, NL_BIG_M, NL_BIG_SIZE, NL_M, NL_SIZE, Row, RR_CPU, RR_N,
+    RR_PAIRS, RR_SIZE, RunContext, RunSpec, SAMPLE_HZ, Session, Tools, UDP_N, UDP_PAYLOAD,
+    Workload
 )
 
 
@@ -53,6 +55,18 @@ DAEMON_ARGS = ["--interval", INTERVAL, "--top-k", "1000"] + NO_DEBUGINFO
 # The kprobe boot's probe session keys checks by workload too (--probe.workloads), its UDP
 # workload alone in this cgroup: every other row of the session holds with the extra key.
 WORKLOAD_CGROUP = "hucvm-udp"
+# The busy session's load (tcp_rr) is born in this one.
+BUSY_CGROUP = "hucvm-busy"
+
+
+def busy_session(tools: Tools, mode: str) -> Session:
+    """tcp_rr's request/response pairs, all on one vCPU, with the daemon on the other: checks
+    the kernel skips the check's program for, counted (missed_rows)."""
+    load = Workload("rr", [str(tools.in_cgroup), f"/sys/fs/cgroup/{BUSY_CGROUP}",
+                           str(tools.tcp_rr), str(RR_PAIRS), str(RR_N), str(RR_SIZE)],
+                    reference=True, cgroup=BUSY_CGROUP, cpus=[RR_CPU])
+    return Session("busy", ["--mode", "probe", "--probe.attach", mode, "--probe.workloads"]
+                   + DAEMON_ARGS, [load], cpus=[HOUSE_CPU], progs=True)
 
 
 def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
@@ -67,7 +81,8 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
                     + (["--probe.workloads"] if by_workload else []), probe_workloads,
                     doctor=["--mode", "probe", "--probe.attach", mode] + NO_DEBUGINFO,
                     profile=True)
-    sessions = [probe]
+    busy = busy_session(tools, mode)
+    sessions = [probe, busy]
     if mode == "fentry":
         # --latency once per kernel: fexit on top of fentry (the trampoline then also calls the
         # original and keeps a return-value slot: the caller read must still be right).
@@ -90,12 +105,13 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
         rows += profile_rows(c, probe)
         if by_workload:
             rows += workload_rows(c, "probe-udp", WORKLOAD_CGROUP)
+        rows += missed_rows(c, "busy-rr", BUSY_CGROUP, mode)
         for s in sessions[1:]:
             rows += session_rows(c, s)
         if mode == "fentry":
             tag = "latency-udp"
-            rows += attach_rows(c, sessions[1], mode, [LATENCY_TARGET])
-            rows.append(subcheck_method_row(c, sessions[1], "probed"))
+            rows += attach_rows(c, sessions[2], mode, [LATENCY_TARGET])
+            rows.append(subcheck_method_row(c, sessions[2], "probed"))
             rows += [c.row(tag, "usercopy_check_duration_seconds_count{udp_recvmsg}", UDP_N,
                            c.delta(tag, "usercopy_check_duration_seconds_count",
                                    callsite="udp_recvmsg"))]

@@ -284,6 +284,30 @@ TEST(AttachPlan, Debian612ForcedKprobeNeverProbesFentry) {
             "probes on (kprobe), sub-checks probed");
 }
 
+// The rescue program goes only where a run of the check's program can be preempted, and only
+// beside an fentry check: a kprobe's program runs with preemption off.
+TEST(AttachPlan, TheRescueProgramOnlyWhereAFentryRunCanBePreempted) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.programs_preemptible = {true, "preemption lazy, from the kernel config's default"};
+  const auto lazy = compute_attach_plan(k, facts, options());
+  EXPECT_EQ(lazy.check().flavour, Flavour::Fentry);
+  EXPECT_TRUE(lazy.rescue);
+  EXPECT_TRUE(contains(lazy.rescue_reason, "preemption lazy")) << lazy.rescue_reason;
+
+  const auto kprobe = compute_attach_plan(k, facts, options(Mode::Probe, ProbeAttach::Kprobe));
+  EXPECT_FALSE(kprobe.rescue);
+  EXPECT_TRUE(contains(kprobe.rescue_reason, "preemption off")) << kprobe.rescue_reason;
+
+  facts.programs_preemptible = {false, "preemption voluntary, from the kernel config's default"};
+  const auto voluntary = compute_attach_plan(k, facts, options());
+  EXPECT_FALSE(voluntary.rescue);
+  EXPECT_TRUE(contains(voluntary.rescue_reason, "never preempted")) << voluntary.rescue_reason;
+
+  const auto sample = compute_attach_plan(k, facts, options(Mode::Sample));
+  EXPECT_FALSE(sample.rescue);
+}
+
 // The development machines: no kprobes, ftrace locked (fentry refused with EPERM).
 TEST(AttachPlan, Host618WithoutKprobesSamplesAndSaysWhyNotProbes) {
   const auto k = index_of(kDebianKallsyms);

@@ -322,6 +322,8 @@ TEST(SnapshotFamilies, EmptySnapshotStillDescribesEveryFamily) {
   const std::string text = render(v1::Snapshot());
   for (const char* family : {"usercopy_checks_total counter",
                              "usercopy_check_bytes_total counter",
+                             "usercopy_checks_missed_total counter",
+                             "hucprof_missed_runs_info gauge",
                              "usercopy_subchecks_total counter",
                              "usercopy_check_duration_seconds histogram",
                              "usercopy_cpu_samples_total counter",

@@ -138,12 +138,15 @@ def make_cgroup(name: str) -> Path:
     return path
 
 
-def run_workload(argv: list[str], log_path: Path, timeout: float = 180) -> int:
-    """Run one workload (cwd /tmp), output to log_path; return its exit status (-9 on timeout)."""
+def run_workload(argv: list[str], log_path: Path, timeout: float = 180,
+                 cpus: list[int] | None = None) -> int:
+    """Run one workload (cwd /tmp; on `cpus` only, if given), output to log_path; return its exit
+    status (-9 on timeout)."""
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     with open(log_path, "w") as log:
         try:
             return subprocess.run(argv, cwd="/tmp", stdout=log, stderr=subprocess.STDOUT,
-                                  timeout=timeout).returncode
+                                  timeout=timeout, preexec_fn=pin).returncode
         except subprocess.TimeoutExpired:
             log.write(f"\nhucvm: workload timed out after {timeout:.0f}s\n")
             return -9

@@ -17,6 +17,8 @@ Files, for session S and workload T (all in $HUCVM_RESULTS):
   view of every BPF map, the ids of those the daemon holds, a scrape right after)
   S-profile.pb.gz S-profile-metrics.txt (sessions with "profile": the cumulative pprof profile
   and a scrape from the same drain)
+  S-T-{progs,rescued}-{quiet-before,before,after}.json (sessions with "progs": `bpftool -j prog
+  show` and the rescue program's `rescued` array around the workload: run_counted_workload)
   hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
   guest-steps.json (guest uptime per step)
 """
@@ -29,12 +31,47 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import guestlib  # noqa: E402
+
+
+# Long enough for 4 drains of the tier's 500 ms interval.
+QUIET_S = 2.5
+
+
+def run_counted_workload(run, alive: bool, ref, w: dict, tag: str, results: Path,
+                         step) -> int:
+    """A workload whose every check the kernel ran is to be accounted for against bpftool's
+    counters: the scrapes and the bpftool readings are kept apart by quiet spells (nothing but
+    the daemon's drains, which alone on their vCPU skip nothing), so that the drains a scrape
+    reports and the bpftool readings beside it see the same skipped and rescued checks; and a
+    reading right before and right after the workload brackets it alone.
+      S-T-progs-quiet-before/-rescued-quiet-before: before the quiet spell and the scrape
+      S-T-progs-before/-rescued-before: right before the workload
+      S-T-progs-after/-rescued-after: right after it, before the quiet spell and the scrape"""
+    if w.get("reference"):
+        ref.call("ref_start")
+    record_progs(results, tag, "quiet-before")
+    time.sleep(QUIET_S)
+    if alive:
+        (results / f"{tag}-before.txt").write_text(run.daemon.scrape())
+    record_progs(results, tag, "before")
+    step(f"{tag}: run {' '.join(w['argv'])}")
+    rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log", cpus=w.get("cpus"))
+    (results / f"{tag}-workload.rc").write_text(f"{rc}\n")
+    record_progs(results, tag, "after")
+    step(f"{tag}: workload exit {rc}")
+    time.sleep(QUIET_S)
+    if alive:
+        (results / f"{tag}-after.txt").write_text(run.daemon.scrape())
+    if w.get("reference"):
+        ref.call("ref_stop", tag)
+    return rc
 
 
 def main() -> int:
@@ -79,6 +116,29 @@ def main() -> int:
 
 
 def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
+    """run_session_here with the session's daemon on its vCPUs (it starts from here, so it keeps
+    to them) and this script on the others: the script's scrapes never make a second task entering
+    checks on the daemon's vCPU. Then back on every one."""
+    every = os.sched_getaffinity(0)
+    if session.get("cpus"):
+        os.sched_setaffinity(0, session["cpus"])
+    try:
+        run_session_here(plan, session, results, ref, step, every)
+    finally:
+        os.sched_setaffinity(0, every)
+
+
+def record_progs(results: Path, tag: str, when: str) -> None:
+    """bpftool's programs (run counts, recursion_misses) and the rescue program's count of
+    rescued checks (its per-CPU `rescued` array, absent without it), read together."""
+    for what, argv in (("progs", ["prog", "show"]), ("rescued", ["map", "dump", "name",
+                                                                   "rescued"])):
+        r = subprocess.run(["bpftool", "-j", *argv], capture_output=True, text=True)
+        (results / f"{tag}-{what}-{when}.json").write_text(r.stdout if r.returncode == 0 else "")
+
+
+def run_session_here(plan: dict, session: dict, results: Path, ref, step,
+                     every: set[int]) -> None:
     name = session["name"]
     binary = plan["hucprof"]
     if session.get("doctor") is not None:
@@ -88,6 +148,8 @@ def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
         (results / f"{name}-doctor.rc").write_text(f"{rc}\n")
     step(f"{name}: start hucprof {' '.join(session['args'])}")
     run = guestlib.HucprofRun(binary, session["args"], results / f"{name}-daemon.log")
+    if session.get("cpus") and every - set(session["cpus"]):
+        os.sched_setaffinity(0, every - set(session["cpus"]))
     alive = True
     try:
         run.wait_ready()
@@ -99,18 +161,22 @@ def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
     for w in session["workloads"]:
         tag = f"{name}-{w['tag']}"
         try:
-            if w.get("reference"):
-                ref.call("ref_start")
-            if alive:
-                run.scrape_after_drain(results / f"{tag}-before.txt")
-            step(f"{tag}: run {' '.join(w['argv'])}")
-            rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log")
-            (results / f"{tag}-workload.rc").write_text(f"{rc}\n")
-            if w.get("reference"):
-                ref.call("ref_stop", tag)
-            step(f"{tag}: workload exit {rc}")
-            if alive:
-                run.scrape_after_drain(results / f"{tag}-after.txt")
+            if session.get("progs"):
+                rc = run_counted_workload(run, alive, ref, w, tag, results, step)
+            else:
+                if w.get("reference"):
+                    ref.call("ref_start")
+                if alive:
+                    run.scrape_after_drain(results / f"{tag}-before.txt")
+                step(f"{tag}: run {' '.join(w['argv'])}")
+                rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log",
+                                           cpus=w.get("cpus"))
+                (results / f"{tag}-workload.rc").write_text(f"{rc}\n")
+                if w.get("reference"):
+                    ref.call("ref_stop", tag)
+                step(f"{tag}: workload exit {rc}")
+                if alive:
+                    run.scrape_after_drain(results / f"{tag}-after.txt")
         except guestlib.RefError:
             raise
         except Exception:
