@@ -102,7 +102,7 @@ BENCHMARK(BM_WebView)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->Use
 void BM_DrainWithProfileInFlight(benchmark::State& state) {
   Pipeline p(static_cast<int>(state.range(0)));
   p.next_drain();
-  ProfileSource source{[&] { return p.store.cumulative(); }, [] {}, {}};
+  ProfileSource source{[&] { return p.store.cumulative(); }, [] {}, {}, {}};
   if (state.range(1) == 1) source.pause = [&] { p.gate.wait_while_draining(); };
   const HttpHandler handler = make_pprof_handler(source);
   std::atomic<bool> stop{false};
