@@ -104,15 +104,6 @@ TEST_F(ProfileViewsTest, EmptyFlameGraphSaysSo) {
   EXPECT_THAT(svg, HasSubstr("no samples in this profile"));
 }
 
-TEST_F(ProfileViewsTest, VerdictGivesShareOfBusyCpuItsIntervalAndCores) {
-  const StackProfile p = scaled(profile(), 10);
-  const UsercopyCost cost = summarize_cost(p);
-  // 600 samples of 10000 kernel + 5000 user; 600 x 10101010 ns = 6.06 s, / 10 s = 0.606 cores.
-  EXPECT_EQ(verdict_line(p, cost, headline_estimate(cost)),
-            "the checks cost 4.00 % of busy CPU (95 % interval 3.63-4.40 %; 0.606 cores); "
-            "booting with hardened_usercopy=off would save about that much");
-}
-
 TEST_F(ProfileViewsTest, NoVerdictWhileCollecting) {
   const StackProfile p = profile();
   const UsercopyCost cost = summarize_cost(p);
@@ -156,9 +147,13 @@ TEST_F(ProfileViewsTest, HeadlineGivesShareIntervalSamplesAndWindow) {
   EXPECT_EQ(format_share(0.031234), "3.12 %");
 }
 
-TEST_F(ProfileViewsTest, PredictionIsTheSpeedupOverBusyCpuKernelAndUser) {
+TEST_F(ProfileViewsTest, VerdictAndPredictionGiveTheShareItsIntervalCoresAndSpeedup) {
   const StackProfile p = scaled(profile(), 10);
   const UsercopyCost cost = summarize_cost(p);
+  // 600 samples of 10000 kernel + 5000 user; 600 x 10101010 ns = 6.06 s, / 10 s = 0.606 cores.
+  EXPECT_EQ(verdict_line(p, cost, headline_estimate(cost)),
+            "the checks cost 4.00 % of busy CPU (95 % interval 3.63-4.40 %; 0.606 cores); "
+            "booting with hardened_usercopy=off would save about that much");
   // 4.0 % of busy CPU: 1 / (1 - 0.04) = 1.0417; over the interval 1 / (1 - 0.03633) = 1.0377
   // to 1 / (1 - 0.04402) = 1.0460.
   EXPECT_EQ(prediction_line(p, cost, headline_estimate(cost)),
