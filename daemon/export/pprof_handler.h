@@ -16,7 +16,7 @@ namespace hucprof {
 // Where /debug/pprof/usercopy gets its data.
 struct ProfileSource {
   std::function<StackProfile()> cumulative;  // everything so far (as of the last drain)
-  std::function<void()> drain_now;  // an extra drain, so a window starts/ends now
+  std::function<void()> drain_now;           // an extra drain, so a window starts/ends now
   // Called while encoding, where pausing is cheap: waits while a drain runs (DrainGate), so
   // a request never takes CPU from the drain loop. May be empty.
   std::function<void()> pause;
