@@ -2,10 +2,10 @@
 // input is read as a whole HTTP/1.1 request through RequestReader with the server's bounds, as
 // every connection reads (fuzz/http_body_fuzz.cpp takes the chunked body apart); its target goes
 // through parse_request_target (path and query) and the profile endpoint's ?seconds=N
-// (profile_seconds), its Authorization through parse_basic_authorization, its Accept-Encoding
-// through accepts_gzip, its framing headers (Transfer-Encoding, Host, Content-Length) through
-// request_framing_error. The raw input also goes through each of them directly, so seeds can be
-// bare targets.
+// (profile_seconds) and ?window=prediction (profile_window), its Authorization through
+// parse_basic_authorization, its Accept-Encoding through accepts_gzip, its framing headers
+// (Transfer-Encoding, Host, Content-Length) through request_framing_error. The raw input also goes
+// through each of them directly, so seeds can be bare targets.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -50,6 +50,18 @@ void profile_seconds(const hucprof::RequestTarget& decoded) {
   }
 }
 
+void profile_window(const hucprof::RequestTarget& decoded) {
+  auto window = hucprof::profile_window(decoded.query);
+  if (!window.ok()) {
+    const std::string& why = window.error().text;
+    HUC_FUZZ_CHECK(!why.empty() && hucprof::one_line(why),
+                   "a refused ?window= is named in one line");
+    return;
+  }
+  HUC_FUZZ_CHECK(window.value() == decoded.query.contains("window"),
+                 "?window= is taken exactly when given");
+}
+
 void target(std::string_view text) {
   auto parsed = hucprof::parse_request_target(text);
   if (!parsed.ok()) {
@@ -61,6 +73,7 @@ void target(std::string_view text) {
   HUC_FUZZ_CHECK(!decoded.path.empty() && decoded.path.front() == '/', "a path starts with /");
   HUC_FUZZ_CHECK(decoded.path.find('\0') == std::string::npos, "a path has no NUL");
   profile_seconds(decoded);
+  profile_window(decoded);
   // Round trip: every byte encoded, then parsed again.
   std::string again = percent_encode(decoded.path);
   again[0] = '/';

@@ -22,9 +22,14 @@ int refuse(const std::string& what, const Error& error) {
   return error.exit_code;
 }
 
+// Titled with the report's headline: the share, its interval and the profile's span.
 std::string flame_graph_for(const StackProfile& profile, const std::string& file) {
-  const std::string title = profile.sampling ? file + ": CPU in the hardened-usercopy checks"
-                                             : file + ": hardened-usercopy checks (calls)";
+  const UsercopyCost cost = summarize_cost(profile, 0);
+  const std::string window = "over the profile's " + format_seconds(cost.window_seconds);
+  std::string title = file + ": hardened-usercopy checks (calls) " + window;
+  if (auto line = headline(cost, headline_estimate(cost), window)) {
+    title = file + ": " + line->lead + " " + window;
+  }
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
          render_profile_flame_graph(profile, title);
 }

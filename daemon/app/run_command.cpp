@@ -32,6 +32,7 @@ void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline,
                         const RunOptions& options, const std::atomic<int64_t>& interval_ms) {
   ProfileSource source;
   source.cumulative = [&pipeline] { return pipeline.profiles().cumulative(); };
+  source.window = [&pipeline] { return pipeline.profiles().window(); };
   source.drain_now = [&pipeline] { pipeline.drain(false); };
   source.pause = [&pipeline] { pipeline.wait_while_draining(); };
   server.add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));

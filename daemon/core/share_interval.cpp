@@ -38,6 +38,8 @@ bool decided(double share, const ShareInterval& interval) {
   return width <= kMaxWidthOfShare * share || width <= kMaxWidthAbsolute;
 }
 
+ShareInterval bucket_interval(double counted) { return {counted * 2 / 3, counted * 4 / 3}; }
+
 namespace {
 
 bool decided_at(double k, double n, double d) {

@@ -50,6 +50,11 @@ inline constexpr double kMaxWidthOfShare = 0.5;
 inline constexpr double kMaxWidthAbsolute = 0.002;
 bool decided(double share, const ShareInterval& interval);
 
+// The interval of a time measured by timing every check (probe mode's --latency): no sampling
+// error, but each call is counted at its log2 bucket's midpoint (1.5 x its lower bound), so the
+// true time lies between 2/3 and 4/3 of the counted one. For a share, or for seconds.
+ShareInterval bucket_interval(double counted);
+
 // One sampled share with everything a view prints about it.
 struct ShareEstimate {
   double k = 0, n = 0;  // in the checks, of all counted (busy samples)

@@ -60,11 +60,11 @@ std::map<std::string, CallsiteCounts> bounded_callsites(const CostShare& share,
   return out;
 }
 
-// The interval of a share measured by timing every check (latency): no sampling error, but each
-// call is counted at its log2 bucket's midpoint (1.5 x its lower bound), so the true time lies
-// between 2/3 and 4/3 of the counted one.
-ShareInterval bucket_interval(double share) {
-  return {share * 2 / 3, std::min(1.0, share * 4 / 3)};
+// The latency estimator's interval (core/share_interval.h); a share stays at most 1.
+ShareInterval bucket_share_interval(double share) {
+  ShareInterval interval = bucket_interval(share);
+  interval.upper = std::min(1.0, interval.upper);
+  return interval;
 }
 
 enum class Counting { Samples, Nanoseconds };
@@ -88,7 +88,7 @@ void write(const std::string& estimator, Counting counting, const std::optional<
     out->set_design_effect(total.design_effect);
     if (total.needed_span) out->set_needed_window_seconds(*total.needed_span);
   } else {
-    const ShareInterval interval = bucket_interval(share->share);
+    const ShareInterval interval = bucket_share_interval(share->share);
     out->set_lower(interval.lower);
     out->set_upper(interval.upper);
     out->set_decided(true);  // every check timed: nothing left to collect
@@ -108,14 +108,16 @@ void write(const std::string& estimator, Counting counting, const std::optional<
           estimate_share(counts.in_checks, busy, 0, design_effect(counts.batches));
       site->set_lower(e.interval.lower);
       site->set_upper(e.interval.upper);
+      site->set_design_effect(e.design_effect);
       // A part is not answered before the whole: a call site with one sample among thousands
       // is known to be small, but next to a headline still collecting it would read as the
       // only answer there is.
       site->set_decided(e.decided && out->decided());
     } else {
-      const ShareInterval interval = bucket_interval(value);
+      const ShareInterval interval = bucket_share_interval(value);
       site->set_lower(interval.lower);
       site->set_upper(interval.upper);
+      site->set_design_effect(1);
       site->set_decided(true);
     }
   }

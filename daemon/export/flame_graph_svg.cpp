@@ -118,15 +118,18 @@ class Renderer {
     } else if (!node.source.empty()) {
       where = " (" + markup_escape(node.source) + ")";
     }
+    // "1 sample", "2 samples": the unit is given in the plural.
+    std::string unit = style_.unit;
+    if (node.value == 1 && unit.ends_with('s')) unit.pop_back();
     std::string text = markup_escape(node.name) + where + ": " + std::to_string(node.value) + " " +
-                       markup_escape(style_.unit);
+                       markup_escape(unit);
     if (style_.seconds_per_unit > 0) {
       text +=
           ", " + fmt("%.3f", static_cast<double>(node.value) * style_.seconds_per_unit) + " s CPU";
     }
     return text + " (" +
            fmt("%.2f", 100.0 * static_cast<double>(node.value) / static_cast<double>(total_)) +
-           " %)";
+           " % of " + markup_escape(style_.whole) + ")";
   }
 
   // As much of the (printable) name as fits, ".." marking a cut after a whole character;
@@ -209,6 +212,7 @@ std::string render_profile_flame_graph(const StackProfile& profile, std::string 
   FlameGraphStyle style;
   style.title = std::move(title);
   style.unit = sampled ? "samples" : "calls";
+  style.whole = "the checks' " + style.unit;
   style.seconds_per_unit = sampled ? static_cast<double>(profile.sample_period_ns) / 1e9 : 0;
   return render_flame_graph_svg(
       build_flame_tree(profile, sampled ? kSamples : kCalls, FoldingRules::defaults(), "all"),

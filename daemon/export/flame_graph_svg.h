@@ -9,6 +9,7 @@ struct FlameGraphStyle {
   std::string title;
   std::string unit = "samples";  // what a node's value counts, for the hover text
   double seconds_per_unit = 0;   // > 0: the hover text gives CPU time too (sampling)
+  std::string whole = "all";     // what the hover text's percentage is of: "(5.2 % of all)"
   int width = 1200;              // pixels
 };
 
@@ -19,7 +20,8 @@ struct FlameGraphStyle {
 std::string render_flame_graph_svg(const FlameNode& root, const FlameGraphStyle& style);
 
 // The flame graph of a whole profile as the report and the web view draw it: CPU samples with
-// their CPU time when it was sampled, else check calls; default folding, root "all".
+// their CPU time when it was sampled, else check calls; default folding, root "all"; a frame's
+// percentage is of the checks' samples (calls), the graph's whole.
 std::string render_profile_flame_graph(const StackProfile& profile, std::string title);
 
 }  // namespace hucprof

@@ -23,7 +23,10 @@ inline constexpr std::string_view kKernelMappingName = "[kernel.kallsyms]";
 // Label keys of the metric contract.
 inline constexpr std::string_view kLabelCallsite = "callsite";
 inline constexpr std::string_view kLabelSyscall = "syscall";
-inline constexpr std::string_view kLabelCheck = "check";
+// The step of the checks a sample's time or a count is of (docs/metrics.md, the `step` label).
+inline constexpr std::string_view kLabelStep = "step";
+// Its name before 0.x (issue 38): profiles written then still read, as `step`.
+inline constexpr std::string_view kLabelCheckBefore = "check";
 inline constexpr std::string_view kLabelDirection = "direction";
 // With the kernel's debuginfo: the copy function the check was reached through.
 inline constexpr std::string_view kLabelCopy = "copy";
@@ -47,7 +50,9 @@ inline constexpr std::string_view kLabelContext = "context";
 inline constexpr std::string_view kLabelExcluded = "excluded";
 
 // Comments (`pprof -comments`) carry what pprof has no field for, one "hucprof.<key>=<value>"
-// each: the kernel, the checks' state, idle samples (older files: every context's samples).
+// each: the kernel, the checks' state, idle samples (older files: every context's samples), and
+// for people reading `pprof -comments` the headline: the share of busy CPU in the checks with its
+// 95 % interval, its samples and its window, or "collecting" (written, never read back).
 inline constexpr std::string_view kCommentPrefix = "hucprof.";
 inline constexpr std::string_view kCommentVersion = "version";
 inline constexpr std::string_view kCommentKernel = "kernel";
@@ -58,6 +63,7 @@ inline constexpr std::string_view kCommentLatency = "latency";  // "on" with --l
 // reason, or why the kernel counts none.
 inline constexpr std::string_view kCommentMissedPrefix = "missed_checks.";  // + reason
 inline constexpr std::string_view kCommentMissedUncounted = "missed_checks_uncounted";
+inline constexpr std::string_view kCommentHeadline = "headline";
 
 // Largest profile `hucprof report` and the reader accept, inflated.
 inline constexpr size_t kMaxProfileBytes = size_t{256} << 20;

@@ -114,6 +114,17 @@ Result<std::optional<int>> profile_seconds(const std::multimap<std::string, std:
   return seconds;
 }
 
+Result<bool> profile_window(const std::multimap<std::string, std::string>& query) {
+  const auto given = query.equal_range("window");
+  if (given.first == given.second) return false;
+  if (std::next(given.first) != given.second) return Error{"window: given twice"};
+  if (given.first->second != "prediction") {
+    return Error{"window: " + quoted_value(given.first->second) + " is not \"prediction\""};
+  }
+  if (query.contains("seconds")) return Error{"window and seconds: give one of them"};
+  return true;
+}
+
 HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) {
   if (!limits.sleep) {
     limits.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
@@ -121,6 +132,12 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
   auto windows = std::make_shared<Windows>(static_cast<size_t>(std::max(limits.max_waiting, 0)));
   return [source = std::move(source), limits = std::move(limits),
           windows](const HttpRequest& request) -> HttpResponse {
+    auto window_asked = profile_window(request.query);
+    if (!window_asked.ok()) return text(400, window_asked.error().text);
+    if (window_asked.value()) {
+      if (!source.window) return text(404, "window: no prediction window here");
+      return profile_response(source.window(), source.pause);
+    }
     auto parsed = profile_seconds(request.query, limits.max_seconds);
     if (!parsed.ok()) return text(400, parsed.error().text);
     const std::optional<int> seconds = parsed.value();

@@ -20,6 +20,9 @@ struct ProfileSource {
   // Called while encoding, where pausing is cheap: waits while a drain runs (DrainGate), so
   // a request never takes CPU from the drain loop. May be empty.
   std::function<void()> pause;
+  // The drains of the last --prediction.window (the web view's window); empty: ?window=
+  // is refused.
+  std::function<StackProfile()> window;
 };
 
 struct PprofHandlerLimits {
@@ -38,7 +41,13 @@ struct PprofHandlerLimits {
 Result<std::optional<int>> profile_seconds(const std::multimap<std::string, std::string>& query,
                                            int max_seconds);
 
-// GET /debug/pprof/usercopy: the cumulative profile. ?seconds=N: what happened during the next
+// Whether a profile request asks for the prediction window (?window=prediction): false when
+// absent, else the 400 text naming the problem (another value, given twice, beside ?seconds=).
+Result<bool> profile_window(const std::multimap<std::string, std::string>& query);
+
+// GET /debug/pprof/usercopy: the cumulative profile. ?window=prediction: the drains of the last
+// --prediction.window as of the last drain, the window the web view and the busy-share gauges
+// show. ?seconds=N: what happened during the next
 // N seconds (a drain at both ends, the difference in between); N outside 1..max_seconds, not a
 // whole number or given twice → 400 naming the problem; no window free (see max_waiting) → 429
 // with Retry-After, the seconds until one is. Gzipped pprof,

@@ -69,7 +69,7 @@ struct StackKeyHash {
 };
 
 struct LabelKey {
-  // callsite, syscall, check, direction, copy, workload, workload_kind (string indices)
+  // callsite, syscall, step, direction, copy, workload, workload_kind (string indices)
   std::array<int64_t, 7> strings{};
   bool operator==(const LabelKey&) const = default;
 };
@@ -453,6 +453,10 @@ class Reader {
       for (size_t i = 0; i < kLabelKeys.size(); ++i) {
         if (k == kLabelKeys[i]) key.strings[i] = label.str();
       }
+      // An older profile's `check` is today's `step`; a profile with both keeps `step`.
+      if (k == kLabelCheckBefore && key.strings[kStepKey] == 0) {
+        key.strings[kStepKey] = label.str();
+      }
     }
     if (refused()) return kNoLabels;
     if (auto found = labels_.find(key); found != labels_.end()) return found->second;
@@ -475,8 +479,9 @@ class Reader {
   }
 
   static constexpr std::array<std::string_view, 7> kLabelKeys{
-      kLabelCallsite, kLabelSyscall,  kLabelCheck,       kLabelDirection,
+      kLabelCallsite, kLabelSyscall,  kLabelStep,        kLabelDirection,
       kLabelCopy,     kLabelWorkload, kLabelWorkloadKind};
+  static constexpr size_t kStepKey = 2;
 
   struct Location {
     int index;  // in the header's location list

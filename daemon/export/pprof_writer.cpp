@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "core/quoted_value.h"
+#include "core/usercopy_cost.h"
 #include "export/gzip_codec.h"
 #include "export/pprof_format.h"
+#include "export/report_text.h"
 #include "google/protobuf/arena.h"
 
 namespace hucprof {
@@ -289,7 +291,7 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     }
     add_label(*sample, strings, kLabelCallsite, s.labels->callsite);
     add_label(*sample, strings, kLabelSyscall, s.labels->syscall);
-    add_label(*sample, strings, kLabelCheck, s.labels->check);
+    add_label(*sample, strings, kLabelStep, s.labels->check);
     add_label(*sample, strings, kLabelDirection, s.labels->direction);
     add_label(*sample, strings, kLabelCopy, s.labels->copy);
     add_label(*sample, strings, kLabelWorkload, s.labels->workload);
@@ -322,6 +324,15 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
   }
   if (!profile.missed_checks_uncounted.empty()) {
     add_comment(out, strings, kCommentMissedUncounted, profile.missed_checks_uncounted);
+  }
+  // `pprof -top` gives shares without saying how sure they are or over what: the headline as
+  // `hucprof report` prints it for this profile says both.
+  if (profile.sampling) {
+    const UsercopyCost cost = summarize_cost(profile, 0);
+    if (auto line = headline(cost, headline_estimate(cost),
+                             "over the profile's " + format_seconds(cost.window_seconds))) {
+      add_comment(out, strings, kCommentHeadline, line->line());
+    }
   }
   // Busy contexts are samples (above); idle is not busy CPU, so it stays a comment.
   if (profile.sampling) {

@@ -1,11 +1,14 @@
 #include "export/report_text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <vector>
 
 #include "core/quoted_value.h"
 #include "export/missed_text.h"
+#include "core/usercopy_cost_share.h"
 
 namespace hucprof {
 
@@ -13,6 +16,8 @@ namespace {
 
 constexpr size_t kWidth = 100;
 constexpr size_t kWorkloadRows = 10;
+// Name columns grow with their names up to this; a longer name runs into the next column.
+constexpr size_t kMaxNameColumn = 32;
 
 std::string printf_string(const char* format, double value) {
   char buf[64];
@@ -24,6 +29,12 @@ std::string pad(std::string s, size_t width, bool right) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return format_count_exact(n) + " " + (n == 1 ? one : many);
+}
+
+double as_double(uint64_t n) { return static_cast<double>(n); }
 
 // Every name in the report came from the profile file: printable_name, so that it can neither
 // act on the terminal nor fill it.
@@ -45,23 +56,74 @@ std::vector<std::string> frame_words(const ProfileFrame& f) {
   return out;
 }
 
-// "a <- b <- c", wrapped at kWidth with continuation lines indented.
-std::string stack_line(const ProfileStack& stack, size_t indent) {
+// Words after `first`, `separator` between them, wrapped at kWidth with continuation lines
+// indented by `indent` (the first line's words start after `first`, whatever its length).
+std::string wrapped(std::string first, const std::vector<std::string>& words,
+                    const std::string& separator, size_t indent) {
+  std::string out, line = std::move(first);
+  const size_t start = line.size();
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string word = words[i] + (i + 1 < words.size() ? separator : "");
+    std::string trimmed = word;
+    while (!trimmed.empty() && trimmed.back() == ' ') trimmed.pop_back();
+    const bool fresh = i == 0 || line.size() == indent;
+    if (!fresh && line.size() + trimmed.size() > kWidth && line.size() > start) {
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+      line = std::string(indent, ' ');
+    }
+    line += word;
+  }
+  return out + line + "\n";
+}
+
+// "a <- b <- c" after `prefix`, wrapped with continuation lines indented 2 more than it.
+std::string stack_line(const ProfileStack& stack, const std::string& prefix) {
   std::vector<std::string> words;
   for (const FramePtr& frame : stack) {
     for (std::string& w : frame_words(*frame)) words.push_back(std::move(w));
   }
-  std::string out, line(indent, ' ');
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string word = (i ? "<- " : "") + words[i];
-    if (line.size() + word.size() + 1 > kWidth && line.size() > indent) {
-      out += line + "\n";
-      line = std::string(indent + 2, ' ');
+  for (size_t i = 1; i < words.size(); ++i) words[i] = "<- " + words[i];
+  return wrapped(prefix, words, " ", prefix.size() + 2);
+}
+
+// A table of columns two spaces apart under a header, numbers right-aligned, the last column
+// left as it is and wrapped at its ", " (it holds a list).
+struct Column {
+  std::string header;
+  bool right = false;
+};
+std::string render_table(const std::vector<Column>& columns,
+                         const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const Column& c : columns) widths.push_back(c.header.size());
+  for (const auto& row : rows) {
+    for (size_t i = 0; i + 1 < row.size(); ++i) {
+      const size_t cap = columns[i].right ? row[i].size() : kMaxNameColumn;
+      widths[i] = std::max(widths[i], std::min(row[i].size(), cap));
     }
-    if (line.size() > indent && line.back() != ' ') line += ' ';
-    line += word;
   }
-  return out + line + "\n";
+  auto line_start = [&](const std::vector<std::string>& cells) {
+    std::string out = " ";
+    for (size_t i = 0; i + 1 < cells.size(); ++i) {
+      out += " " + pad(cells[i], widths[i], columns[i].right) + " ";
+    }
+    return out;
+  };
+  std::vector<std::string> headers;
+  for (const Column& c : columns) headers.push_back(c.header);
+  std::string out = line_start(headers) + headers.back() + "\n";
+  for (const auto& row : rows) {
+    const std::string start = line_start(row);
+    std::vector<std::string> items;
+    for (size_t at = 0, next; at <= row.back().size(); at = next + 2) {
+      next = row.back().find(", ", at);
+      if (next == std::string::npos) next = row.back().size();
+      items.push_back(row.back().substr(at, next - at));
+    }
+    out += wrapped(start, items, ", ", start.size());
+  }
+  return out;
 }
 
 std::string header(const StackProfile& p) {
@@ -107,8 +169,9 @@ std::string totals(const UsercopyCost& cost) {
          format_seconds(cost.user_cpu_seconds) + "\n";
   out += "  in the checks         " + pad(format_seconds(cost.check_cpu_seconds), 10, true) +
          cores(cost.check_cpu_seconds);
-  if (auto share = cost.share_of_kernel()) {
-    out += "; " + format_percent(*share) + " of busy kernel CPU";
+  if (cost.share_of_kernel()) {
+    out += "; " + format_percent_pm(as_double(cost.check_samples), as_double(cost.kernel_samples)) +
+           " of busy kernel CPU";
   }
   out += "\n";
   if (cost.interrupt_samples) {
@@ -118,22 +181,39 @@ std::string totals(const UsercopyCost& cost) {
   return out;
 }
 
+// Columns for what the profile measured: samples and CPU when it sampled, the probes' exact
+// calls and bytes when it probed.
 std::string table(const UsercopyCost& cost) {
   if (cost.callsites.empty()) return "no usercopy check was seen in this profile\n";
-  std::string out = pad("share", 8, true) + pad("CPU", 10, true) + pad("calls", 9, true) +
-                    pad("bytes", 11, true) + "  " + pad("call site", 24, false) + " " +
-                    pad("syscall", 12, false) + " checks" +
-                    (cost.sampling ? "  (share: of busy CPU)" : "") + "\n";
+  std::vector<Column> columns;
+  if (cost.sampling)
+    columns.insert(columns.end(), {{"share", true}, {"samples", true}, {"CPU", true}});
+  if (cost.probes) columns.insert(columns.end(), {{"calls", true}, {"bytes", true}});
+  columns.insert(columns.end(), {{"call site"}, {"syscall"}, {"step"}});
+  std::vector<std::vector<std::string>> rows;
   for (const CallsiteCost& row : cost.callsites) {
-    out += pad(row.share ? format_percent(*row.share) : "-", 8, true) +
-           pad(cost.sampling ? format_seconds(row.cpu_seconds) : "-", 10, true) +
-           pad(cost.probes ? format_count(row.calls) : "-", 9, true) +
-           pad(cost.probes ? format_bytes(row.bytes) : "-", 11, true) + "  " +
-           pad(printable_name(row.callsite), 24, false) + " " +
-           pad(printable_name(row.syscall), 12, false) + " " + format_checks(row, cost.sampling) +
-           "\n";
+    std::vector<std::string> cells;
+    if (cost.sampling) {
+      cells.push_back(format_percent_pm(as_double(row.samples), as_double(cost.busy_samples())));
+      cells.push_back(format_count_exact(row.samples));
+      cells.push_back(format_seconds(row.cpu_seconds));
+    }
+    if (cost.probes) {
+      cells.push_back(format_count(row.calls));
+      cells.push_back(format_bytes(row.bytes));
+    }
+    cells.push_back(printable_name(row.callsite));
+    cells.push_back(printable_name(row.syscall));
+    cells.push_back(format_steps(row, cost.sampling));
+    rows.push_back(std::move(cells));
   }
-  return out;
+  const char* legend =
+      !cost.sampling ? "call sites (exact counts; step: runs per check call)"
+      : cost.probes  ? "call sites (share: of busy CPU ±95 %; step: of the call site's samples; "
+                       "calls, bytes: exact)"
+                     : "call sites (share: of busy CPU, ± its 95 % interval; step: of the call "
+                       "site's samples)";
+  return std::string(legend) + "\n" + render_table(columns, rows);
 }
 
 std::string more_workloads(const UsercopyCost& cost) {
@@ -144,52 +224,63 @@ std::string more_workloads(const UsercopyCost& cost) {
 
 // Which workload pays, by calls: a probe-mode profile keyed by workload (no CPU to share).
 std::string workload_calls_table(const UsercopyCost& cost) {
-  std::string out = "\nwhich workloads run the checks (share: of the checks' calls)\n" +
-                    pad("share", 8, true) + pad("checks", 12, true) + "  " +
-                    pad("workload", 40, false) + " kind\n";
-  const size_t shown = std::min(cost.workloads.size(), kWorkloadRows);
-  for (size_t i = 0; i < shown; ++i) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < std::min(cost.workloads.size(), kWorkloadRows); ++i) {
     const WorkloadCost& w = cost.workloads[i];
-    out += pad(format_percent(w.share_of_checks), 8, true) +
-           pad(std::to_string(w.calls), 12, true) + "  " +
-           pad(printable_name(w.workload), 40, false) + " " +
-           (w.kind.empty() ? "-" : printable_name(w.kind)) + "\n";
+    rows.push_back({format_percent(w.share_of_checks), format_count_exact(w.calls),
+                    printable_name(w.workload), w.kind.empty() ? "-" : printable_name(w.kind)});
   }
-  return out;
+  return "\nwhich workloads run the checks (share: of the checks' calls; exact counts)\n" +
+         render_table({{"share", true}, {"checks", true}, {"workload"}, {"kind"}}, rows);
 }
 
-// Which workload pays: each workload's part of the checks' CPU, and what the checks cost it.
+// Which workload pays: each workload's part of the checks' samples, and what the checks cost it.
 std::string workloads_table(const UsercopyCost& cost) {
   if (cost.workloads.empty()) return "";
   if (!cost.sampling) return workload_calls_table(cost) + more_workloads(cost);
-  std::string out =
-      "\nwhich workloads pay (share: of the checks' CPU; own: of the workload's busy CPU)\n" +
-      pad("share", 8, true) + pad("CPU", 10, true) + pad("own", 9, true) + "  " +
-      pad("workload", 40, false) + " kind\n";
-  const size_t shown = std::min(cost.workloads.size(), kWorkloadRows);
-  for (size_t i = 0; i < shown; ++i) {
+  uint64_t in_checks = 0;
+  for (const WorkloadCost& w : cost.workloads) in_checks += w.samples;
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < std::min(cost.workloads.size(), kWorkloadRows); ++i) {
     const WorkloadCost& w = cost.workloads[i];
-    out += pad(format_percent(w.share_of_checks), 8, true) +
-           pad(format_seconds(w.cpu_seconds), 10, true) +
-           pad(w.share_of_busy ? format_percent(*w.share_of_busy) : "-", 9, true) + "  " +
-           pad(printable_name(w.workload), 40, false) + " " +
-           (w.kind.empty() ? "-" : printable_name(w.kind)) + "\n";
+    rows.push_back(
+        {format_percent_pm(as_double(w.samples), as_double(in_checks)),
+         format_count_exact(w.samples), format_seconds(w.cpu_seconds),
+         w.share_of_busy ? format_percent_pm(as_double(w.samples), as_double(w.busy_samples)) : "-",
+         printable_name(w.workload), w.kind.empty() ? "-" : printable_name(w.kind)});
   }
-  return out + more_workloads(cost);
+  return "\nwhich workloads pay (share: of the checks' samples; own: of the workload's busy "
+         "samples; ±: 95 %)\n" +
+         render_table({{"share", true},
+                       {"samples", true},
+                       {"CPU", true},
+                       {"own", true},
+                       {"workload"},
+                       {"kind"}},
+                      rows) +
+         more_workloads(cost);
+}
+
+// A part of a call site's samples (sampling, with its interval) or calls (probes, exact), as
+// the first column of its stack and copy lines.
+std::string part_of_row(uint64_t value, uint64_t row_total, bool sampling) {
+  return "  " +
+         (sampling ? pad(format_percent_pm(as_double(value), as_double(row_total)), 12, true)
+                   : pad(format_percent(as_double(value) / as_double(row_total)), 7, true)) +
+         "  ";
 }
 
 // With the kernel's debuginfo: each copy path into the call site's checks, as the chain of the
 // design card and then function by function with its file and line, call site first.
-std::string copy_paths(const CallsiteCost& row, uint64_t row_total) {
+std::string copy_paths(const CallsiteCost& row, uint64_t row_total, bool sampling) {
   std::string out;
   for (const CopyCost& c : row.copies) {
-    const std::string share =
-        format_percent(static_cast<double>(c.value) / static_cast<double>(row_total));
-    out += "  " + pad(share, 7, true) + "  copy: " + printable_text(copy_chain_text(c.path)) + "\n";
+    const std::string first = part_of_row(c.value, row_total, sampling);
+    out += first + "copy: " + printable_text(copy_chain_text(c.path)) + "\n";
     for (auto step = c.path.steps.rbegin(); step != c.path.steps.rend(); ++step) {
       const std::string where =
           step->line.file.empty() ? "(no source line)" : printable_text(file_line(step->line));
-      out += std::string(12, ' ') + pad(where, 36, false) + " " +
+      out += std::string(first.size() + 2, ' ') + pad(where, 36, false) + " " +
              printable_name(step->line.function) + (step->inlined ? " (inline)" : "") + "\n";
     }
   }
@@ -204,60 +295,105 @@ std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
     uint64_t row_total = cost.sampling ? row.samples : row.calls;
     if (row.top_stacks.empty() || row_total == 0) continue;
     out += "\n" + printable_name(row.callsite) + " (" + printable_name(row.syscall) + ")";
-    if (row.share) out += ", " + format_percent(*row.share) + " of busy CPU";
+    if (cost.sampling && cost.busy_samples() > 0) {
+      out += ", " + format_percent_pm(as_double(row.samples), as_double(cost.busy_samples())) +
+             " of busy CPU, " + plural(row.samples, "sample", "samples");
+    } else {
+      out += ", " + plural(row.calls, "call", "calls");
+    }
     out += ":\n";
-    out += copy_paths(row, row_total);
+    out += copy_paths(row, row_total, cost.sampling);
     for (const StackCost& sc : row.top_stacks) {
-      const std::string share =
-          format_percent(static_cast<double>(sc.value) / static_cast<double>(row_total));
-      std::string lines = stack_line(*sc.stack, 10);
-      lines.replace(0, std::min<size_t>(10, share.size() + 2), "  " + share);
-      out += lines;
+      out += stack_line(*sc.stack, part_of_row(sc.value, row_total, cost.sampling));
     }
   }
-  return out.empty() ? ""
-                     : "\ntop stacks (leaf first; share of the call site's " +
-                           std::string(cost.sampling ? "CPU" : "calls") + ")" + out;
+  if (out.empty()) return "";
+  return std::string("\ntop stacks (leaf first; share of the call site's ") +
+         (cost.sampling ? "samples, ± its 95 % interval)" : "calls, exact)") + out;
+}
+
+// ± h at `decimals` for an interval around `pct` (both in percent): the larger side, rounded up.
+std::string plus_minus(double pct, const ShareInterval& interval, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double side = std::max(100 * interval.upper - pct, pct - 100 * interval.lower);
+  const double h = std::ceil(std::max(0.0, side) * scale - 1e-9) / scale;
+  return "±" + printf_string(decimals == 0 ? "%.0f" : decimals == 1 ? "%.1f" : "%.2f", h);
 }
 
 }  // namespace
 
-std::string format_checks(const CallsiteCost& row, bool sampling) {
+std::string format_steps(const CallsiteCost& row, bool sampling) {
   uint64_t total = 0;
-  for (const auto& [check, n] : row.checks) total += n;
+  for (const auto& [step, n] : row.checks) total += n;
   std::string out;
-  for (const auto& [check, n] : row.checks) {
+  for (const auto& [step, n] : row.checks) {
     if (!out.empty()) out += ", ";
     if (sampling) {
-      out += printable_name(check) + " " +
-             printf_string("%.0f%%", 100.0 * static_cast<double>(n) / static_cast<double>(total));
+      const double k = as_double(n), of = as_double(total);
+      const ShareEstimate e = estimate_share(k, of);
+      out += printable_name(step) + " " + printf_string("%.0f%%", 100.0 * e.share) + " " +
+             plus_minus(100.0 * e.share, e.interval, 0);
     } else {
-      // Sub-checks per check call: one call can run several.
-      out += printable_name(check) + " " +
-             (row.calls ? printf_string("%.2f/call",
-                                        static_cast<double>(n) / static_cast<double>(row.calls))
+      // Step runs per check call: one call can run several.
+      out += printable_name(step) + " " +
+             (row.calls ? printf_string("%.2f/call", as_double(n) / as_double(row.calls))
                         : format_count(n));
     }
   }
   return out.empty() ? "-" : out;
 }
 
-std::optional<std::string> headline(const UsercopyCost& cost, const std::string& window) {
-  const auto share = cost.share_of_busy();
-  if (!share) return std::nullopt;
-  return format_share(*share) +
-         " of busy CPU is in the checks: " + format_count_exact(cost.check_samples) + " of " +
-         format_count_exact(cost.busy_samples()) + " busy samples (kernel + user, idle left out) " +
-         window;
+ShareEstimate headline_estimate(const UsercopyCost& cost, double design_effect) {
+  return estimate_share(as_double(cost.check_samples), as_double(cost.busy_samples()),
+                        cost.window_seconds, design_effect);
+}
+
+std::string collecting_words(const ShareEstimate& e, double span,
+                             std::optional<double> longest_span) {
+  std::string out =
+      "collecting: " + plural(static_cast<uint64_t>(e.k), "sample", "samples") + " in the checks";
+  if (!e.needed_span) return out;
+  if (longest_span && *e.needed_span > *longest_span) {
+    return out + "; at this rate a verdict needs a " + format_wait(*e.needed_span) +
+           " window, longer than --prediction.window";
+  }
+  return out + ", about " + format_wait(std::max(0.0, *e.needed_span - span)) +
+         " more at this rate";
+}
+
+std::optional<Headline> headline(const UsercopyCost& cost, const ShareEstimate& estimate,
+                                 const std::string& window, std::optional<double> longest_span) {
+  if (!cost.share_of_busy()) return std::nullopt;
+  const std::string samples = format_count_exact(cost.check_samples) + " of " +
+                              format_count_exact(cost.busy_samples()) +
+                              " busy samples (kernel + user, idle left out) " + window;
+  if (!estimate.decided) {
+    return Headline{collecting_words(estimate, cost.window_seconds, longest_span),
+                    samples + "; 95 % interval " + format_interval(estimate.interval) +
+                        ", too wide to decide on"};
+  }
+  return Headline{format_share(estimate.share) + " of busy CPU is in the checks (95 % interval " +
+                      format_interval(estimate.interval) + ")",
+                  samples};
 }
 
 std::string format_interrupts(const UsercopyCost& cost) {
-  return "(" + std::to_string(cost.interrupt_samples) +
-         (cost.interrupt_samples == 1 ? " sample" : " samples") +
+  return "(" + plural(cost.interrupt_samples, "sample", "samples") +
          "): kernel CPU, not the checks' (an interrupt or softirq ran on top of a check)";
 }
 
 std::string format_share(double fraction) { return printf_string("%.2f %%", 100.0 * fraction); }
+
+std::string format_interval(const ShareInterval& interval) {
+  return printf_string("%.2f", 100.0 * interval.lower) + "-" +
+         printf_string("%.2f %%", 100.0 * interval.upper);
+}
+
+std::string format_percent_pm(double k, double n, double design_effect) {
+  const ShareEstimate e = estimate_share(k, n, 0, design_effect);
+  const double pct = 100.0 * e.share;
+  return format_percent(e.share) + " " + plus_minus(pct, e.interval, pct < 1 ? 2 : 1);
+}
 
 std::string format_count_exact(uint64_t n) {
   std::string digits = std::to_string(n), out;
@@ -275,7 +411,7 @@ std::string format_percent(double fraction) {
 }
 
 std::string format_count(uint64_t n) {
-  const double d = static_cast<double>(n);
+  const double d = as_double(n);
   if (n < 1000) return std::to_string(n);
   if (n < 1000000) return printf_string("%.1fk", d / 1e3);
   if (n < 1000000000) return printf_string("%.2fM", d / 1e6);
@@ -283,7 +419,7 @@ std::string format_count(uint64_t n) {
 }
 
 std::string format_bytes(uint64_t n) {
-  const double d = static_cast<double>(n);
+  const double d = as_double(n);
   if (n < 1024) return std::to_string(n) + " B";
   if (n < (1u << 20)) return printf_string("%.1f KiB", d / 1024);
   if (n < (1u << 30)) return printf_string("%.1f MiB", d / (1 << 20));
@@ -294,43 +430,64 @@ std::string format_seconds(double seconds) {
   return printf_string(seconds < 10 ? "%.3f s" : "%.1f s", seconds);
 }
 
-std::string verdict_line(const StackProfile& profile, const UsercopyCost& cost) {
+std::string format_wait(double seconds) {
+  if (seconds <= 90) return printf_string("%.0f s", std::max(1.0, std::ceil(seconds)));
+  if (seconds <= 90 * 60) return printf_string("%.0f min", std::ceil(seconds / 60));
+  return printf_string("%.0f h", std::ceil(seconds / 3600));
+}
+
+std::optional<std::string> verdict_line(const StackProfile& profile, const UsercopyCost& cost,
+                                        const ShareEstimate& estimate) {
   if (profile.hardened_usercopy.starts_with("off")) {
     return "the checks are off on this kernel (" + printable_name(profile.hardened_usercopy) +
            "): they cost nothing here";
   }
   if (cost.sampling) {
-    auto share = cost.share_of_busy();
-    if (!share) return "no busy CPU was sampled in this profile: nothing to decide on";
-    std::string cores = cost.cores() ? " (" + printf_string("%.3f", *cost.cores()) + " cores)" : "";
-    return "the checks cost " + format_share(*share) + " of busy CPU" + cores +
-           "; booting with hardened_usercopy=off would save about that much";
+    if (!cost.share_of_busy())
+      return "no busy CPU was sampled in this profile: nothing to decide on";
+    if (!estimate.decided) return std::nullopt;
+    std::string cores = cost.cores() ? "; " + printf_string("%.3f", *cost.cores()) + " cores" : "";
+    return "the checks cost " + format_share(estimate.share) + " of busy CPU (95 % interval " +
+           format_interval(estimate.interval) + cores +
+           "); booting with hardened_usercopy=off would save about that much";
   }
   std::string out = "probe mode counts checks, not CPU time: " + format_count(cost.calls) +
-                    " checks over " + format_bytes(cost.bytes);
+                    " checks over " + format_bytes(cost.bytes) + " (exact counts)";
   if (cost.latency && cost.window_seconds > 0) {
-    const double seconds = static_cast<double>(cost.latency_ns) / 1e9;
+    const double seconds = as_double(cost.latency_ns) / 1e9;
+    const ShareInterval buckets = bucket_interval(seconds);
     out += ", " + format_seconds(seconds) + " inside them by their own timing (" +
+           printf_string("%.3f", buckets.lower) + "-" + format_seconds(buckets.upper) +
+           ": each check counted at its log2 bucket's midpoint; " +
            printf_string("%.3f", seconds / cost.window_seconds) + " cores)";
   }
   return out + "; record with --mode sample or auto for the share of busy CPU";
 }
 
-std::optional<std::string> prediction_line(const StackProfile& profile, const UsercopyCost& cost) {
-  if (profile.hardened_usercopy.starts_with("off")) return std::nullopt;
-  const auto share = cost.share_of_busy();
+std::optional<std::string> prediction_line(const StackProfile& profile, const UsercopyCost& cost,
+                                           const ShareEstimate& estimate) {
+  if (profile.hardened_usercopy.starts_with("off") || !estimate.decided) return std::nullopt;
   const auto speedup = cost.speedup_with_checks_off();
-  if (!share || !speedup) return std::nullopt;
+  if (!cost.share_of_busy() || !speedup) return std::nullopt;
+  std::string range;
+  if (auto low = speedup_without(estimate.interval.lower),
+      high = speedup_without(estimate.interval.upper);
+      low && high) {
+    range = printf_string("%.3f", *low) + "-" + printf_string("%.3fx", *high) + "; ";
+  }
   return "CPU-bound work would run " + printf_string("%.3f", *speedup) +
-         "x as fast with hardened_usercopy=off (1 / (1 - " + format_share(*share) +
+         "x as fast with hardened_usercopy=off (" + range + "1 / (1 - " +
+         format_share(estimate.share) +
          "); what this assumes: README, \"What would hardened_usercopy=off save?\")";
 }
 
 std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
                           size_t stacks_for_top_callsites) {
+  const ShareEstimate estimate = headline_estimate(cost);
   std::string out = header(profile);
-  if (auto line = headline(cost, "over the profile's " + format_seconds(cost.window_seconds))) {
-    out += "\n" + *line + "\n";
+  if (auto line =
+          headline(cost, estimate, "over the profile's " + format_seconds(cost.window_seconds))) {
+    out += "\n" + line->line() + "\n";
   }
   const std::string sums = totals(cost);
   if (!sums.empty()) out += "\n" + sums;
@@ -338,8 +495,14 @@ std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
   if (auto missed = missed_checks_line(profile, cost)) out += *missed + "\n";
   out += workloads_table(cost);
   out += top_stacks(cost, stacks_for_top_callsites);
-  out += "\nverdict: " + verdict_line(profile, cost) + "\n";
-  if (auto prediction = prediction_line(profile, cost)) out += "prediction: " + *prediction + "\n";
+  if (auto verdict = verdict_line(profile, cost, estimate)) {
+    out += "\nverdict: " + *verdict + "\n";
+    if (auto prediction = prediction_line(profile, cost, estimate)) {
+      out += "prediction: " + *prediction + "\n";
+    }
+  } else {
+    out += "\n" + collecting_words(estimate, cost.window_seconds) + "\n  " + kNoVerdictYet + "\n";
+  }
   return out;
 }
 

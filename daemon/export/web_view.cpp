@@ -58,11 +58,12 @@ int64_t reload_seconds(const WebViewInput& in) {
   return std::max<int64_t>(kReloadSeconds, in.interval.count() / 1000);
 }
 
-// "over the last 5m (--prediction.window), 2m10s of it so far"
-std::string window_words(const WebViewInput& in) {
+// "over the last 5m (--prediction.window, ...), 2m10s of it so far"; `brief`, for the flame
+// graph's title, leaves out the parenthesis.
+std::string window_words(const WebViewInput& in, bool brief = false) {
   const auto covered = std::chrono::milliseconds(in.window.duration_ns / 1000000);
-  std::string out = "over the last " + format_duration(in.prediction_window) +
-                    " (--prediction.window, the window of usercopy_checks_busy_cpu_ratio)";
+  std::string out = "over the last " + format_duration(in.prediction_window);
+  if (!brief) out += " (--prediction.window, the window of usercopy_checks_busy_cpu_ratio)";
   if (covered + in.interval < in.prediction_window) {
     out += ", " + format_duration(std::chrono::duration_cast<std::chrono::seconds>(covered)) +
            " of it so far";
@@ -70,12 +71,25 @@ std::string window_words(const WebViewInput& in) {
   return out;
 }
 
-std::string headline_block(const WebViewInput& in, const UsercopyCost& cost) {
+// The design effect /metrics' gauges take for the window (the drains' spread), so the page's
+// interval is theirs; the least one before the sampling estimator has written any.
+double window_design_effect(const WebViewInput& in) {
+  for (const auto& p : in.snapshot.predictions()) {
+    if (p.estimator() == "sampling" && p.design_effect() > 0) return p.design_effect();
+  }
+  return kMinDesignEffect;
+}
+
+double prediction_window_seconds(const WebViewInput& in) {
+  return std::chrono::duration<double>(in.prediction_window).count();
+}
+
+std::string headline_block(const WebViewInput& in, const UsercopyCost& cost,
+                           const ShareEstimate& estimate) {
   std::string out;
-  if (auto line = headline(cost, window_words(in))) {
-    const size_t colon = line->find(": ");
-    out += "<p class=\"headline\" id=\"headline\">" + e(line->substr(0, colon)) + "</p>\n";
-    out += "<p class=\"lede\" id=\"headline-detail\">" + e(line->substr(colon + 2)) + "</p>\n";
+  if (auto line = headline(cost, estimate, window_words(in), prediction_window_seconds(in))) {
+    out += "<p class=\"headline\" id=\"headline\">" + e(line->lead) + "</p>\n";
+    out += "<p class=\"lede\" id=\"headline-detail\">" + e(line->detail) + "</p>\n";
   } else if (cost.sampling) {
     out += "<p class=\"headline\" id=\"headline\">No busy CPU sampled yet " + e(window_words(in)) +
            "</p>\n";
@@ -116,8 +130,11 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
       std::snprintf(buf, sizeof(buf), "%.3f", *cores);
       secondary += std::string(" (") + buf + " cores)";
     }
-    if (auto kernel = cost.share_of_kernel()) {
-      secondary += "; " + format_percent(*kernel) + " of busy kernel CPU";
+    if (cost.share_of_kernel()) {
+      secondary += "; " +
+                   format_percent_pm(static_cast<double>(cost.check_samples),
+                                     static_cast<double>(cost.kernel_samples)) +
+                   " of busy kernel CPU (secondary: the headline is of busy CPU)";
     }
     out += fact("in the checks", e(secondary));
     out += fact("interrupts in checks",
@@ -137,23 +154,37 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
   return out + "</table>\n";
 }
 
+// Sampling: each call site's share of busy CPU with its 95 % interval and samples; probes: their
+// exact calls and bytes. Only the columns the window measured.
 std::string callsite_table(const UsercopyCost& cost, const std::string& telemetry_path) {
   if (cost.callsites.empty()) {
     return "<p>No usercopy check was seen in the window.</p>\n";
   }
-  std::string out =
-      "<table id=\"callsites\">\n<tr><th>share of busy CPU</th><th>CPU</th><th>calls</th>"
-      "<th>bytes</th><th>call site</th><th>syscall</th><th>which check</th></tr>\n";
+  std::string out = "<table id=\"callsites\">\n<tr>";
+  if (cost.sampling) {
+    out += "<th>share of busy CPU (± 95 % interval)</th><th>samples</th><th>CPU</th>";
+  }
+  if (cost.probes) out += "<th>calls (exact)</th><th>bytes (exact)</th>";
+  out += std::string("<th>call site</th><th>syscall</th><th>step (") +
+         (cost.sampling ? "of the call site's samples, ± 95 %" : "runs per check call, exact") +
+         ")</th></tr>\n";
   const size_t rows = std::min(cost.callsites.size(), kMaxCallsiteRows);
   for (size_t i = 0; i < rows; ++i) {
     const CallsiteCost& row = cost.callsites[i];
-    const std::string checks = format_checks(row, cost.sampling);
-    out += "<tr><td class=\"n\">" + e(row.share ? format_percent(*row.share) : "-") +
-           "</td><td class=\"n\">" + e(cost.sampling ? format_seconds(row.cpu_seconds) : "-") +
-           "</td><td class=\"n\">" + e(cost.probes ? format_count(row.calls) : "-") +
-           "</td><td class=\"n\">" + e(cost.probes ? format_bytes(row.bytes) : "-") +
-           "</td><td><code>" + e(row.callsite) + "</code></td><td><code>" + e(row.syscall) +
-           "</code></td><td>" + e(checks) + "</td></tr>\n";
+    out += "<tr>";
+    if (cost.sampling) {
+      out += "<td class=\"n\">" +
+             e(format_percent_pm(static_cast<double>(row.samples),
+                                 static_cast<double>(cost.busy_samples()))) +
+             "</td><td class=\"n\">" + e(format_count_exact(row.samples)) +
+             "</td><td class=\"n\">" + e(format_seconds(row.cpu_seconds)) + "</td>";
+    }
+    if (cost.probes) {
+      out += "<td class=\"n\">" + e(format_count(row.calls)) + "</td><td class=\"n\">" +
+             e(format_bytes(row.bytes)) + "</td>";
+    }
+    out += "<td><code>" + e(row.callsite) + "</code></td><td><code>" + e(row.syscall) +
+           "</code></td><td>" + e(format_steps(row, cost.sampling)) + "</td></tr>\n";
   }
   out += "</table>\n";
   if (cost.callsites.size() > rows) {
@@ -171,19 +202,27 @@ std::string workload_table(const UsercopyCost& cost) {
   std::string out =
       cost.sampling
           ? "<h2>Which workloads pay</h2>\n<table id=\"workloads\">\n<tr><th>share of the "
-            "checks' CPU</th><th>CPU</th><th>share of its own busy CPU</th><th>workload</th>"
-            "<th>kind</th></tr>\n"
+            "checks' samples (± 95 %)</th><th>samples</th><th>CPU</th><th>share of its own "
+            "busy samples (± 95 %)</th><th>workload</th><th>kind</th></tr>\n"
           : "<h2>Which workloads run the checks</h2>\n<table id=\"workloads\">\n<tr><th>share "
-            "of the checks' calls</th><th>checks</th><th>workload</th><th>kind</th></tr>\n";
+            "of the checks' calls (exact)</th><th>checks</th><th>workload</th><th>kind</th>"
+            "</tr>\n";
+  uint64_t in_checks = 0;
+  for (const WorkloadCost& w : cost.workloads) in_checks += w.samples;
   const size_t rows = std::min(cost.workloads.size(), kMaxCallsiteRows);
   for (size_t i = 0; i < rows; ++i) {
     const WorkloadCost& w = cost.workloads[i];
-    out += "<tr><td class=\"n\">" + e(format_percent(w.share_of_checks)) + "</td><td class=\"n\">";
+    out += "<tr><td class=\"n\">";
     if (cost.sampling) {
-      out += e(format_seconds(w.cpu_seconds)) + "</td><td class=\"n\">" +
-             e(w.share_of_busy ? format_percent(*w.share_of_busy) : "-");
+      out += e(format_percent_pm(static_cast<double>(w.samples), static_cast<double>(in_checks))) +
+             "</td><td class=\"n\">" + e(format_count_exact(w.samples)) + "</td><td class=\"n\">" +
+             e(format_seconds(w.cpu_seconds)) + "</td><td class=\"n\">" +
+             e(w.share_of_busy ? format_percent_pm(static_cast<double>(w.samples),
+                                                   static_cast<double>(w.busy_samples))
+                               : "-");
     } else {
-      out += std::to_string(w.calls);
+      out += e(format_percent(w.share_of_checks)) + "</td><td class=\"n\">" +
+             e(format_count_exact(w.calls));
     }
     out += "</td><td><code>" + e(w.workload) + "</code></td><td>" + e(w.kind) + "</td></tr>\n";
   }
@@ -208,11 +247,14 @@ std::string probe_table(const hucprof::v1::Snapshot& s) {
   return out + "</table>\n";
 }
 
-std::string flame_graph(const StackProfile& profile) {
-  const char* title = profile.sampling
-                          ? "CPU in the usercopy checks, prediction window (cpu-clock samples)"
-                          : "usercopy checks, prediction window (calls)";
-  return render_profile_flame_graph(profile, title);
+// Titled with what the page's headline says: the share, its interval and its window.
+std::string flame_graph(const WebViewInput& in, const UsercopyCost& cost,
+                        const ShareEstimate& estimate) {
+  std::string title = "usercopy checks (calls) " + window_words(in, true);
+  if (auto line = headline(cost, estimate, window_words(in), prediction_window_seconds(in))) {
+    title = line->lead + " " + window_words(in, true);
+  }
+  return render_profile_flame_graph(in.window, title);
 }
 
 }  // namespace
@@ -229,20 +271,29 @@ std::string render_web_view(const WebViewInput& in) {
   out +=
       "<h1>hucprof</h1>\n<p class=\"lede\">The CPU cost of the kernel's hardened-usercopy "
       "checks (CONFIG_HARDENED_USERCOPY), per kernel call site.</p>\n";
-  out += headline_block(in, cost);
+  const ShareEstimate estimate = headline_estimate(cost, window_design_effect(in));
+  out += headline_block(in, cost, estimate);
   out += facts(in, cost);
-  out += "<h2>Verdict</h2>\n<p class=\"verdict\" id=\"verdict\">" +
-         e(verdict_line(in.window, cost)) + "</p>\n";
-  if (auto prediction = prediction_line(in.window, cost)) {
-    out += "<p id=\"prediction\">" + e(*prediction) + "</p>\n";
+  out += "<h2>Verdict</h2>\n";
+  if (auto verdict = verdict_line(in.window, cost, estimate)) {
+    out += "<p class=\"verdict\" id=\"verdict\">" + e(*verdict) + "</p>\n";
+    if (auto prediction = prediction_line(in.window, cost, estimate)) {
+      out += "<p id=\"prediction\">" + e(*prediction) + "</p>\n";
+    }
+  } else {
+    out += "<p class=\"verdict\" id=\"verdict\">" +
+           e(collecting_words(estimate, cost.window_seconds, prediction_window_seconds(in))) +
+           "; " + e(kNoVerdictYet) + "</p>\n";
   }
   out += "<h2>Top call sites</h2>\n" + callsite_table(cost, in.telemetry_path);
   out += workload_table(cost);
-  out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n" + flame_graph(in.window) + "</div>\n";
+  out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n" + flame_graph(in, cost, estimate) +
+         "</div>\n";
   out += "<h2>Probes</h2>\n" + probe_table(in.snapshot);
   out += "<footer><a href=\"" + e(in.telemetry_path.substr(1)) + "\">" + e(in.telemetry_path) +
-         "</a> · <a href=\"debug/pprof/usercopy\">profile "
-         "since start (pprof)</a> · <a href=\"debug/pprof/usercopy?seconds=30\">profile of the "
+         "</a> · <a href=\"debug/pprof/usercopy?window=prediction\" id=\"window-profile\">profile "
+         "of this page's window (pprof)</a> · <a href=\"debug/pprof/usercopy\">profile "
+         "since start</a> · <a href=\"debug/pprof/usercopy?seconds=30\">profile of the "
          "next 30 s</a> · <code>go tool pprof -http=: URL</code> reads them</footer>\n";
   out += "</body></html>\n";
   return out;

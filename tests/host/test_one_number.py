@@ -2,7 +2,9 @@
 """Host tier, one number everywhere: a running daemon during a UDP flood, then, between two
 drains, its /metrics, its web view, `hucprof report` on its profile since start, and Google's
 pprof on the same file must all give the same share of busy CPU in the checks, over the same
-window and the same samples.
+window and the same samples, and the same 95 % interval: the report's Wilson's at design effect
+1.5, computed here from the textbook formula; the web view's /metrics' bounds. The web view's
+link to the profile of its window gives that window's samples.
 
 The prediction window is longer than the run, so the window of /metrics and of the web view is
 "since start", as the profile is. References: the counters /metrics exports (the share must be
@@ -25,8 +27,31 @@ import pprof_raw  # noqa: E402
 
 ARGS = None
 CHECKS = "^(__check_object_size|check_heap_object)"
-HEADLINE = re.compile(r"(\d+\.\d\d) % of busy CPU is in the checks: ([\d,]+) of ([\d,]+) busy "
-                      r"samples \(kernel \+ user, idle left out\) (over [^<\n]*)")
+# Decided: "S % of busy CPU is in the checks (95 % interval L-U %): k of n busy samples ... over W";
+# collecting: "collecting: ...: k of n busy samples ... over W; 95 % interval L-U %, too wide ...".
+HEADLINE = re.compile(r"(?:(?P<share>\d+\.\d\d) % of busy CPU is in the checks \(95 % interval "
+                      r"(?P<lower>\d+\.\d\d)-(?P<upper>\d+\.\d\d) %\)|(?P<collecting>collecting: "
+                      r"[^:]*)): (?P<k>[\d,]+) of (?P<n>[\d,]+) busy samples \(kernel \+ user, idle "
+                      r"left out\) (?P<window>over [^;<\n]*)(?:; 95 % interval (?P<clower>\d+\.\d\d)-"
+                      r"(?P<cupper>\d+\.\d\d) %, too wide to decide on)?")
+Z95 = 1.959963984540054
+
+
+def wilson(k, n, d=1.5):
+    """Wilson's 95 % score interval of k/d in n/d (textbook formula, as docs/metrics.md names it)."""
+    k, n = k / d, n / d
+    p = k / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
+    return (0.0 if k == 0 else max(0.0, centre - half), min(1.0, centre + half))
+
+
+def interval_of(m):
+    """The printed interval (percent) of a HEADLINE match, decided or collecting."""
+    if m.group("share"):
+        return float(m.group("lower")), float(m.group("upper"))
+    return float(m.group("clower")), float(m.group("cupper"))
 
 
 def count(text):
@@ -58,16 +83,22 @@ class OneNumberInEveryView(unittest.TestCase):
     def between_two_drains(cls):
         """/metrics, /, the profile and /metrics again, retried until no drain came between."""
         profile = os.path.join(cls.dir, "since_start.pb.gz")
+        window_profile = os.path.join(cls.dir, "window.pb.gz")
         for _ in range(10):
             before = t.parse_metrics(cls.daemon.scrape())
             _, page = t.http_get(cls.daemon.url("/"), timeout=30)
             with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=30) as r:
                 with open(profile, "wb") as f:
                     f.write(r.read())
+            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy?window=prediction"),
+                                        timeout=30) as r:
+                with open(window_profile, "wb") as f:
+                    f.write(r.read())
             after = t.parse_metrics(cls.daemon.scrape())
             drains = t.total(before, "hucprof_drains_total")
             if drains == t.total(after, "hucprof_drains_total") and drains >= 4:
-                return {"metrics": before, "page": page, "profile": profile}
+                return {"metrics": before, "page": page, "profile": profile,
+                        "window_profile": window_profile}
             time.sleep(0.5)
         raise AssertionError("a drain came between the views ten times over")
 
@@ -101,12 +132,45 @@ class OneNumberInEveryView(unittest.TestCase):
         self.assertTrue(all(parts), page[:3000])
         m = HEADLINE.search(html.unescape(parts[0].group(1) + ": " + parts[1].group(1)))
         self.assertTrue(m, page[:3000])
-        self.assertEqual((count(m.group(2)), count(m.group(3))), (checks, busy))
-        print("share of busy CPU: /metrics %.4f %%, web view %s %%" % (100 * share, m.group(1)),
-              flush=True)
-        self.assertAlmostEqual(float(m.group(1)), 100 * share, delta=tolerance(m.group(1)))
-        self.assertIn("over the last 1h (--prediction.window", m.group(4))
+        self.assertEqual((count(m.group("k")), count(m.group("n"))), (checks, busy))
+        self.assertIn("over the last 1h (--prediction.window", m.group("window"))
         self.assertRegex(self.views["page"], r'<span id="updated">\d\d:\d\d:\d\d UTC</span>')
+        # The page's interval is /metrics' (the same window, the drains' design effect).
+        lower, upper = interval_of(m)
+        gauges = [t.select(self.views["metrics"], "usercopy_checks_busy_cpu_%s_ratio" % side,
+                           estimator="sampling") for side in ("lower", "upper")]
+        self.assertTrue(all(gauges), "no interval exported")
+        print("interval: /metrics %.4f-%.4f %%, web view %s-%s %%" % (
+            100 * gauges[0][0][1], 100 * gauges[1][0][1], lower, upper), flush=True)
+        self.assertAlmostEqual(lower, 100 * gauges[0][0][1], delta=0.005 + 1e-9)
+        self.assertAlmostEqual(upper, 100 * gauges[1][0][1], delta=0.005 + 1e-9)
+        self.assertLessEqual(lower, 100 * share + 0.005)
+        self.assertGreaterEqual(upper, 100 * share - 0.005)
+        verdict = re.search(r'id="verdict">([^<]*)</p>', page).group(1)
+        if m.group("share"):
+            print("share of busy CPU: /metrics %.4f %%, web view %s %%" % (
+                100 * share, m.group("share")), flush=True)
+            self.assertAlmostEqual(float(m.group("share")), 100 * share,
+                                   delta=tolerance(m.group("share")))
+            self.assertTrue(t.select(self.views["metrics"], "usercopy_checks_busy_cpu_ratio",
+                                     estimator="sampling"), "decided on the page, not on /metrics")
+            self.assertIn("the checks cost %s %% of busy CPU" % m.group("share"), verdict)
+        else:
+            self.assertFalse(t.select(self.views["metrics"], "usercopy_checks_busy_cpu_ratio",
+                                      estimator="sampling"), "collecting on the page only")
+            self.assertTrue(verdict.startswith("collecting: "), verdict)
+
+    def test_web_view_links_the_profile_of_its_window(self):
+        _, checks, busy = self.metrics_share()
+        page = self.views["page"]
+        link = re.search(r'<a href="([^"]*)" id="window-profile">', page)
+        self.assertTrue(link, page[-3000:])
+        self.assertEqual(html.unescape(link.group(1)), "debug/pprof/usercopy?window=prediction")
+        types, samples = pprof_raw.read(ARGS.pprof, self.views["window_profile"])
+        i = types.index("samples/count")
+        # The window is longer than the run: the window's samples are all samples so far.
+        self.assertEqual(sum(s.values[i] for s in samples), busy)
+        self.assertEqual(sum(s.values[i] for s in samples if "context" not in s.labels), checks)
 
     def test_report_headline_is_the_metrics_share(self):
         share, checks, busy = self.metrics_share()
@@ -115,11 +179,39 @@ class OneNumberInEveryView(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         m = HEADLINE.search(r.stdout)
         self.assertTrue(m, r.stdout)
-        self.assertEqual((count(m.group(2)), count(m.group(3))), (checks, busy))
-        print("share of busy CPU: /metrics %.4f %%, hucprof report %s %%" % (100 * share,
-                                                                          m.group(1)), flush=True)
-        self.assertAlmostEqual(float(m.group(1)), 100 * share, delta=tolerance(m.group(1)))
-        self.assertIn("\nverdict: the checks cost %s %% of busy CPU" % m.group(1), r.stdout)
+        self.assertEqual((count(m.group("k")), count(m.group("n"))), (checks, busy))
+        # A recording has no drains: Wilson's at the least design effect, 1.5.
+        lower, upper = wilson(checks, busy)
+        printed = interval_of(m)
+        print("interval: Python %.4f-%.4f %%, hucprof report %s-%s %%" % (
+            100 * lower, 100 * upper, *printed), flush=True)
+        self.assertAlmostEqual(printed[0], 100 * lower, delta=0.005 + 1e-9)
+        self.assertAlmostEqual(printed[1], 100 * upper, delta=0.005 + 1e-9)
+        self.assertLess(lower, share)
+        self.assertGreater(upper, share)
+        # The verdict rule (docs/metrics.md): decided when the interval is at most half the share
+        # wide, or at most 0.2 points.
+        decided = upper - lower <= 0.5 * share or upper - lower <= 0.002
+        self.assertEqual(bool(m.group("share")), decided, r.stdout)
+        if decided:
+            print("share of busy CPU: /metrics %.4f %%, hucprof report %s %%" % (
+                100 * share, m.group("share")), flush=True)
+            self.assertAlmostEqual(float(m.group("share")), 100 * share,
+                                   delta=tolerance(m.group("share")))
+            self.assertIn("\nverdict: the checks cost %s %% of busy CPU (95 %% interval %s-%s %%"
+                          % (m.group("share"), m.group("lower"), m.group("upper")), r.stdout)
+        else:
+            self.assertNotIn("\nverdict:", r.stdout)
+            self.assertIn("\ncollecting: ", r.stdout)
+
+    def test_pprof_comments_carry_the_report_headline(self):
+        r = subprocess.run([ARGS.pprof, "-comments", self.views["profile"]], capture_output=True,
+                           text=True, timeout=60, check=True)
+        comments = [line for line in r.stdout.splitlines() if line.startswith("hucprof.headline=")]
+        self.assertEqual(len(comments), 1, r.stdout)
+        report = subprocess.run([ARGS.hucprof, "report", self.views["profile"]],
+                                capture_output=True, text=True, timeout=60, check=True).stdout
+        self.assertEqual(HEADLINE.search(comments[0]).group(0), HEADLINE.search(report).group(0))
 
     def test_pprof_top_gives_the_metrics_share(self):
         share, checks, busy = self.metrics_share()

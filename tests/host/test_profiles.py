@@ -18,6 +18,7 @@ import time
 import unittest
 import urllib.error
 import urllib.request
+from xml.etree import ElementTree
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import hucprof_testlib as t  # noqa: E402
@@ -71,9 +72,13 @@ class RecordAroundAFlood(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = [l for l in r.stdout.splitlines() if re.search(r"\budp_recvmsg\s+recvfrom\b", l)]
         self.assertTrue(rows, "no udp_recvmsg/recvfrom row in the table")
-        self.assertRegex(rows[0], r"^\s+\d+\.\d+ %\s+\d+\.\d+ s\s")
-        self.assertRegex(r.stdout, r"\nverdict: the checks cost \d+\.\d\d % of busy CPU "
-                                   r"\(\d+\.\d+ cores\); booting with hardened_usercopy=off")
+        # share ± its interval, samples, CPU
+        self.assertRegex(rows[0], r"^\s+(\d+\.\d+|<0\.01) % ±\d+(\.\d+)?\s+[\d,]+\s+\d+\.\d+ s\s")
+        # A verdict once the interval is narrow enough, else how far from one (docs/metrics.md).
+        self.assertRegex(r.stdout, r"\n(verdict: the checks cost \d+\.\d\d % of busy CPU \(95 % "
+                                   r"interval \d+\.\d\d-\d+\.\d\d %; \d+\.\d+ cores\); booting "
+                                   r"with hardened_usercopy=off|collecting: [\d,]+ samples? in the "
+                                   r"checks.*\n  no verdict or prediction yet)")
         self.assertIsNone(RAW_ADDRESS.search(r.stdout))
 
     def test_pprof_finds_the_flood_stacks(self):
@@ -102,6 +107,14 @@ class RecordAroundAFlood(unittest.TestCase):
         self.assertIn("<svg", svg)
         self.assertIn(">udp_recvmsg<", svg)
         self.assertNotIn("<script", svg)
+        # The title says what the graph is a share of, how sure, over which span: the report's
+        # headline. Read with Python's XML parser.
+        root = ElementTree.fromstring(svg.encode())
+        texts = ["".join(e.itertext()) for e in root.iter("{http://www.w3.org/2000/svg}text")]
+        report = hucprof("report", self.path).stdout
+        headline = re.search(r"\n\n(.*): [\d,]+ of [\d,]+ busy samples", report).group(1)
+        self.assertIn(self.path + ": " + headline + " over the profile's ", texts[0])
+        self.assertRegex(texts[0], r"(of busy CPU is in the checks \(95 % interval|collecting: )")
 
 
 CHECKS = "^(__check_object_size|check_heap_object)"

@@ -47,8 +47,10 @@ class FlameGraphInChromium(unittest.TestCase):
         for name in ("all", "udp_recvmsg", "nft_do_chain", "__check_object_size",
                      "netlink_recvmsg", "find_vmap_area", "_raw_spin_lock"):
             self.assertIn(name, texts)
-        # The fixture's CPU: 9 samples of 10101010 ns; udp_recvmsg holds 7 of them.
-        self.assertIn("udp_recvmsg: 7 samples, 0.071 s CPU (77.78 %)", self.dom)
+        # The fixture's CPU: 9 samples of 10101010 ns; udp_recvmsg holds 7 of them, and the
+        # tooltip says what its percentage is of.
+        self.assertIn("udp_recvmsg: 7 samples, 0.071 s CPU (77.78 % of the checks' samples)",
+                      self.dom)
 
     def test_no_script_and_no_reference_outside(self):
         self.assertNotIn("<script", self.dom)

@@ -43,7 +43,8 @@ class PprofReadsFixture(unittest.TestCase):
         first = blocks[0]
         self.assertRegex(first, r"callsite:\s+udp_recvmsg")
         self.assertRegex(first, r"syscall:\s+recvfrom")
-        self.assertRegex(first, r"check:\s+object")
+        # The label of /metrics (`step`), as Google's pprof reads it off the file.
+        self.assertRegex(first, r"step:\s+object")
         frames = re.findall(r"^[ \t]+(?:\S+ms[ \t]+)?(\w[\w.]*)[ \t]*$", first, re.M)
         self.assertEqual(frames, ["__check_object_size", "nft_do_chain", "udp_recvmsg"], first)
         # 7 samples at 10101010 ns
@@ -127,7 +128,7 @@ class PprofReadsInlineFrames(unittest.TestCase):
 
     def test_traces_show_the_inlined_copy_chain(self):
         out = pprof("-traces", self.path)
-        block = [b for b in out.split("-----------+") if "check:" in b][0]
+        block = [b for b in out.split("-----------+") if "step:" in b][0]
         frames = re.findall(r"^[ \t]+(?:\S+ms[ \t]+)?(\w[\w.]*( \(inline\))?)[ \t]*$", block, re.M)
         self.assertEqual([f[0] for f in frames],
                          ["__check_object_size", "check_object_size (inline)",

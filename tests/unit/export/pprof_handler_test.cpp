@@ -26,7 +26,7 @@ class FakeSource {
     stack_ = interner_.stack(s);
   }
   ProfileSource source() {
-    return {[this] { return cumulative(); }, [this] { ++drains_; }, {}};
+    return {[this] { return cumulative(); }, [this] { ++drains_; }, {}, {}};
   }
   StackProfile cumulative() const {
     StackProfile p;
@@ -103,6 +103,34 @@ TEST(PprofHandler, SecondsIsTheWindowBetweenTwoDrains) {
   EXPECT_EQ(p.samples[0].values[kSamples], 10u);  // drains 4 → 5
   EXPECT_EQ(p.sampled_by_context.at("kernel"), 100u);
   EXPECT_EQ(p.duration_ns, 1'000'000'000);
+}
+
+// The web view links ?window=prediction: the store's window as it stands, no drain, no wait.
+TEST(PprofHandler, WindowIsThePredictionWindowAsItStands) {
+  FakeSource fake;
+  ProfileSource source = fake.source();
+  FakeSource window_fake;
+  window_fake.drains_ = 1;  // a window of one drain: 10 samples, 1 s
+  source.window = [&window_fake] { return window_fake.cumulative(); };
+  auto handler = make_pprof_handler(source, no_wait());
+  const HttpResponse r = handler(get({{"window", "prediction"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(fake.drains_, 3) << "served as it stands";
+  const StackProfile p = body_profile(r);
+  ASSERT_EQ(p.samples.size(), 1u);
+  EXPECT_EQ(p.samples[0].values[kSamples], 10u);
+  EXPECT_EQ(p.duration_ns, 1'000'000'000);
+  for (const auto& query : std::vector<std::multimap<std::string, std::string>>{
+           {{"window", "5m"}},
+           {{"window", "prediction"}, {"window", "prediction"}},
+           {{"window", "prediction"}, {"seconds", "2"}}}) {
+    const HttpResponse refused = handler(get(query));
+    EXPECT_EQ(refused.status, 400);
+    EXPECT_THAT(refused.body, testing::StartsWith("window"));
+  }
+  EXPECT_EQ(make_pprof_handler(fake.source(), no_wait())(get({{"window", "prediction"}})).status,
+            404)
+      << "a source without a window";
 }
 
 TEST(PprofHandler, BadSecondsAre400NamingTheProblem) {

@@ -162,6 +162,45 @@ TEST_F(PprofTest, ReaderTakesTheDenominatorFromTheRestSamplesThenFromComments) {
   EXPECT_EQ(older.value().sampled_by_context, p.sampled_by_context);
 }
 
+// The step of the checks is the `step` label, as on /metrics; a profile written before the
+// rename (its key `check`) reads back the same.
+TEST_F(PprofTest, StepLabelIsWrittenAndTheOlderCheckKeyStillReads) {
+  const StackProfile p = both_modes();
+  pprof::Profile out = to_pprof(p);
+  std::set<std::string> keys;
+  for (const auto& s : out.sample()) {
+    for (const auto& label : s.label()) keys.insert(out.string_table(label.key()));
+  }
+  EXPECT_TRUE(keys.contains("step"));
+  EXPECT_FALSE(keys.contains("check"));
+  std::multiset<std::string> steps;
+  for (const ProfileSample& s : p.samples) steps.insert(s.labels->check);
+  ASSERT_FALSE(steps.contains("") && steps.size() == 1) << "the fixture names its steps";
+  for (auto& str : *out.mutable_string_table()) {
+    if (str == "step") str = "check";
+  }
+  auto older = read_pprof(out.SerializeAsString());
+  ASSERT_TRUE(older.ok()) << older.error().text;
+  std::multiset<std::string> read_steps;
+  for (const ProfileSample& s : older.value().samples) read_steps.insert(s.labels->check);
+  EXPECT_EQ(read_steps, steps);
+}
+
+// `pprof -comments` says what the shares are of, over which span, and how sure they are: the
+// report's headline for this profile.
+TEST_F(PprofTest, CommentsCarryTheHeadlineWithItsIntervalAndWindow) {
+  const pprof::Profile out = to_pprof(both_modes());
+  std::vector<std::string> comments;
+  for (int64_t c : out.comment()) comments.push_back(out.string_table(c));
+  EXPECT_THAT(comments, testing::Contains(testing::AllOf(
+                            testing::StartsWith("hucprof.headline="),
+                            HasSubstr("9 of 1,400 busy samples (kernel + user, idle left out) over "
+                                      "the profile's"),
+                            HasSubstr("95 % interval"))));
+  auto back = read_pprof(encode_pprof_gzip(both_modes()));
+  ASSERT_TRUE(back.ok()) << back.error().text;
+}
+
 // pprof's own consistency rules (profile.CheckValid and the decoder): string 0 is "", ids are
 // non-zero and unique, every reference resolves, one value per sample type.
 TEST_F(PprofTest, WrittenProfileIsConsistent) {

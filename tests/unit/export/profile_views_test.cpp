@@ -50,8 +50,21 @@ class ProfileViewsTest : public testing::Test {
     };
     return p;
   }
+  // The same shares from `factor` times the samples: enough for a verdict (60 of 1,500 is not).
+  static StackProfile scaled(StackProfile p, uint64_t factor) {
+    for (ProfileSample& s : p.samples) s.values[kSamples] *= factor;
+    for (auto& [context, n] : p.sampled_by_context) n *= factor;
+    return p;
+  }
   StackInterner interner_;
 };
+
+// The intervals below are Wilson's 95 % score interval at design effect 1.5 (k / 1.5 of
+// n / 1.5), computed outside hucprof with Python from the textbook formula (math only):
+//   60 of 1,500:    2.951-5.401 %  (width 2.45 > half of 4 %: collecting; decided after 14.92 s
+//                                   at these rates)
+//   600 of 15,000:  3.633-4.402 %  (width 0.77: decided)
+//   59 of 1,500 ±1.392; 590 of 15,000 ±0.399; 45 of 59 ±15.24; 450 of 590 ±4.45 (larger side)
 
 TEST_F(ProfileViewsTest, FlameGraphIsSelfContainedWithNamesAndNumbers) {
   const FlameNode root = build_flame_tree(profile(), kSamples, FoldingRules::defaults(), "all");
@@ -65,10 +78,11 @@ TEST_F(ProfileViewsTest, FlameGraphIsSelfContainedWithNamesAndNumbers) {
   EXPECT_THAT(svg, HasSubstr("t &amp; &lt;t&gt;"));
   // One <g> per drawn frame: all, __sys_recvfrom, 2 call sites, 2 checks, __virt_addr_valid.
   EXPECT_EQ(count(svg, "<g><title>"), 7u);
-  EXPECT_THAT(svg, HasSubstr("<title>udp_recvmsg: 59 samples, 0.596 s CPU (98.33 %)</title>"));
+  EXPECT_THAT(svg,
+              HasSubstr("<title>udp_recvmsg: 59 samples, 0.596 s CPU (98.33 % of all)</title>"));
   EXPECT_THAT(svg, HasSubstr(">udp_recvmsg</text>"));
   // The 1-sample frame is ~20 px wide: too narrow for a name, but its title has it, escaped.
-  EXPECT_THAT(svg, HasSubstr("<title>a_function_with_a_very_long_name_&lt;script&gt;: 1 samples"));
+  EXPECT_THAT(svg, HasSubstr("<title>a_function_with_a_very_long_name_&lt;script&gt;: 1 sample,"));
   EXPECT_THAT(svg, Not(HasSubstr("<script>")));
 }
 
@@ -90,40 +104,70 @@ TEST_F(ProfileViewsTest, EmptyFlameGraphSaysSo) {
   EXPECT_THAT(svg, HasSubstr("no samples in this profile"));
 }
 
-TEST_F(ProfileViewsTest, VerdictGivesShareOfBusyCpuAndCores) {
+TEST_F(ProfileViewsTest, NoVerdictWhileCollecting) {
   const StackProfile p = profile();
-  // 60 samples of 1000 kernel + 500 user; 60 x 10101010 ns = 0.606 s, / 10 s = 0.061 cores.
-  EXPECT_EQ(verdict_line(p, summarize_cost(p)),
-            "the checks cost 4.00 % of busy CPU (0.061 cores); booting with "
-            "hardened_usercopy=off would save about that much");
+  const UsercopyCost cost = summarize_cost(p);
+  EXPECT_EQ(verdict_line(p, cost, headline_estimate(cost)), std::nullopt);
+  EXPECT_EQ(prediction_line(p, cost, headline_estimate(cost)), std::nullopt);
+  const std::string text = render_report(p, cost);
+  EXPECT_THAT(text, Not(HasSubstr("verdict:")));
+  EXPECT_THAT(text, Not(HasSubstr("prediction:")));
+  EXPECT_THAT(text, testing::ContainsRegex(
+                        "\ncollecting: 60 samples in the checks, about [56] s more at this rate\n"
+                        "  no verdict or prediction yet"));
 }
 
-TEST_F(ProfileViewsTest, HeadlineGivesShareSamplesAndWindow) {
-  const StackProfile p = profile();
-  EXPECT_EQ(headline(summarize_cost(p), "over the profile's 10.0 s"),
-            "4.00 % of busy CPU is in the checks: 60 of 1,500 busy samples (kernel + user, idle "
-            "left out) over the profile's 10.0 s");
+TEST_F(ProfileViewsTest, HeadlineGivesShareIntervalSamplesAndWindow) {
+  const StackProfile p = scaled(profile(), 10);
+  const UsercopyCost cost = summarize_cost(p);
+  const auto decided = headline(cost, headline_estimate(cost), "over the profile's 10.0 s");
+  ASSERT_TRUE(decided);
+  EXPECT_EQ(decided->line(),
+            "4.00 % of busy CPU is in the checks (95 % interval 3.63-4.40 %): 600 of 15,000 busy "
+            "samples (kernel + user, idle left out) over the profile's 10.0 s");
+  const UsercopyCost few = summarize_cost(profile());
+  const auto collecting = headline(few, headline_estimate(few), "over the profile's 10.0 s");
+  ASSERT_TRUE(collecting);
+  EXPECT_THAT(collecting->lead,
+              testing::MatchesRegex("collecting: 60 samples in the checks, about [56] s more at "
+                                    "this rate"));
+  EXPECT_EQ(collecting->detail,
+            "60 of 1,500 busy samples (kernel + user, idle left out) over the profile's 10.0 s; "
+            "95 % interval 2.95-5.40 %, too wide to decide on");
+  // A verdict that needs more than the daemon's window says so instead of a wait.
+  EXPECT_THAT(headline(few, headline_estimate(few), "x", 12.0)->lead,
+              HasSubstr("at this rate a verdict needs a 15 s window, longer than "
+                        "--prediction.window"));
   StackProfile idle = profile();
   idle.sampled_by_context = {{"idle", 500}};
-  EXPECT_EQ(headline(summarize_cost(idle), "x"), std::nullopt);
+  const UsercopyCost none = summarize_cost(idle);
+  EXPECT_EQ(headline(none, headline_estimate(none), "x"), std::nullopt);
   EXPECT_EQ(format_count_exact(1234567), "1,234,567");
   EXPECT_EQ(format_count_exact(999), "999");
   EXPECT_EQ(format_share(0.031234), "3.12 %");
 }
 
-TEST_F(ProfileViewsTest, PredictionIsTheSpeedupOverBusyCpuKernelAndUser) {
-  const StackProfile p = profile();
-  // 60 check samples of 1000 kernel + 500 user: 4.0 % of busy CPU; 1 / (1 - 0.04) = 1.0417.
-  EXPECT_EQ(prediction_line(p, summarize_cost(p)),
-            "CPU-bound work would run 1.042x as fast with hardened_usercopy=off (1 / (1 - 4.00 "
-            "%); what this assumes: README, \"What would hardened_usercopy=off save?\")");
-  EXPECT_THAT(render_report(p, summarize_cost(p)), HasSubstr("\nprediction: CPU-bound work"));
-  StackProfile off = profile();
+TEST_F(ProfileViewsTest, VerdictAndPredictionGiveTheShareItsIntervalCoresAndSpeedup) {
+  const StackProfile p = scaled(profile(), 10);
+  const UsercopyCost cost = summarize_cost(p);
+  // 600 samples of 10000 kernel + 5000 user; 600 x 10101010 ns = 6.06 s, / 10 s = 0.606 cores.
+  EXPECT_EQ(verdict_line(p, cost, headline_estimate(cost)),
+            "the checks cost 4.00 % of busy CPU (95 % interval 3.63-4.40 %; 0.606 cores); "
+            "booting with hardened_usercopy=off would save about that much");
+  // 4.0 % of busy CPU: 1 / (1 - 0.04) = 1.0417; over the interval 1 / (1 - 0.03633) = 1.0377
+  // to 1 / (1 - 0.04402) = 1.0460.
+  EXPECT_EQ(prediction_line(p, cost, headline_estimate(cost)),
+            "CPU-bound work would run 1.042x as fast with hardened_usercopy=off (1.038-1.046x; 1 / "
+            "(1 - 4.00 %); what this assumes: README, \"What would hardened_usercopy=off save?\")");
+  EXPECT_THAT(render_report(p, cost), HasSubstr("\nprediction: CPU-bound work"));
+  StackProfile off = p;
   off.hardened_usercopy = "off (hardened_usercopy=off)";
-  EXPECT_EQ(prediction_line(off, summarize_cost(off)), std::nullopt);
-  StackProfile idle = profile();
+  const UsercopyCost off_cost = summarize_cost(off);
+  EXPECT_EQ(prediction_line(off, off_cost, headline_estimate(off_cost)), std::nullopt);
+  StackProfile idle = p;
   idle.sampled_by_context = {{"idle", 500}};
-  EXPECT_EQ(prediction_line(idle, summarize_cost(idle)), std::nullopt);
+  const UsercopyCost idle_cost = summarize_cost(idle);
+  EXPECT_EQ(prediction_line(idle, idle_cost, headline_estimate(idle_cost)), std::nullopt);
 }
 
 TEST_F(ProfileViewsTest, VerdictForProbeOnlyAndForChecksOff) {
@@ -136,31 +180,39 @@ TEST_F(ProfileViewsTest, VerdictForProbeOnlyAndForChecksOff) {
   s.values[kBytes] = 96000000;
   s.values[kLatencyNs] = 300'000'000;
   probes.samples = {s};
-  EXPECT_EQ(verdict_line(probes, summarize_cost(probes)),
-            "probe mode counts checks, not CPU time: 1.50M checks over 91.6 MiB, 0.300 s inside "
-            "them by their own timing (0.150 cores); record with --mode sample or auto for the "
+  const UsercopyCost cost = summarize_cost(probes);
+  // The timing's own error: each check at its log2 bucket's midpoint, so 2/3 to 4/3 of 0.3 s.
+  EXPECT_EQ(verdict_line(probes, cost, headline_estimate(cost)),
+            "probe mode counts checks, not CPU time: 1.50M checks over 91.6 MiB (exact counts), "
+            "0.300 s inside them by their own timing (0.200-0.400 s: each check counted at its "
+            "log2 bucket's midpoint; 0.150 cores); record with --mode sample or auto for the "
             "share of busy CPU");
   StackProfile off = profile();
   off.hardened_usercopy = "off (hardened_usercopy=off)";
-  EXPECT_THAT(verdict_line(off, summarize_cost(off)), HasSubstr("they cost nothing here"));
+  const UsercopyCost off_cost = summarize_cost(off);
+  EXPECT_THAT(verdict_line(off, off_cost, headline_estimate(off_cost)),
+              testing::Optional(HasSubstr("they cost nothing here")));
 }
 
 TEST_F(ProfileViewsTest, ReportHasTableStacksAndVerdict) {
-  const StackProfile p = profile();
+  const StackProfile p = scaled(profile(), 10);
   const std::string text = render_report(p, summarize_cost(p));
   EXPECT_THAT(text, HasSubstr("kernel 6.1.0-18-amd64"));
-  EXPECT_THAT(text, HasSubstr("\n\n4.00 % of busy CPU is in the checks: 60 of 1,500 busy samples "
-                              "(kernel + user, idle left out) over the profile's 10.0 s\n"));
+  EXPECT_THAT(text, HasSubstr("\n\n4.00 % of busy CPU is in the checks (95 % interval 3.63-4.40 "
+                              "%): 600 of 15,000 busy samples (kernel + user, idle left out) over "
+                              "the profile's 10.0 s\n"));
   EXPECT_THAT(text, testing::ContainsRegex(
-                        "busy CPU +15.2 s \\(1.515 cores\\): kernel 10.1 s, user 5.051 s"));
+                        "busy CPU +151.5 s \\(15.152 cores\\): kernel 101.0 s, user 50.5 s"));
+  // 600 of 10,000 busy kernel samples: 6.0 %, Wilson at 1.5 from 5.455 to 6.596 %: ±0.6.
   EXPECT_THAT(text, testing::ContainsRegex(
-                        "in the checks +0.606 s \\(0.061 cores\\); 6.0 % of busy kernel CPU"));
+                        "in the checks +6.061 s \\(0.606 cores\\); 6.0 % ±0.6 of busy kernel CPU"));
   EXPECT_THAT(text, Not(HasSubstr("interrupts in checks"))) << "none in this profile";
-  EXPECT_THAT(text, HasSubstr("udp_recvmsg              recvfrom     page 76%, object 24%"));
-  EXPECT_THAT(text, HasSubstr("   3.9 %   0.596 s"));  // 59 of 1500 busy samples
-  EXPECT_THAT(text, HasSubstr("udp_recvmsg (recvfrom), 3.9 % of busy CPU:"));
-  EXPECT_THAT(text, HasSubstr("  76.3 %  __virt_addr_valid <- __check_object_size <- udp_recvmsg"));
-  EXPECT_THAT(text, HasSubstr("\nverdict: the checks cost 4.00 % of busy CPU"));
+  EXPECT_THAT(text, testing::ContainsRegex("3.9 % ±0.4 +590 +5.960 s +udp_recvmsg +recvfrom +"
+                                           "page 76% ±5,\n +object 24% ±5\n"));
+  EXPECT_THAT(text, HasSubstr("udp_recvmsg (recvfrom), 3.9 % ±0.4 of busy CPU, 590 samples:"));
+  EXPECT_THAT(text, HasSubstr("  76.3 % ±4.5  __virt_addr_valid <- __check_object_size <- "
+                              "udp_recvmsg"));
+  EXPECT_THAT(text, HasSubstr("\nverdict: the checks cost 4.00 % of busy CPU (95 % interval"));
   StackProfile interrupted = p;
   interrupted.excluded_samples = {{"interrupt", 3}};
   EXPECT_THAT(render_report(interrupted, summarize_cost(interrupted)),
@@ -191,7 +243,7 @@ TEST_F(ProfileViewsTest, WebViewIsOneSelfContainedPageWithTheTables) {
   auto* probe = in.snapshot.add_probes();
   probe->set_target("__check_object_size");
   probe->set_reason("kprobe: <no kprobes> & no fentry");
-  in.window = profile();
+  in.window = scaled(profile(), 10);
   in.mode = "auto";
   in.interval = std::chrono::seconds(10);
   in.prediction_window = std::chrono::seconds(10);
@@ -203,12 +255,18 @@ TEST_F(ProfileViewsTest, WebViewIsOneSelfContainedPageWithTheTables) {
   EXPECT_THAT(html, HasSubstr("<span id=\"updated\">22:13:20 UTC</span> — this page reloads "
                               "every 60 s"));
   // The headline first, with its samples and window: the number of usercopy_checks_busy_cpu_ratio.
+  // Its interval at the design effect the snapshot's sampling prediction gives (1.5 here).
   EXPECT_THAT(html, HasSubstr("<p class=\"headline\" id=\"headline\">4.00 % of busy CPU is in "
-                              "the checks</p>"));
-  EXPECT_THAT(html, HasSubstr("60 of 1,500 busy samples (kernel + user, idle left out) over the "
+                              "the checks (95 % interval 3.63-4.40 %)</p>"));
+  EXPECT_THAT(html, HasSubstr("600 of 15,000 busy samples (kernel + user, idle left out) over the "
                               "last 10s (--prediction.window"));
-  EXPECT_THAT(html, HasSubstr("<th>share of busy CPU</th>"));
-  EXPECT_THAT(html, HasSubstr("6.0 % of busy kernel CPU")) << "secondary, labelled";
+  EXPECT_THAT(html, HasSubstr("<th>share of busy CPU (± 95 % interval)</th>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"n\">3.9 % ±0.4</td><td class=\"n\">590</td>"));
+  EXPECT_THAT(html, HasSubstr("6.0 % ±0.6 of busy kernel CPU (secondary")) << "labelled";
+  EXPECT_THAT(html, HasSubstr("<a href=\"debug/pprof/usercopy?window=prediction\""));
+  // The flame graph's title says the same share, interval and window.
+  EXPECT_THAT(html, HasSubstr(">4.00 % of busy CPU is in the checks (95 % interval 3.63-4.40 %) "
+                              "over the last 10s</text>"));
   EXPECT_THAT(html, HasSubstr("<table id=\"callsites\">"));
   EXPECT_THAT(html, HasSubstr("<code>udp_recvmsg</code>"));
   EXPECT_THAT(html, HasSubstr("<table id=\"probes\">"));
@@ -222,6 +280,22 @@ TEST_F(ProfileViewsTest, WebViewIsOneSelfContainedPageWithTheTables) {
   EXPECT_THAT(html, Not(HasSubstr("@import")));
   EXPECT_THAT(html, Not(HasSubstr("url(")));
   EXPECT_THAT(html, Not(HasSubstr("a_function_with_a_very_long_name_<script>")));
+}
+
+// Too few samples: the page says how far it is from a verdict, and gives none.
+TEST_F(ProfileViewsTest, WebViewCollectsBeforeItDecides) {
+  WebViewInput in;
+  in.window = profile();
+  in.mode = "sample";
+  in.prediction_window = std::chrono::seconds(300);
+  const std::string html = render_web_view(in);
+  EXPECT_THAT(html, testing::ContainsRegex("<p class=\"headline\" id=\"headline\">collecting: 60 "
+                                           "samples in the checks, about [56] s more at this "
+                                           "rate</p>"));
+  EXPECT_THAT(html, HasSubstr("95 % interval 2.95-5.40 %, too wide to decide on"));
+  EXPECT_THAT(html, HasSubstr("no verdict or prediction yet"));
+  EXPECT_THAT(html, Not(HasSubstr("the checks cost")));
+  EXPECT_THAT(html, Not(HasSubstr("id=\"prediction\"")));
 }
 
 // Probe mode with --probe.workloads: the page lists the workloads by their share of the calls.
