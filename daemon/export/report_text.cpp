@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/quoted_value.h"
-#include "export/missed_text.h"
 #include "core/usercopy_cost_share.h"
+#include "export/missed_text.h"
 
 namespace hucprof {
 
