@@ -74,8 +74,8 @@ std::string headline(const TopView& view, bool terminal) {
            " of " + format_count_exact(static_cast<uint64_t>(total.n)) + " busy samples";
   }
   // The verdict rule's words; the interval is known while the share is not an answer yet.
-  std::string out =
-      "collecting: " + k + " samples in the checks (95 %: " + interval_text(total.interval) + ")";
+  std::string out = "collecting: " + k + (total.k == 1 ? " sample" : " samples") +
+                    " in the checks (95 %: " + interval_text(total.interval) + ")";
   if (!total.needed_span) return out;
   if (view.cumulative) {
     const double more = std::max(1.0, std::ceil(*total.needed_span - view.seconds));
