@@ -143,7 +143,7 @@ class OwnReadings : public Readings {
 class Session {
  public:
   Session(Readings& readings, const TopOptions& top, TopEvents& events, bool terminal)
-      : readings_(readings), top_(top), events_(events) {
+      : readings_(readings), top_(top), events_(events), model_(!top.from) {
     frame_.source = readings.name();
     frame_.delay_seconds = std::chrono::duration<double>(top.delay).count();
     frame_.terminal = terminal;

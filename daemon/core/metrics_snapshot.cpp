@@ -21,8 +21,9 @@ constexpr std::string_view kFrequency = "hucprof_sample_frequency_hertz";
 constexpr std::string_view kAttached = "hucprof_probe_attached";
 constexpr std::string_view kBuild = "hucprof_build_info";
 constexpr std::string_view kHardened = "usercopy_hardened_enabled";
-constexpr std::array<std::string_view, 8> kRead{kCpuSamples, kSampled,  kChecks, kCheckBytes,
-                                                kFrequency,  kAttached, kBuild,  kHardened};
+constexpr std::string_view kDrains = "hucprof_drains_total";
+constexpr std::array<std::string_view, 9> kRead{
+    kCpuSamples, kSampled, kChecks, kCheckBytes, kFrequency, kAttached, kBuild, kHardened, kDrains};
 
 // The largest count a double holds exactly; a counter above it has lost its last units anyway.
 constexpr double kMaxCount = 9007199254740992.0;
@@ -73,6 +74,7 @@ struct Reading {
   std::map<std::pair<std::string, std::string>, bool> attached;  // target, mode
   std::optional<hucprof::v1::BuildInfo> build;
   std::optional<bool> hardened;
+  uint64_t drains = 0;
 
   Result<void> take(const MetricSample& s) {
     if (!seen.insert(series_identity(s)).second) return Error{"a series is given twice"};
@@ -107,6 +109,10 @@ struct Reading {
       build->set_kernel(label(s, "kernel"));
     } else if (s.name == kHardened) {
       hardened = s.value == 1;
+    } else if (s.name == kDrains) {
+      auto n = count_of(s.value);
+      if (!n.ok()) return n.error();
+      drains = n.value();
     }
     return {};
   }
@@ -142,6 +148,7 @@ struct Reading {
     }
     if (build) *out.mutable_build() = *build;
     out.set_hardened_usercopy_enabled(hardened.value_or(true));
+    out.set_intervals(drains);
     return out;
   }
 };

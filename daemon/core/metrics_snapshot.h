@@ -11,7 +11,8 @@ namespace hucprof {
 // CPU (usercopy_cpu_samples_total by call site, syscall and step; the denominator
 // usercopy_sampled_cpu_samples_total by context), probe mode's exact checks and bytes
 // (usercopy_checks_total, usercopy_check_bytes_total), the sampling frequency, what is attached,
-// the build and whether the checks are on. Every other family is skipped unread.
+// the build, whether the checks are on, and the drains made (hucprof_drains_total: whether the
+// counters moved on since the last reading). Every other family is skipped unread.
 //
 // Counters must be whole numbers of at most 2^53 (a NaN, a negative or a fraction is no count),
 // each series once; labels beyond those named are summed over, as `sum by` would. A page with

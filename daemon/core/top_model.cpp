@@ -79,7 +79,14 @@ TopModel::Observed TopModel::observe(double at, const hucprof::v1::Snapshot& sna
             });
   hardened_ = snapshot.hardened_usercopy_enabled();
 
-  if (!last_at_) {
+  const uint64_t intervals = snapshot.intervals();
+  // A source that says how many drains it made (0: it does not) and made none since.
+  if (last_at_ && intervals != 0 && intervals == last_intervals_) return Observed::Unchanged;
+  last_intervals_ = intervals;
+  if (!last_at_ || !aligned_) {
+    // The first reading of a source on its own clock is no drain's moment, the next new drain
+    // is: count from there.
+    aligned_ = readings_are_drains_ || last_at_.has_value();
     last_ = std::move(now);
     last_at_ = at;
     return Observed::First;
@@ -96,6 +103,7 @@ TopModel::Observed TopModel::observe(double at, const hucprof::v1::Snapshot& sna
     // unknown here, so nothing of this reading is an interval.
     last_ = std::move(now);
     last_at_ = at;
+    aligned_ = readings_are_drains_;
     interval_.reset();
     since_start_.reset();
     return Observed::WentBack;

@@ -42,10 +42,18 @@ struct TopView {
 
 class TopModel {
  public:
+  // readings_are_drains: each reading is a drain made at that moment (top's own programs), so
+  // the first one starts an interval. A daemon drains on its own clock (--interval, 10 s by
+  // default): a reading that brings no new drain (Snapshot.intervals unchanged) is no interval,
+  // and intervals start at the first reading that brings one, since when the counts before it
+  // began is unknown.
+  explicit TopModel(bool readings_are_drains = true) : readings_are_drains_(readings_are_drains) {}
+
   enum class Observed {
-    First,     // the first reading: nothing to compare yet
-    Counted,   // a new interval
-    WentBack,  // a counter went down: the source restarted; counting starts again from here
+    First,      // a reading to count from: nothing to compare yet
+    Counted,    // a new interval
+    WentBack,   // a counter went down: the source restarted; counting starts again from here
+    Unchanged,  // no drain since the last reading: the last interval stands
   };
   // A reading at monotonic time `at` (seconds; never backwards) of cumulative counters. A
   // series absent from it keeps its last value (a call site out of the top-K is not exported
@@ -76,7 +84,10 @@ class TopModel {
   static Counters counters_of(const hucprof::v1::Snapshot& snapshot);
   TopView render(const Span& span, bool cumulative) const;
 
+  bool readings_are_drains_;
+  bool aligned_ = false;  // the last reading is a drain's moment: intervals can start there
   std::optional<double> last_at_;
+  uint64_t last_intervals_ = 0;
   Counters last_;
   std::optional<Span> interval_, since_start_;
   bool sampling_ = false, probes_ = false, hardened_ = true;

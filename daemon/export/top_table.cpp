@@ -189,8 +189,8 @@ std::string line_of(const Table& t, const std::vector<std::string>& cells,
 std::vector<std::string> header_lines(const TopFrame& frame) {
   std::vector<std::string> lines{title(frame)};
   if (!frame.view) {
-    lines.push_back("waiting for the second reading (every " + seconds_text(frame.delay_seconds) +
-                    ")");
+    lines.push_back("waiting for the second drain to compare with (reading every " +
+                    seconds_text(frame.delay_seconds) + "; a daemon drains every --interval)");
   } else {
     const TopView& view = *frame.view;
     if (!view.hardened_usercopy_enabled) {

@@ -14,7 +14,7 @@ struct TopFrame {
   std::string source;  // "http://127.0.0.1:9478/metrics", "this kernel (sampling at 99 Hz)"
   std::string time;    // of the last reading, "2026-12-06 05:36:16 UTC"
   double delay_seconds = 1;
-  std::optional<TopView> view;  // nullopt: waiting for the second reading
+  std::optional<TopView> view;  // nullopt: waiting for a second drain
   std::string status;           // the last error or a note; one line, any bytes (escaped here)
   bool terminal = false;        // the hints name keys (c) rather than flags (-S)
 };

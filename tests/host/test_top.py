@@ -81,9 +81,10 @@ def parse_tables(text):
         lines = block.split("\n")
         table = {"title": lines[0]}
         busy = re.search(r"^busy CPU in the last [0-9.]+ s: [0-9,]+ samples \(kernel ([0-9,]+), "
-                         r"user ([0-9,]+); idle ([0-9,]+) left out\)", lines[1])
+                         r"user ([0-9,]+); idle ([0-9,]+) left out\), ([0-9.]+) cores", lines[1])
         assert busy, "no busy line in %r" % block
-        table["busy"] = tuple(int(g.replace(",", "")) for g in busy.groups())
+        table["busy"] = tuple(int(g.replace(",", "")) for g in busy.groups()[:3])
+        table["cores"] = float(busy.group(4))
         k = re.search(r"(?:collecting: ([0-9,]+) samples? in the checks"
                       r"|: ([0-9,]+) of [0-9,]+ busy samples)", lines[2])
         assert k, "no headline in %r" % block
@@ -118,7 +119,9 @@ def percent(text):
 class TopAgainstADaemon(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.daemon = t.Daemon.started(ARGS.hucprof, ["--mode", "sample", "--interval", "1s",
+        # Drains every 2 s while top reads every 0.5 s on the pipe: as a daemon (10 s) and top
+        # (1 s) are by default, readings between drains.
+        cls.daemon = t.Daemon.started(ARGS.hucprof, ["--mode", "sample", "--interval", "2s",
                                                      "--sample-frequency", "499"],
                                       os.path.join(ARGS.workdir, "top_daemon.log"))
         cls.flood = subprocess.Popen([ARGS.flood, "--seconds", str(FLOOD_SECONDS),
@@ -198,7 +201,8 @@ class TopAgainstADaemon(unittest.TestCase):
 
     def test_on_a_pipe_one_plain_table_per_interval_bounded_by_the_daemons_counters(self):
         sites_before, busy_before = self.counters()
-        r = subprocess.run([ARGS.hucprof, "top", "--from", self.daemon.url(), "-n", "4"],
+        r = subprocess.run([ARGS.hucprof, "top", "--from", self.daemon.url(), "-n", "4",
+                            "-d", "0.5"],
                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
         sites_after, busy_after = self.counters()
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -213,6 +217,11 @@ class TopAgainstADaemon(unittest.TestCase):
             kernel, user, _ = table["busy"]
             busy = kernel + user
             busy_seen += busy
+            # An interval runs from one of the daemon's drains to another, never between two:
+            # busy samples in each (the flood runs), and no more cores than the machine has (a
+            # span is measured at top's readings: within a reading of the drains' 2 s).
+            self.assertGreater(busy, 0, table)
+            self.assertLessEqual(table["cores"], (os.cpu_count() or 1) * 2.5 / 1.5, table)
             self.assertEqual(sum(int(row["samples"].replace(",", "")) for row in table["rows"]),
                              table["k"])
             for row in table["rows"]:

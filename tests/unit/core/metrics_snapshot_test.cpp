@@ -33,6 +33,8 @@ usercopy_hardened_enabled 1
 hucprof_probe_attached{target="__check_object_size",mode="perf_event"} 1
 hucprof_build_info{version="0.1.0",libbpf="1.4.5",kernel="6.18.44"} 1
 hucprof_sample_frequency_hertz 99
+# TYPE hucprof_drains_total counter
+hucprof_drains_total 42
 )";
 
 hucprof::v1::Snapshot read_ok(const std::string& page) {
@@ -71,6 +73,7 @@ TEST(MetricsSnapshot, ReadsWhatTheDaemonRendered) {
   EXPECT_EQ(s.probes(0).mode(), "perf_event");
   EXPECT_TRUE(s.probes(0).attached());
   EXPECT_EQ(s.build().kernel(), "6.18.44");
+  EXPECT_EQ(s.intervals(), 42u);  // the drains: whether a reading brings new counts
 }
 
 // The format's escapes in label values (\\, \", \n) and its optional parts: spaces in the label

@@ -53,6 +53,47 @@ hucprof::v1::Snapshot probed(
   return out;
 }
 
+hucprof::v1::Snapshot drained(uint64_t drains, const Sampled& s) {
+  hucprof::v1::Snapshot out = sampled(s);
+  out.set_intervals(drains);
+  return out;
+}
+
+// A daemon drains every --interval (10 s by default) while top reads every second: the readings
+// between its drains are no intervals (no "0 busy samples in the last 1 s", and no 10 s of counts
+// said to be 1 s's), and the counts up to the first drain top sees began at an unknown time.
+TEST(TopModel, ADaemonsIntervalsRunFromDrainToDrain) {
+  TopModel model(false);
+  EXPECT_EQ(model.observe(0, drained(4, {400, 400, 0, {}})), TopModel::Observed::First);
+  EXPECT_EQ(model.observe(1, drained(4, {400, 400, 0, {}})), TopModel::Observed::Unchanged);
+  // The first new drain: counting starts here, whatever it brought since the reading before.
+  EXPECT_EQ(model.observe(2, drained(5, {900, 900, 0, {}})), TopModel::Observed::First);
+  EXPECT_FALSE(model.view(false));
+  for (double at = 3; at < 12; ++at) {
+    EXPECT_EQ(model.observe(at, drained(5, {900, 900, 0, {}})), TopModel::Observed::Unchanged);
+  }
+  EXPECT_EQ(model.observe(12, drained(6, {1400, 1400, 0, {{"a", "read", "entry", 30}}})),
+            TopModel::Observed::Counted);
+  const auto view = model.view(false);
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->seconds, 10);
+  EXPECT_EQ(view->kernel + view->user, 1000u);
+  ASSERT_EQ(view->rows.size(), 1u);
+  EXPECT_EQ(view->rows[0].samples, 30u);
+  // Between drains the last interval stands.
+  EXPECT_EQ(model.observe(13, drained(6, {1400, 1400, 0, {{"a", "read", "entry", 30}}})),
+            TopModel::Observed::Unchanged);
+  EXPECT_EQ(model.view(false)->seconds, 10);
+}
+
+// top's own programs are drained at every reading: the first reading starts an interval.
+TEST(TopModel, OwnDrainsCountFromTheFirstReading) {
+  TopModel model;
+  EXPECT_EQ(model.observe(0, drained(1, {100, 100, 0, {}})), TopModel::Observed::First);
+  EXPECT_EQ(model.observe(1, drained(2, {200, 200, 0, {}})), TopModel::Observed::Counted);
+  EXPECT_EQ(model.view(false)->kernel, 100u);
+}
+
 TEST(TopModel, WaitsForTheSecondReading) {
   TopModel model;
   EXPECT_EQ(model.observe(0, sampled({100, 100, 0, {{"udp_recvmsg", "recvfrom", "entry", 5}}})),

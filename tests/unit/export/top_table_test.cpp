@@ -50,7 +50,7 @@ TopFrame frame_of(std::optional<TopView> view) {
 TEST(TopTable, TheFirstScreenWaitsForTheSecondReading) {
   const TopScreen screen = top_screen(frame_of(std::nullopt), 80, 24);
   ASSERT_GE(screen.lines.size(), 2u);
-  EXPECT_THAT(screen.lines[1], HasSubstr("waiting for the second reading"));
+  EXPECT_THAT(screen.lines[1], HasSubstr("waiting for the second drain"));
   EXPECT_FALSE(screen.header);
 }
 
