@@ -16,6 +16,7 @@
 #include "app/report_command.h"
 #include "app/run_command.h"
 #include "app/signal_inbox.h"
+#include "app/top_command.h"
 #include "cli/options.h"
 #include "log/logging.h"
 
@@ -57,8 +58,9 @@ void protobuf_log(google::protobuf::LogLevel, const char* file, int line,
 }
 
 int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& source) {
-  // Only run and record read signals; the others end at Ctrl-C as any command does.
-  if (command.kind != hucprof::CommandKind::Run && command.kind != hucprof::CommandKind::Record) {
+  // Only run, record and top read signals; the others end at Ctrl-C as any command does.
+  if (command.kind != hucprof::CommandKind::Run && command.kind != hucprof::CommandKind::Record &&
+      command.kind != hucprof::CommandKind::Top) {
     hucprof::hold_daemon_signals(false);
   }
   switch (command.kind) {
@@ -74,6 +76,8 @@ int dispatch(const hucprof::Command& command, const hucprof::SettingsSource& sou
       return hucprof::record_command(command.run, command.record);
     case hucprof::CommandKind::Report:
       return hucprof::report_command(command.report);
+    case hucprof::CommandKind::Top:
+      return hucprof::top_command(command.run, command.top);
   }
   return 2;
 }

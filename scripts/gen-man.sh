@@ -39,4 +39,5 @@ page hucprof-run run "profile continuously and serve Prometheus metrics and ppro
 page hucprof-doctor doctor "say what this kernel allows and what hucprof run will do"
 page hucprof-record record "profile for a while, or while a command runs, into a pprof file"
 page hucprof-report report "print a recorded profile's cost table, top stacks and verdict"
+page hucprof-top top "the call sites ranked live by their share of busy CPU, like perf top"
 page hucprof-version version "print hucprof's version"

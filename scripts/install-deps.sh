@@ -38,6 +38,7 @@ packages=(
   # tests with real readers: Google's pprof (built from source offline, with golang-go above),
   # headless Chromium, and perf as the reference sampler (host_interrupts)
   golang-github-google-pprof-dev chromium linux-perf
+  tmux  # host_top: the real terminal `hucprof top` is driven in (send-keys, capture-pane)
 )
 
 # apt-get download of :arm64 packages needs dpkg to know the architecture; adding it installs

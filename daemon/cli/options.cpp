@@ -12,6 +12,7 @@
 #include "cli/config_file.h"
 #include "cli/profile_command_flags.h"
 #include "cli/settings.h"
+#include "cli/top_command_flags.h"
 #include "core/message_text.h"
 
 namespace hucprof {
@@ -20,7 +21,7 @@ namespace {
 constexpr int kUsageError = 2;
 constexpr const char* kHiddenKallsymsFlag = "--kallsyms";
 constexpr const char* kUsage =
-    "usage: hucprof run|doctor|record|report|version [flags] (see hucprof --help)";
+    "usage: hucprof run|doctor|record|report|top|version [flags] (see hucprof --help)";
 
 ParseOutcome usage_error(const std::string& message) {
   return {std::nullopt, kUsageError, on_one_line(message)};
@@ -51,6 +52,8 @@ bool takes(CommandKind kind, const Setting& setting) {
       return setting.doctor;
     case CommandKind::Record:
       return setting.record;
+    case CommandKind::Top:  // what record takes but --interval: top drains every --delay
+      return setting.record && setting.key != "interval";
     default:
       return true;
   }
@@ -61,7 +64,8 @@ void add_flags(SubcommandFlags& flags, CommandKind kind) {
   for (const Setting& setting : settings()) {
     if (!takes(kind, setting)) continue;
     std::string name = "--" + std::string(setting.key);
-    if (kind == CommandKind::Record && !setting.record_short.empty()) {
+    if ((kind == CommandKind::Record || kind == CommandKind::Top) &&
+        !setting.record_short.empty()) {
       name = "-" + std::string(setting.record_short) + "," + name;
     }
     const std::string help = std::string(setting.help);
@@ -162,6 +166,17 @@ std::string describe_mismatch(const std::string& what) {
   return name + ": missing value";
 }
 
+// `top --from` reads a daemon whose own settings apply: a setting of this node's programs,
+// given as a flag or in --config, would be ignored, so it is an error.
+std::optional<std::string> setting_ignored_with_from(const RunOptions& options) {
+  for (const SettingChange& change : changed_settings(RunOptions(), options)) {
+    if (change.setting->key.starts_with("log.")) continue;
+    return "--" + std::string(change.setting->key) +
+           ": not with --from (the daemon's own settings apply)";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ParseOutcome parse_command_line(int argc, const char* const* argv) {
@@ -170,9 +185,10 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
   app.allow_extras();
   auto* version_flag = app.add_flag("--version")->description("print the version and exit");
 
-  SubcommandFlags run, doctor, record;
+  SubcommandFlags run, doctor, record, top;
   RecordFlags record_flags;
   ReportFlags report_flags;
+  TopFlags top_flags;
   run.app = app.add_subcommand("run", "profile continuously and serve Prometheus metrics");
   doctor.app = app.add_subcommand(
       "doctor", "check what this kernel allows (probes, sampling, symbols) and say why not");
@@ -180,13 +196,19 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
       "record", "profile for a while (or while COMMAND runs) into a pprof file, no HTTP server");
   CLI::App* report =
       app.add_subcommand("report", "print a recorded profile's cost table, top stacks and verdict");
+  top.app = app.add_subcommand(
+      "top", "the call sites ranked live by their share of busy CPU, from here or a daemon");
   CLI::App* version = app.add_subcommand("version", "print the version and exit");
-  for (CLI::App* sub : {run.app, doctor.app, record.app, report, version}) sub->allow_extras();
+  for (CLI::App* sub : {run.app, doctor.app, record.app, report, top.app, version}) {
+    sub->allow_extras();
+  }
   add_flags(run, CommandKind::Run);
   add_flags(doctor, CommandKind::Doctor);
   add_flags(record, CommandKind::Record);
   add_record_flags(record.app, record_flags);
   add_report_flags(report, report_flags);
+  add_flags(top, CommandKind::Top);
+  add_top_flags(top.app, top_flags);
 
   // Everything after "--" is `hucprof record`'s COMMAND, untouched by flag parsing.
   int parsed_argc = argc;
@@ -212,7 +234,7 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
   if (const auto top_extras = app.remaining(); !top_extras.empty()) {
     return usage_error(describe_extra(top_extras.front(), true));
   }
-  for (CLI::App* sub : {run.app, doctor.app, record.app, report, version}) {
+  for (CLI::App* sub : {run.app, doctor.app, record.app, report, top.app, version}) {
     if (const auto extras = sub->remaining(); !extras.empty()) {
       return usage_error(describe_extra(extras.front(), false));
     }
@@ -229,6 +251,16 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
     if (!outcome.command) return outcome;
     if (auto error = apply_record_flags(record_flags, outcome.command->record)) {
       return usage_error(*error);
+    }
+    return outcome;
+  }
+  if (top.app->parsed()) {
+    ParseOutcome outcome = finish(CommandKind::Top, top);
+    if (!outcome.command) return outcome;
+    Command& command = *outcome.command;
+    if (auto error = apply_top_flags(top_flags, command.top)) return usage_error(*error);
+    if (command.top.from) {
+      if (auto error = setting_ignored_with_from(command.run)) return usage_error(*error);
     }
     return outcome;
   }

@@ -74,13 +74,23 @@ struct ReportOptions {
   std::optional<std::string> flamegraph;       // --flamegraph out.svg
 };
 
-enum class CommandKind { Run, Doctor, Version, Record, Report };
+// `hucprof top`: the call sites ranked live, from this node's own programs or a daemon's /metrics.
+struct TopOptions {
+  std::optional<std::string> from;  // --from URL: read a running daemon instead of attaching
+  std::string from_ca_file;         // --from.ca-file: the CAs an https --from is checked against
+  std::chrono::milliseconds delay{1000};  // -d / --delay: between refreshes (and drains)
+  std::optional<uint64_t> iterations;     // -n / --iterations: stop after so many refreshes
+  bool cumulative = false;                // -S / --cumulative: since start, not the interval
+};
+
+enum class CommandKind { Run, Doctor, Version, Record, Report, Top };
 
 struct Command {
   CommandKind kind = CommandKind::Run;
   RunOptions run;  // doctor and record use it too
   RecordOptions record;
   ReportOptions report;
+  TopOptions top;
 };
 
 // Result of parsing argv (+ the YAML config it names). When `command` is empty, print
@@ -91,8 +101,9 @@ struct ParseOutcome {
   std::string message;
 };
 
-// `hucprof run|doctor|record|report|version [flags]`. Flags win over the config file; unknown flags
-// or config keys, bad values and unreadable files are errors naming the flag, or the file and line.
+// `hucprof run|doctor|record|report|top|version [flags]`. Flags win over the config file; unknown
+// flags or config keys, bad values and unreadable files are errors naming the flag, or the file and
+// line.
 ParseOutcome parse_command_line(int argc, const char* const* argv);
 
 const char* mode_name(Mode mode);

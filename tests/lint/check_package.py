@@ -56,7 +56,7 @@ EXPECTED_FILES = [
     "./usr/share/hucprof/web-config.yaml.example",
 ]
 COMMANDS = ["hucprof", "hucprof-run", "hucprof-doctor", "hucprof-record", "hucprof-report",
-            "hucprof-version"]
+            "hucprof-top", "hucprof-version"]
 
 passed, failed = 0, []
 

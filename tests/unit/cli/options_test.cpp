@@ -125,7 +125,7 @@ TEST(Options, HelpAnywhereExitsZeroWithHelpText) {
 
 TEST(Options, NoCommandIsAUsageError) {
   EXPECT_THAT(parse_error({}),
-              StartsWith("missing command; usage: hucprof run|doctor|record|report|version"));
+              StartsWith("missing command; usage: hucprof run|doctor|record|report|top|version"));
   EXPECT_THAT(parse_error({"frob"}), StartsWith("unknown command \"frob\"; usage: hucprof"));
 }
 
