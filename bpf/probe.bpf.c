@@ -403,7 +403,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 					bool stoppable, __u64 caller, __u64 ptr, __u64 bytes,
 					bool to_user)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = huc_current_task();
 	struct huc_site_value *value = NULL;
 	struct huc_recent *recent = NULL;
 	struct huc_site_slot *own = NULL;
@@ -459,7 +459,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 		state->site = own ? own->key : key;
 		/* The low half of bpf_get_current_pid_tgid(), which the sub-check and return
 		 * programs compare it with, loaded from the task at hand instead of by a helper. */
-		state->tgid_pid_low = (__u32)task->pid;
+		state->tgid_pid_low = (__u32)HUC_TASK_FIELD(task, pid);
 		state->active = 1;
 		state->entry_ns = latency_enabled ? bpf_ktime_get_ns() : 0;
 	}
