@@ -1,7 +1,9 @@
 #include "app/doctor_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "app/attach_sessions.h"
 #include "app/debuginfo_report.h"
@@ -33,6 +35,62 @@ void print_target(const TargetPlan& t, const std::string* refused) {
   }
   // An attaching target's reason starts with its flavour ("fentry: the kernel took ...").
   std::printf("  %-26s %s%s\n", "", t.attaches() ? "" : "not attached: ", t.reason.c_str());
+}
+
+// Every BPF feature the programs use, as the kernel answered when asked about it alone, grouped
+// by program type, with the first upstream release of each: what an operator of another kernel
+// compares against (docs/kernels.md). Missing and unanswered ones say why.
+void print_bpf_features(const BpfFeatureFacts& facts) {
+  std::printf("\nBPF features (each probed alone; (5.17): the first upstream release with it)\n");
+  struct Group {
+    std::string title;
+    std::vector<std::string> present;
+    std::vector<std::pair<std::string, std::string>> other;  // (how and why, names)
+  };
+  // Program types first, then helpers by program type, then the rest.
+  auto title_of = [](const BpfFeature& f) {
+    if (f.kind == BpfFeatureKind::ProgramType) return std::string("program types");
+    if (f.kind == BpfFeatureKind::Helper) {
+      return std::string("helpers in ") + bpf_program_name(f.program);
+    }
+    return std::string("map flags, kfuncs");
+  };
+  std::vector<Group> groups;
+  for (const BpfFeature& f : bpf_feature_catalog()) {
+    const std::string title = title_of(f);
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const Group& g) { return g.title == title; });
+    if (group == groups.end()) group = groups.insert(groups.end(), Group{title, {}, {}});
+    auto it = facts.answers.find(f.key());
+    const FeatureAnswer answer = it != facts.answers.end() ? it->second : FeatureAnswer{};
+    const std::string name = std::string(f.name) + " (" + std::string(f.since) + ")";
+    if (answer.state == FeatureAnswer::State::Present) {
+      group->present.push_back(name);
+      continue;
+    }
+    // Features refused for one reason are listed together under it.
+    const std::string why =
+        (answer.state == FeatureAnswer::State::Missing ? "missing: " : "unknown: ") + answer.detail;
+    auto same = std::find_if(group->other.begin(), group->other.end(),
+                             [&](const auto& o) { return o.first == why; });
+    if (same == group->other.end()) {
+      group->other.emplace_back(why, name);
+    } else {
+      same->second += ", " + name;
+    }
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    auto rank = [](const std::string& t) { return t == "program types" ? 0 : t[0] == 'h' ? 1 : 2; };
+    return rank(a.title) < rank(b.title);
+  });
+  for (const Group& g : groups) {
+    std::string line;
+    for (const std::string& p : g.present) line += (line.empty() ? "" : ", ") + p;
+    row(g.title.c_str(), g.other.empty(), line.empty() ? "none present" : line);
+    for (const auto& [why, names] : g.other) {
+      std::printf("  %-22s      %s %s\n", "", names.c_str(), why.c_str());
+    }
+  }
 }
 
 }  // namespace
@@ -83,6 +141,7 @@ int doctor_command(const RunOptions& options) {
   }
   if (!plan.subchecks_reason.empty())
     std::printf("  sub-checks: %s\n", plan.subchecks_reason.c_str());
+  if (plan.probes) std::printf("  object: %s\n", plan.probe_build_reason.c_str());
 
   std::printf("\nSampling\n");
   const bool sampler_loaded = sessions.sampler.session != nullptr;
@@ -92,6 +151,7 @@ int doctor_command(const RunOptions& options) {
       : options.mode == Mode::Probe ? plan.sampling_reason
                                     : sessions.sampler.error);
   if (plan.sampling) {
+    std::printf("  %-22s      %s\n", "object", plan.sampler_build_reason.c_str());
     const InterruptRanges& interrupts = plan.interrupt_ranges;
     row("interrupt entries", !interrupts.ranges.ranges.empty(),
         interrupts.summary() +
@@ -99,6 +159,8 @@ int doctor_command(const RunOptions& options) {
                  ? "; none found, so an interrupt inside a check is counted as the check's"
                  : "; an interrupt or softirq on top of a check is kernel CPU, not the check's"));
   }
+
+  print_bpf_features(f.bpf_features);
 
   std::printf("\nBPF maps (per drain interval; drained keys are deleted)\n");
   std::printf("  %-22s %u keys per map (sites, subchecks, samples%s)\n", "counters",

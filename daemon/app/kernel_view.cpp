@@ -84,6 +84,8 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   facts.hardened = kernel.hardened;
   facts.on_demand_maps = kernel.facts.on_demand_maps;
   facts.syscall_programs = kernel.facts.syscall_programs;
+  facts.bpf_features = kernel.facts.bpf_features;
+  facts.task_stack_size = kernel.kallsyms.task_stack_size();
   // Parsed at most once, and only when a question below needs it (--mode sample and
   // --probe.attach kprobe with --probe.subchecks attach need none).
   BtfPtr types;
