@@ -94,45 +94,23 @@ static __always_inline __u8 scan_kernel_stack(struct bpf_perf_event_data *ctx,
 	return walk.verdict;
 }
 #else
-/*
- * The same scan for kernels without bpf_loop (5.17; the HUC_NO_BPF_LOOP build,
- * bpf/CMakeLists.txt): a bounded loop (5.3) whose body is one call of a global function (5.6),
- * which the verifier checks once on its own, as it does bpf_loop's callback. Inline, the two
- * binary searches per frame multiply the paths it walks past its limit.
- * Returns the frame's verdict, plus HUC_SCAN_INTERRUPTED_BIT when the scan is interrupted from
- * this frame on (a global function takes and returns scalars only).
- */
-#define HUC_SCAN_INTERRUPTED_BIT 4
-
-__noinline int huc_scan_ip(__u64 ip, int interrupted)
+/* The same scan for kernels without bpf_loop (5.17; the HUC_NO_BPF_LOOP build, bpf/CMakeLists.txt):
+ * a bounded loop (5.3) calling a global function (5.6) per frame (kernel_ranges.h says why). */
+__noinline int huc_scan_ip(__u64 ip, int state)
 {
-	bool in_interrupt = interrupted != 0;
-	enum huc_scan_verdict verdict =
-		huc_scan_frame(ip, &in_interrupt, check_ranges, nr_check_ranges, interrupt_ranges,
-			       nr_interrupt_ranges);
-
-	return verdict | (in_interrupt ? HUC_SCAN_INTERRUPTED_BIT : 0);
+	return huc_scan_frame_packed(ip, state, check_ranges, nr_check_ranges, interrupt_ranges,
+				     nr_interrupt_ranges);
 }
 
 static __always_inline __u8 scan_kernel_stack(struct bpf_perf_event_data *ctx,
 					      struct sample_scratch *buf)
 {
-	int interrupted = 0;
-	__u32 frames;
 	long len;
 
 	len = bpf_get_stack(ctx, buf->scan, sizeof(buf->scan), 0);
 	if (len <= 0)
 		return HUC_SCAN_OUTSIDE;
-	frames = len / sizeof(__u64);
-	for (__u32 i = 0; i < HUC_SAMPLE_SCAN_DEPTH && i < frames; i++) {
-		int r = huc_scan_ip(buf->scan[i], interrupted);
-
-		if ((r & ~HUC_SCAN_INTERRUPTED_BIT) != HUC_SCAN_OUTSIDE)
-			return r & ~HUC_SCAN_INTERRUPTED_BIT;
-		interrupted = r & HUC_SCAN_INTERRUPTED_BIT;
-	}
-	return HUC_SCAN_OUTSIDE;
+	return HUC_SCAN_STACK_PACKED(buf->scan, (__u32)(len / sizeof(__u64)), huc_scan_ip);
 }
 #endif
 
