@@ -14,16 +14,22 @@ import histref  # noqa: E402
 DATA = Path(__file__).resolve().parent / "testdata"
 
 
+def assert_udp_pairs(test, h):
+    """What the kernel must have counted for udp_pairs 1000 64: each pair one 64-byte check
+    into the user (udp_recvmsg) and one out of it (ip_generic_getfrag)."""
+    p = "__check_object_size"
+    test.assertEqual(h.sum(probed=p, contains=["udp_recvmsg"], to_user=1), 1000)
+    test.assertEqual(h.sum("n", probed=p, contains=["udp_recvmsg"], to_user=1), 64000)
+    test.assertEqual(h.sum(probed=p, caller="ip_generic_getfrag", to_user=0), 1000)
+    test.assertEqual(h.sum(probed=p, contains=["udp_recvmsg"], to_user=0), 0)
+
+
 class RealOutput(unittest.TestCase):
     def test_udp_counts_6_1(self):
         h = histref.parse_file(DATA / "hist-6.1-ucheck-udp.txt")
         self.assertEqual(h.key_name, "stacktrace")
         self.assertEqual(h.totals, {"Hits": 4064, "Entries": 16, "Dropped": 0})
-        p = "__check_object_size"
-        self.assertEqual(h.sum(probed=p, contains=["udp_recvmsg"], to_user=1), 1000)
-        self.assertEqual(h.sum("n", probed=p, contains=["udp_recvmsg"], to_user=1), 64000)
-        self.assertEqual(h.sum(probed=p, caller="ip_generic_getfrag", to_user=0), 1000)
-        self.assertEqual(h.sum(probed=p, contains=["udp_recvmsg"], to_user=0), 0)
+        assert_udp_pairs(self, h)
 
     def test_udp_counts_6_12_common_stacktrace(self):
         h = histref.parse_file(DATA / "hist-6.12-ucheck-udp.txt")
@@ -79,11 +85,7 @@ class FromTrace(unittest.TestCase):
     def test_the_workloads_checks(self):
         h = histref.parse(self.texts["ucheck"])
         self.assertEqual(h.key_name, "stacktrace")
-        p = "__check_object_size"
-        self.assertEqual(h.sum(probed=p, contains=["udp_recvmsg"], to_user=1), 1000)
-        self.assertEqual(h.sum("n", probed=p, contains=["udp_recvmsg"], to_user=1), 64000)
-        self.assertEqual(h.sum(probed=p, caller="ip_generic_getfrag", to_user=0), 1000)
-        self.assertEqual(h.sum(probed=p, contains=["udp_recvmsg"], to_user=0), 0)
+        assert_udp_pairs(self, h)
 
     def test_keyed_by_pid(self):
         """What vm_tier_checks.workload_rows reads: one line per pid with its hits and bytes."""
