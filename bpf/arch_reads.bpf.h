@@ -4,7 +4,7 @@
  *   huc_kprobe_caller   the immediate caller at a kprobe on function entry
  *   huc_fentry_caller   the immediate caller inside an fentry program (the BPF trampoline frame)
  *   huc_ret_addr        a return address read from the stack, as the unwinder reports it
- *   huc_regs_syscall_nr the syscall number saved in a task's user registers
+ *   huc_regs_syscall_nr the syscall number saved in a task's user registers (_read: by helper)
  *   huc_sample_is_user  whether a perf_event sample interrupted user mode
  *   huc_kernel_word     one word of kernel memory, by a helper call or a direct load
  * Compiled with -D__TARGET_ARCH_x86 or -D__TARGET_ARCH_arm64 (cmake/BpfObject.cmake picks it
@@ -228,10 +228,16 @@ static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs,
 	return c;
 }
 
-/* orig_ax: the syscall number as entered; -1 outside a syscall. */
+/* orig_ax: the syscall number as entered; -1 outside a syscall. regs a BTF pointer; the _read
+ * flavour takes any address (bpf_probe_read_kernel), 0 where unreadable. */
 static __always_inline long huc_regs_syscall_nr(struct pt_regs *regs)
 {
 	return regs->orig_ax;
+}
+
+static __always_inline long huc_regs_syscall_nr_read(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, orig_ax);
 }
 
 /* perf_event ctx regs are the UAPI pt_regs (stable layout, 8-byte slots: cs is slot 17) and
@@ -300,10 +306,16 @@ static __always_inline struct huc_caller huc_kprobe_caller(struct pt_regs *regs,
 	return c;
 }
 
-/* syscallno: the syscall number as entered; NO_SYSCALL (-1) outside a syscall. */
+/* syscallno: the syscall number as entered; NO_SYSCALL (-1) outside a syscall. regs a BTF
+ * pointer; the _read flavour takes any address (bpf_probe_read_kernel), 0 where unreadable. */
 static __always_inline long huc_regs_syscall_nr(struct pt_regs *regs)
 {
 	return regs->syscallno;
+}
+
+static __always_inline long huc_regs_syscall_nr_read(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, syscallno);
 }
 
 /* arch/arm64/include/uapi/asm/ptrace.h: the exception level and stack pointer the sample

@@ -61,7 +61,8 @@ enum huc_scan_verdict {
  * One frame of that scan, leaf first: the verdict when this frame is a check dispatcher (the
  * scan ends there), else HUC_SCAN_OUTSIDE to go on; *interrupted is set at interrupt entry code.
  * The sampler runs it frame by frame under bpf_loop (one verification for every frame: the
- * unrolled scan of both range sets was past 6.1's verifier limit, E2BIG).
+ * unrolled scan of both range sets was past 6.1's verifier limit, E2BIG), or in a global function
+ * where the kernel has no bpf_loop (huc_scan_frame_packed, below).
  */
 static __always_inline enum huc_scan_verdict
 huc_scan_frame(__u64 ip, bool *interrupted, const volatile struct huc_range *checks,
@@ -89,5 +90,45 @@ huc_scan_stack(const __u64 *ips, __u32 frames, const volatile struct huc_range *
 	}
 	return HUC_SCAN_OUTSIDE;
 }
+
+/*
+ * The same scan where the kernel has no bpf_loop (5.17; the sampler's compat build): the frame's
+ * test is a global function the verifier checks once on its own, as it does bpf_loop's callback,
+ * and the scan's state crosses its boundary as one int (a global function takes and returns
+ * scalars only): the frame's verdict in the low bits, HUC_SCAN_INTERRUPTED_BIT once interrupt
+ * entry code was passed. huc_scan_frame_packed is that function's body, HUC_SCAN_STACK_PACKED
+ * the bounded loop around it (step: the function, called as step(ip, state)); the unit tests run
+ * both on recorded stacks against huc_scan_stack.
+ */
+#define HUC_SCAN_INTERRUPTED_BIT 4
+
+static __always_inline int huc_scan_frame_packed(__u64 ip, int state,
+						 const volatile struct huc_range *checks,
+						 __u32 nr_checks,
+						 const volatile struct huc_range *interrupts,
+						 __u32 nr_interrupts)
+{
+	bool interrupted = (state & HUC_SCAN_INTERRUPTED_BIT) != 0;
+	enum huc_scan_verdict verdict =
+		huc_scan_frame(ip, &interrupted, checks, nr_checks, interrupts, nr_interrupts);
+
+	return (int)verdict | (interrupted ? HUC_SCAN_INTERRUPTED_BIT : 0);
+}
+
+#define HUC_SCAN_STACK_PACKED(ips, frames, step)                                          \
+	({                                                                                \
+		int huc_state_ = 0;                                                       \
+		enum huc_scan_verdict huc_verdict_ = HUC_SCAN_OUTSIDE;                    \
+		for (__u32 huc_i_ = 0; huc_i_ < HUC_SAMPLE_SCAN_DEPTH && huc_i_ < (frames); \
+		     huc_i_++) {                                                          \
+			huc_state_ = step((ips)[huc_i_], huc_state_ & HUC_SCAN_INTERRUPTED_BIT); \
+			if ((huc_state_ & ~HUC_SCAN_INTERRUPTED_BIT) != HUC_SCAN_OUTSIDE) {   \
+				huc_verdict_ = (enum huc_scan_verdict)(huc_state_ &         \
+								       ~HUC_SCAN_INTERRUPTED_BIT); \
+				break;                                                    \
+			}                                                                 \
+		}                                                                         \
+		huc_verdict_;                                                             \
+	})
 
 #endif /* HUCPROF_KERNEL_RANGES_H */

@@ -412,7 +412,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 					bool stoppable, __u64 caller, __u64 ptr, __u64 bytes,
 					bool to_user)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = huc_current_task();
 	struct huc_site_value *value = NULL;
 	struct huc_recent *recent = NULL;
 	struct huc_site_slot *own = NULL;
@@ -468,7 +468,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 		state->site = own ? own->key : key;
 		/* The low half of bpf_get_current_pid_tgid(), which the sub-check and return
 		 * programs compare it with, loaded from the task at hand instead of by a helper. */
-		state->tgid_pid_low = (__u32)task->pid;
+		state->tgid_pid_low = (__u32)HUC_TASK_FIELD(task, pid);
 		state->active = 1;
 		state->entry_ns = latency_enabled ? bpf_ktime_get_ns() : 0;
 	}
@@ -556,7 +556,7 @@ static __always_inline struct huc_rescue_slot *huc_rescue_slot(__u32 pid)
  * nothing, never a check twice. */
 static __always_inline void huc_rescue_mark(void)
 {
-	__u32 pid = bpf_get_current_task_btf()->pid;
+	__u32 pid = HUC_TASK_FIELD(huc_current_task(), pid);
 	struct huc_rescue_slot *slot = huc_rescue_slot(pid);
 
 	if (slot->pid != pid) {
@@ -661,14 +661,17 @@ static __always_inline void huc_rescue_count(void *ctx, struct task_struct *task
 /* Runs after the check's program on every check (attached first: a trampoline runs the program
  * attached last first). Counts the check when the check's program did not run for the current
  * task since this program last saw it: the trampoline skipped it. A slot of another task, or one
- * taken over since, counts nothing. */
+ * taken over since, counts nothing. The task is read as the check's program reads it
+ * (usercopy_common.bpf.h), so every build has a rescue needing nothing its check's program does
+ * not (tests/unit/bpf/bpf_features_test.cpp holds each build to that). */
 static __always_inline int huc_fentry_rescue_check(void *ctx, __u64 n, bool to_user, bool direct)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct huc_rescue_slot *slot = huc_rescue_slot(task->pid);
+	struct task_struct *task = huc_current_task();
+	__u32 pid = HUC_TASK_FIELD(task, pid);
+	struct huc_rescue_slot *slot = huc_rescue_slot(pid);
 	__u64 runs;
 
-	if (!rescue_enabled || slot->pid != task->pid)
+	if (!rescue_enabled || slot->pid != pid)
 		return 0;
 	runs = slot->runs;
 	if (runs != slot->seen) {

@@ -51,6 +51,7 @@ struct {
 	__type(value, struct sample_scratch);
 } sample_scratch SEC(".maps");
 
+#if !defined(HUC_NO_BPF_LOOP)
 /* The scan's state between bpf_loop's calls of scan_frame. */
 struct scan_walk {
 	__u32 frames;
@@ -92,6 +93,26 @@ static __always_inline __u8 scan_kernel_stack(struct bpf_perf_event_data *ctx,
 	bpf_loop(HUC_SAMPLE_SCAN_DEPTH, scan_frame, &walk, 0);
 	return walk.verdict;
 }
+#else
+/* The same scan for kernels without bpf_loop (5.17; the HUC_NO_BPF_LOOP build, bpf/CMakeLists.txt):
+ * a bounded loop (5.3) calling a global function (5.6) per frame (kernel_ranges.h says why). */
+__noinline int huc_scan_ip(__u64 ip, int state)
+{
+	return huc_scan_frame_packed(ip, state, check_ranges, nr_check_ranges, interrupt_ranges,
+				     nr_interrupt_ranges);
+}
+
+static __always_inline __u8 scan_kernel_stack(struct bpf_perf_event_data *ctx,
+					      struct sample_scratch *buf)
+{
+	long len;
+
+	len = bpf_get_stack(ctx, buf->scan, sizeof(buf->scan), 0);
+	if (len <= 0)
+		return HUC_SCAN_OUTSIDE;
+	return HUC_SCAN_STACK_PACKED(buf->scan, (__u32)(len / sizeof(__u64)), huc_scan_ip);
+}
+#endif
 
 /* One busy sample of the workload (cgroup) the CPU was running. */
 static __always_inline void count_busy(__u64 cgroup_id, __u8 context, bool excluded, __u8 gen)

@@ -50,7 +50,38 @@
 #define HUC_MAX_SYSCALL_NR 1023
 
 /*
- * The syscall task (the current one, from bpf_get_current_task_btf()) is in, from its saved user
+ * The current task, two ways, one per object build (bpf/CMakeLists.txt):
+ *   default                  bpf_get_current_task_btf() (5.11): a BTF pointer, its fields read by
+ *                            direct (CO-RE relocated) loads, no helper call on the per-check path;
+ *                            its user registers from bpf_task_pt_regs() (5.15)
+ *   HUC_TASK_READS_BY_HELPER bpf_get_current_task() (4.8): a plain address, its fields read with
+ *                            bpf_probe_read_kernel(), the user registers found where the kernel's
+ *                            task_pt_regs() puts them on x86_64 and arm64: the last struct pt_regs
+ *                            of the task's stack area (task_stack_size below)
+ * The daemon loads the second where the kernel lacks either helper (5.10 to 5.14).
+ */
+#if defined(HUC_TASK_READS_BY_HELPER)
+#define HUC_TASK_FIELD(task, field) BPF_CORE_READ(task, field)
+static __always_inline struct task_struct *huc_current_task(void)
+{
+	return (struct task_struct *)bpf_get_current_task();
+}
+#else
+#define HUC_TASK_FIELD(task, field) ((task)->field)
+static __always_inline struct task_struct *huc_current_task(void)
+{
+	return bpf_get_current_task_btf();
+}
+#endif
+
+/* THREAD_SIZE, the size of a task's stack area, set before load from kallsyms
+ * (__end_init_task - __start_init_task: the first task's stack, which the linker script sizes to
+ * THREAD_SIZE); 0 when unknown. Read only by the HUC_TASK_READS_BY_HELPER builds, defined in every
+ * build so that all share one skeleton. */
+const volatile __u32 task_stack_size = 0;
+
+/*
+ * The syscall task (the current one, from huc_current_task()) is in, from its saved user
  * registers (arch_reads.bpf.h): O(1) and exact, unlike walking the stack for a sys_* frame.
  * Kernel threads and io_uring workers have zeroed user registers, which would read as syscall 0
  * (read), so they report -1.
@@ -60,14 +91,26 @@ static __always_inline __s32 huc_task_syscall_nr(struct task_struct *task)
 	struct pt_regs *regs;
 	long nr;
 
-	/* Both pointers are BTF-typed: direct (CO-RE relocated) loads, no probe-read helper calls
-	 * on this per-check path. */
-	if (task->flags & (HUC_PF_KTHREAD | HUC_PF_IO_WORKER))
+	/* With a BTF task pointer: direct loads, no probe-read helper calls on this per-check
+	 * path. */
+	if (HUC_TASK_FIELD(task, flags) & (HUC_PF_KTHREAD | HUC_PF_IO_WORKER))
 		return -1;
+#if defined(HUC_TASK_READS_BY_HELPER)
+	{
+		__u64 stack = (__u64)HUC_TASK_FIELD(task, stack);
+
+		if (!stack || !task_stack_size)
+			return -1;
+		regs = (struct pt_regs *)(stack + task_stack_size -
+					  bpf_core_type_size(struct pt_regs));
+		nr = huc_regs_syscall_nr_read(regs);
+	}
+#else
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return -1;
 	nr = huc_regs_syscall_nr(regs);
+#endif
 	if (nr < 0 || nr > HUC_MAX_SYSCALL_NR)
 		return -1;
 	return (__s32)nr;
@@ -75,7 +118,7 @@ static __always_inline __s32 huc_task_syscall_nr(struct task_struct *task)
 
 static __always_inline __s32 huc_current_syscall_nr(void)
 {
-	return huc_task_syscall_nr(bpf_get_current_task_btf());
+	return huc_task_syscall_nr(huc_current_task());
 }
 
 /* Adds 1 to a per-CPU counter array slot. */

@@ -68,8 +68,9 @@ void attach_sampler(SamplingSession::Loaded loaded, const AttachPlan& plan,
   s.set_attached(started.session != nullptr);
   s.set_reason(started.error);
   if (started.session) {
-    spdlog::info("sampler: perf_event cpu-clock at {} Hz on {} CPUs; interrupt entries: {}",
-                 options.sample_frequency, started.cpus, plan.interrupt_ranges.summary());
+    spdlog::info("sampler: {}; perf_event cpu-clock at {} Hz on {} CPUs; interrupt entries: {}",
+                 plan.sampler_build_reason, options.sample_frequency, started.cpus,
+                 plan.interrupt_ranges.summary());
   } else {
     const LogFields fields(failure_fields(kSamplerTarget, started.error));
     spdlog::warn("sampler: unavailable: {}", started.error);

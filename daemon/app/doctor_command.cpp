@@ -1,7 +1,8 @@
 #include "app/doctor_command.h"
 
-#include <cstdio>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "app/attach_sessions.h"
 #include "app/debuginfo_report.h"
@@ -39,18 +40,18 @@ void print_target(const TargetPlan& t, const std::string* refused) {
 // What the kernel does with a check that comes while the check's program is busy on its CPU, and
 // whether it counts it: probe mode's counts are exact plus what the kernel says it skipped.
 void print_misses(const Preemption& preemption, const LoadedSessions& sessions) {
-  std::printf("\nChecks the program never sees (the kernel skips it, and counts them or not)\n");
-  std::printf("  %-22s %-4s %s (%s): %s\n", "preemption", "", preemption.model.c_str(),
-              preemption.reason.c_str(),
-              preemption.programs_preemptible
-                  ? "a run of the check's program can be switched out mid-run, and the kernel "
-                    "skips the program for other checks on that CPU until it resumes"
-                  : "a run of the check's program is never switched out mid-run");
+  print_text("\nChecks the program never sees (the kernel skips it, and counts them or not)\n");
+  print_text("  %-22s %-4s %s (%s): %s\n", "preemption", "", preemption.model.c_str(),
+             preemption.reason.c_str(),
+             preemption.programs_preemptible
+                 ? "a run of the check's program can be switched out mid-run, and the kernel "
+                   "skips the program for other checks on that CPU until it resumes"
+                 : "a run of the check's program is never switched out mid-run");
   if (sessions.probes.session) {
     const MissedCoverage checks = sessions.probes.session->check_misses_coverage();
     if (!sessions.plan.rescue_reason.empty()) {
-      std::printf("  %-22s %-4s %s\n", "rescue", sessions.plan.rescue ? "yes" : "no",
-                  sessions.plan.rescue_reason.c_str());
+      print_text("  %-22s %-4s %s\n", "rescue", sessions.plan.rescue ? "yes" : "no",
+                 sessions.plan.rescue_reason.c_str());
     }
     row("counts skipped checks", checks.counted,
         checks.counted ? "the kernel counts them: usercopy_checks_missed_total, and every view "
@@ -59,6 +60,62 @@ void print_misses(const Preemption& preemption, const LoadedSessions& sessions) 
   }
   if (sessions.sampler.session) {
     row("counts skipped samples", false, kSamplesUncounted);
+  }
+}
+
+// Every BPF feature the programs use, as the kernel answered when asked about it alone, grouped
+// by program type, with the first upstream release of each: what an operator of another kernel
+// compares against (docs/kernels.md). Missing and unanswered ones say why.
+void print_bpf_features(const BpfFeatureFacts& facts) {
+  print_text("\nBPF features (each probed alone; (5.17): the first upstream release with it)\n");
+  struct Group {
+    std::string title;
+    std::vector<std::string> present;
+    std::vector<std::pair<std::string, std::string>> other;  // (how and why, names)
+  };
+  // Program types first, then helpers by program type, then the rest.
+  auto title_of = [](const BpfFeature& f) {
+    if (f.kind == BpfFeatureKind::ProgramType) return std::string("program types");
+    if (f.kind == BpfFeatureKind::Helper) {
+      return std::string("helpers in ") + bpf_program_name(f.program);
+    }
+    return std::string("map flags, kfuncs");
+  };
+  std::vector<Group> groups;
+  for (const BpfFeature& f : bpf_feature_catalog()) {
+    const std::string title = title_of(f);
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const Group& g) { return g.title == title; });
+    if (group == groups.end()) group = groups.insert(groups.end(), Group{title, {}, {}});
+    auto it = facts.answers.find(f.key());
+    const FeatureAnswer answer = it != facts.answers.end() ? it->second : FeatureAnswer{};
+    const std::string name = std::string(f.name) + " (" + std::string(f.since) + ")";
+    if (answer.state == FeatureAnswer::State::Present) {
+      group->present.push_back(name);
+      continue;
+    }
+    // Features refused for one reason are listed together under it.
+    const std::string why =
+        (answer.state == FeatureAnswer::State::Missing ? "missing: " : "unknown: ") + answer.detail;
+    auto same = std::find_if(group->other.begin(), group->other.end(),
+                             [&](const auto& o) { return o.first == why; });
+    if (same == group->other.end()) {
+      group->other.emplace_back(why, name);
+    } else {
+      same->second += ", " + name;
+    }
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    auto rank = [](const std::string& t) { return t == "program types" ? 0 : t[0] == 'h' ? 1 : 2; };
+    return rank(a.title) < rank(b.title);
+  });
+  for (const Group& g : groups) {
+    std::string line;
+    for (const std::string& p : g.present) line += (line.empty() ? "" : ", ") + p;
+    row(g.title.c_str(), g.other.empty(), line.empty() ? "none present" : line);
+    for (const auto& [why, names] : g.other) {
+      print_text("  %-22s      %s %s\n", "", names.c_str(), why.c_str());
+    }
   }
 }
 
@@ -110,6 +167,7 @@ int doctor_command(const RunOptions& options) {
   }
   if (!plan.subchecks_reason.empty())
     print_text("  sub-checks: %s\n", plan.subchecks_reason.c_str());
+  if (plan.probes) print_text("  object: %s\n", plan.probe_build_reason.c_str());
 
   print_misses(f.preemption, sessions);
 
@@ -121,6 +179,7 @@ int doctor_command(const RunOptions& options) {
       : options.mode == Mode::Probe ? plan.sampling_reason
                                     : sessions.sampler.error);
   if (plan.sampling) {
+    print_text("  %-22s      %s\n", "object", plan.sampler_build_reason.c_str());
     const InterruptRanges& interrupts = plan.interrupt_ranges;
     row("interrupt entries", !interrupts.ranges.ranges.empty(),
         interrupts.summary() +
@@ -128,6 +187,8 @@ int doctor_command(const RunOptions& options) {
                  ? "; none found, so an interrupt inside a check is counted as the check's"
                  : "; an interrupt or softirq on top of a check is kernel CPU, not the check's"));
   }
+
+  print_bpf_features(f.bpf_features);
 
   print_text("\nBPF maps (per drain interval; drained keys are deleted)\n");
   print_text("  %-22s %u keys per map (sites, subchecks, samples%s)\n", "counters",

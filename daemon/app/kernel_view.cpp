@@ -87,6 +87,8 @@ AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   const Preemption& preemption = kernel.facts.preemption;
   facts.programs_preemptible = {preemption.programs_preemptible,
                                 "preemption " + preemption.model + ", from " + preemption.reason};
+  facts.bpf_features = kernel.facts.bpf_features;
+  facts.task_stack_size = kernel.kallsyms.task_stack_size();
   // Parsed at most once, and only when a question below needs it (--mode sample and
   // --probe.attach kprobe with --probe.subchecks attach need none).
   BtfPtr types;

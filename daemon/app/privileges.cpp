@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "bpf/map_access_probe.h"
 #include "cli/capability_names.h"
 
 namespace hucprof {
@@ -134,12 +135,20 @@ std::string describe_privileges(const CapabilitySets& before, const PrivilegePla
 
 bool drop_to_least_privilege(const RunOptions& options) {
   const CapabilitySets before = read_capability_sets();
-  const PrivilegePlan plan = plan_privileges(before, options.capabilities_keep);
+  CapabilityKeep keep = options.capabilities_keep;
+  // Without the drains' map reads nothing is counted: keep what this kernel wants for them.
+  const bool maps_need_capability = !keep.all && map_reads_need_capability();
+  if (maps_need_capability) keep = with_map_access(keep, before.permitted);
+  const PrivilegePlan plan = plan_privileges(before, keep);
   if (const std::string error = drop_privileges(plan); !error.empty()) {
     spdlog::error("{} (--capabilities.keep=all keeps every capability)", error);
     return false;
   }
-  spdlog::info("{}", describe_privileges(before, plan));
+  spdlog::info("{}{}", describe_privileges(before, plan),
+               maps_need_capability ? "; CAP_BPF or CAP_SYS_ADMIN kept: this kernel refuses bpf() "
+                                      "on the maps' descriptors without one "
+                                      "(kernel.unprivileged_bpf_disabled is set)"
+                                    : "");
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/bpf_features.h"
 #include "bpf/libbpf_ptr.h"
 #include "core/file_text.h"
 #include "core/kernel_release.h"
@@ -60,6 +61,15 @@ Capability probe_perf_events() {
   return {true, "perf_event_open(cpu-clock) works"};
 }
 
+// A feature's answer as the Capability the plan already takes: only a present feature is ok.
+Capability capability_of(const BpfFeatureFacts& facts, const BpfFeature& feature,
+                         std::string present_words) {
+  auto it = facts.answers.find(feature.key());
+  if (it == facts.answers.end()) return {false, feature.words() + ": not probed"};
+  if (it->second.state == FeatureAnswer::State::Present) return {true, std::move(present_words)};
+  return {false, feature.words() + ": " + it->second.detail};
+}
+
 std::string read_lockdown() {
   auto text = read_file_text("/sys/kernel/security/lockdown");
   if (!text) return "unknown (securityfs lockdown file not readable)";
@@ -89,55 +99,6 @@ std::optional<std::string> read_gzip(const char* path) {
   gzclose(file);
   if (!ok) return std::nullopt;
   return out;
-}
-
-// Whether a perf_event program may use a hash map without preallocation: kernels since 6.1
-// allocate such entries with bpf_mem_alloc, which is safe in any context; older ones refuse.
-Capability probe_on_demand_maps() {
-  LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
-  UniqueFd map(bpf_map_create(BPF_MAP_TYPE_HASH, "huc_feature", 4, 8, 1, &map_opts));
-  if (!map) {
-    return {false, "cannot create a hash map without preallocation (" + errno_words(errno) + ")"};
-  }
-  // *(u32 *)(r10 - 4) = 0; r1 = map; r2 = r10 - 4; call map_lookup_elem; r0 = 0; exit
-  const bpf_insn insns[] = {
-      {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
-      {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map.get()},
-      {0, 0, 0, 0, 0},
-      {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
-      {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
-      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
-      {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-  };
-  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "huc_feature", "GPL", insns,
-                              sizeof(insns) / sizeof(insns[0]), nullptr));
-  if (!prog) {
-    return {false, "the kernel refused a perf_event program using such a map (" +
-                       errno_words(errno) + "; kernels before 6.1 need preallocated maps there)"};
-  }
-  return {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
-}
-
-// Whether the kernel loads and runs a sleepable syscall program (5.14+): sub-check
-// classification reads the kernel's layout with one.
-Capability probe_syscall_programs() {
-  // r0 = 0; exit
-  const bpf_insn insns[] = {
-      {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-  };
-  LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_SLEEPABLE);
-  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_SYSCALL, "huc_feature", "GPL", insns, 2, &opts));
-  if (!prog) {
-    return {false,
-            "the kernel refused a syscall program (" + errno_words(errno) + "; they came in 5.14)"};
-  }
-  LIBBPF_OPTS(bpf_test_run_opts, run);
-  if (bpf_prog_test_run_opts(prog.get(), &run) != 0) {
-    return {false, "the kernel refused to run a syscall program (" + errno_words(errno) + ")"};
-  }
-  return {true, "the kernel runs syscall programs"};
 }
 
 // The value of enumerator `value` of `enum name` in the kernel BTF, if it has one.
@@ -234,8 +195,16 @@ KernelFacts KernelFacts::probe() {
   facts.perf_events = probe_perf_events();
   facts.lockdown = read_lockdown();
   facts.perf_event_paranoid = read_perf_event_paranoid();
-  facts.on_demand_maps = probe_on_demand_maps();
-  facts.syscall_programs = probe_syscall_programs();
+  {
+    const BtfPtr kernel = facts.btf.ok ? load_kernel_btf() : nullptr;
+    facts.bpf_features = probe_bpf_features(kernel.get());
+  }
+  facts.on_demand_maps =
+      capability_of(facts.bpf_features, no_prealloc_feature(),
+                    "the kernel allocates hash map entries on use (bpf_mem_alloc)");
+  facts.syscall_programs =
+      capability_of(facts.bpf_features, classify_needs(BpfProgram::Kprobe).front(),
+                    "the kernel runs syscall programs");
   if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }

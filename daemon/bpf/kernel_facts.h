@@ -3,6 +3,7 @@
 #include <string>
 
 #include "bpf/libbpf_ptr.h"
+#include "core/bpf_features.h"
 #include "core/capability.h"
 #include "core/page_layout.h"
 #include "core/preemption.h"
@@ -24,6 +25,7 @@ struct KernelFacts {
   std::string config_source;          // where it came from
   std::string cmdline;                // /proc/cmdline
   int perf_event_paranoid = 0;        // kernel.perf_event_paranoid, -99 when unreadable
+  BpfFeatureFacts bpf_features;       // every BPF feature hucprof uses, probed alone
   Capability on_demand_maps;          // hash maps may allocate on use in perf_event programs
   Capability syscall_programs;        // BPF_PROG_TYPE_SYSCALL loads and runs (5.14+)
   Preemption preemption;              // whether a running fentry program can be preempted

@@ -1,4 +1,6 @@
 #pragma once
+#include <cerrno>
+#include <cstdlib>
 #include <memory>
 
 #include <bpf/btf.h>
@@ -25,5 +27,29 @@ template <typename Skel, void (*Destroy)(Skel*)>
 struct SkeletonDeleter {
   void operator()(Skel* skel) const { Destroy(skel); }
 };
+
+// Skel's skeleton over the ELF bytes of another build of the same source (other -D macros,
+// bpf/CMakeLists.txt): the same programs, maps and globals (abi_test holds them to it), so the
+// skeleton's typed handles stay. What Skel's __open() does, with the other object's bytes.
+// Null with errno set on failure.
+template <typename Skel, int (*Create)(Skel*), void (*Destroy)(Skel*)>
+Skel* open_skeleton_over(const void* (*elf_bytes)(size_t*)) {
+  auto* skel = static_cast<Skel*>(calloc(1, sizeof(Skel)));
+  if (!skel) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  int err = Create(skel);
+  if (!err) {
+    skel->skeleton->data = elf_bytes(&skel->skeleton->data_sz);
+    err = bpf_object__open_skeleton(skel->skeleton, nullptr);
+  }
+  if (err) {
+    Destroy(skel);
+    errno = -err;
+    return nullptr;
+  }
+  return skel;
+}
 
 }  // namespace hucprof

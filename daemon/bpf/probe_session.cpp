@@ -26,6 +26,7 @@
 #include "core/site_table.h"
 #include "log/log_fields.h"
 #include "probe.skel.h"
+#include "probe_compat.skel.h"
 #include "probe_helper_reads.skel.h"
 
 namespace hucprof {
@@ -42,7 +43,7 @@ struct Programs {
 
 // The skeleton's typed handles: a program renamed in probe.bpf.c fails to compile here instead
 // of failing a lookup at run time. direct: the check's flavour that reads kernel memory by
-// direct loads (arch_reads.bpf.h, huc_kernel_word).
+// direct loads (arch_reads.bpf.h, huc_kernel_word), in the DirectReads build.
 Programs programs_of(const probe_bpf& skel, TargetProgram program, bool direct) {
   const auto& p = skel.progs;
   switch (program) {
@@ -67,31 +68,21 @@ Programs programs_of(const probe_bpf& skel, TargetProgram program, bool direct) 
   return {};
 }
 
-bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target, bool direct) {
-  const Programs programs = programs_of(skel, target.target.program, direct);
+bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target, ProbeBuild build) {
+  const Programs programs =
+      programs_of(skel, target.target.program, build == ProbeBuild::DirectReads);
   return target.flavour == Flavour::Fentry ? programs.fentry : programs.kprobe;
 }
 
 std::string errno_text(int err) { return strerror(err < 0 ? -err : err); }
 
-// The rescue program of the check's flavour with direct reads or without (program_for's).
-bpf_program* rescue_program(const probe_bpf& skel, bool direct) {
-  return direct ? skel.progs.huc_fentry_rescue_direct : skel.progs.huc_fentry_rescue;
+// The rescue program of the check's flavour in `build` (program_for's): every build has one.
+bpf_program* rescue_program(const probe_bpf& skel, ProbeBuild build) {
+  return build == ProbeBuild::DirectReads ? skel.progs.huc_fentry_rescue_direct
+                                          : skel.progs.huc_fentry_rescue;
 }
 
 size_t check_index(const AttachPlan& plan);
-
-// Can the check's program read kernel memory by direct loads? The bpf_rdonly_cast kfunc (6.2+)
-// makes an address a BTF pointer; where the kernel has it, a read is a few instructions instead
-// of a bpf_probe_read_kernel() call (arch_reads.bpf.h).
-// x86_64 only: the arm64 guests have not run it yet (arch_reads.bpf.h reads by helper there).
-bool kernel_has_direct_reads() {
-#if !defined(__x86_64__)
-  return false;
-#endif
-  const BtfPtr kernel = load_kernel_btf();
-  return kernel && btf__find_by_name_kind(kernel.get(), "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-}
 
 // Fills the layout sub-check classification reads (usercopy_classify.bpf.h) before any check
 // runs: one run of the huc_read_layout syscall program.
@@ -104,36 +95,20 @@ std::string read_kernel_layout(const probe_bpf& skel) {
   return "";
 }
 
-// probe's skeleton over the object built without the kfunc extern (bpf/CMakeLists.txt): the same
-// programs, maps and globals (check_probe_abi and abi_test hold them to it), so the typed handles
-// stay. What probe_bpf__open() does, with the other object's bytes. Null with errno on failure.
-probe_bpf* open_helper_reads_object() {
-  auto* skel = static_cast<probe_bpf*>(calloc(1, sizeof(probe_bpf)));
-  if (!skel) {
-    errno = ENOMEM;
-    return nullptr;
-  }
-  int err = probe_bpf__create_skeleton(skel);
-  if (!err) {
-    skel->skeleton->data = probe_helper_reads_bpf__elf_bytes(&skel->skeleton->data_sz);
-    err = bpf_object__open_skeleton(skel->skeleton, nullptr);
-  }
-  if (err) {
-    probe_bpf__destroy(skel);
-    errno = -err;
-    return nullptr;
-  }
-  return skel;
-}
-
 // Opens the object and configures it for the given targets only (by index into plan.targets):
 // their programs' autoload and attach targets, rodata, map sizes. Every libbpf failure comes
 // back as words naming what failed.
 Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& enabled,
-                               bool direct) {
-  // Without direct reads, the object without the kfunc: libbpf would otherwise look for it in
-  // the modules' BTF, which needs CAP_SYS_ADMIN (arch_reads.bpf.h).
-  ProbeSkeleton opened(direct ? probe_bpf__open() : open_helper_reads_object());
+                               ProbeBuild build) {
+  // Without direct reads, a build without the kfunc extern: libbpf would otherwise look for it
+  // in the modules' BTF, which needs CAP_SYS_ADMIN (arch_reads.bpf.h).
+  ProbeSkeleton opened(
+      build == ProbeBuild::DirectReads ? probe_bpf__open()
+      : build == ProbeBuild::HelperReads
+          ? open_skeleton_over<probe_bpf, probe_bpf__create_skeleton, probe_bpf__destroy>(
+                probe_helper_reads_bpf__elf_bytes)
+          : open_skeleton_over<probe_bpf, probe_bpf__create_skeleton, probe_bpf__destroy>(
+                probe_compat_bpf__elf_bytes));
   if (!opened) {
     return Error{std::string("cannot open the probe BPF object: ") + strerror(errno),
                  kExitCannotRun};
@@ -148,7 +123,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
   for (size_t i : enabled) {
     const TargetPlan& target = plan.targets[i];
     const std::string name(target.target.symbol);
-    bpf_program* program = program_for(skel, target, direct);
+    bpf_program* program = program_for(skel, target, build);
     if (!program) {
       return Error{name + ": the probe BPF object has no " + flavour_name(target.flavour) +
                        " program for it",
@@ -166,7 +141,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
   }
   const size_t check = check_index(plan);
   if (plan.rescue && enabled.contains(check)) {
-    bpf_program* rescue = rescue_program(skel, direct);
+    bpf_program* rescue = rescue_program(skel, build);
     bpf_program__set_autoload(rescue, true);
     if (int err = bpf_program__set_attach_target(rescue, 0, plan.targets[check].symbol.c_str());
         err) {
@@ -187,6 +162,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
   rodata->key_by_cgroup = plan.probe_workloads;
   rodata->slab_page_type = static_cast<__s32>(plan.slab_marker.page_type);
   rodata->slab_flag_bit = static_cast<__s32>(plan.slab_marker.flag_bit);
+  rodata->task_stack_size = plan.task_stack_size;
   // Benchmarks only (bench/vm/probe_overhead.py --stages): where the check's program stops.
   if (const char* stop = std::getenv("HUCPROF_BENCH_STOP_AFTER")) {
     rodata->bench_stop_after = static_cast<uint32_t>(std::strtoul(stop, nullptr, 10));
@@ -239,10 +215,10 @@ std::set<size_t> enabled_targets(const AttachPlan& plan,
 // Why the kernel refused a load of `enabled`, per program: each is loaded alone, so that a refused
 // sub-check costs only itself and a refused __check_object_size is named as such.
 std::map<size_t, std::string> refused_alone(const AttachPlan& plan, const std::set<size_t>& enabled,
-                                            bool direct) {
+                                            ProbeBuild build) {
   std::map<size_t, std::string> refused;
   for (size_t i : enabled) {
-    Result<ProbeSkeleton> alone = open_for(plan, {i}, direct);
+    Result<ProbeSkeleton> alone = open_for(plan, {i}, build);
     if (!alone.ok()) continue;
     if (int e = probe_bpf__load(alone.value().get()); e) refused[i] = load_error(e);
   }
@@ -271,7 +247,7 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     out.error = "__check_object_size: " + plan.check().reason;
     return out;
   }
-  bool direct = kernel_has_direct_reads();
+  ProbeBuild build = plan.probe_build;
   // Benchmarks only (bench/vm/probe_overhead.py): the rescue program on or off whatever the
   // plan says; and never with the check's program stopped early, which then marks no run.
   if (const char* rescue = std::getenv("HUCPROF_BENCH_RESCUE")) {
@@ -284,7 +260,7 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
   // direct reads or moves the plan one sub-check level down: it ends.
   while (true) {
     const std::set<size_t> enabled = enabled_targets(plan, out.refused);
-    Result<ProbeSkeleton> opened = open_for(plan, enabled, direct);
+    Result<ProbeSkeleton> opened = open_for(plan, enabled, build);
     if (!opened.ok()) {
       out.error = opened.error().text;
       return out;
@@ -300,15 +276,15 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
         spdlog::warn("probe mode: {}", plan.rescue_reason);
         continue;
       }
-      if (direct) {
+      if (build == ProbeBuild::DirectReads) {
         spdlog::warn(
             "probe mode: the kernel refused the check's program with direct reads ({}); "
             "it reads kernel memory by helper calls instead",
             errno_text(err));
-        direct = false;
+        build = ProbeBuild::HelperReads;
         continue;
       }
-      std::map<size_t, std::string> alone = refused_alone(plan, enabled, direct);
+      std::map<size_t, std::string> alone = refused_alone(plan, enabled, build);
       const size_t check = check_index(plan);
       if (!alone.empty() && !alone.contains(check)) {
         for (auto& [i, reason] : alone) {
@@ -326,13 +302,14 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
     if (why.empty()) {
       std::unique_ptr<ProbeSession> self(new ProbeSession());
       self->skel_ = skel.release();
-      self->direct_ = direct;
+      self->build_ = build;
       self->latency_ = plan.maps.latency;
-      spdlog::info("probe mode reads kernel memory by {}",
-                   direct ? "direct loads (bpf_rdonly_cast)" : "bpf_probe_read_kernel() calls");
+      spdlog::info("probe mode loads {}: reads kernel memory by {}", plan.probe_build_reason,
+                   build == ProbeBuild::DirectReads ? "direct loads (bpf_rdonly_cast)"
+                                                    : "bpf_probe_read_kernel() calls");
       self->possible_cpus_ = libbpf_num_possible_cpus();
       const TargetPlan& check = plan.targets[check_index(plan)];
-      self->check_ = {program_for(*self->skel_, check, direct), check.target.program, check.flavour,
+      self->check_ = {program_for(*self->skel_, check, build), check.target.program, check.flavour,
                       nullptr};
       const BtfPtr kernel = load_kernel_btf();
       self->kprobe_skips_counted_ = kernel_link_info_has_kprobe_missed(kernel.get());
@@ -374,7 +351,7 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
   // Attached before the check's program: a trampoline runs the program attached last first, and
   // the rescue must see the check's program's run for the same check (hucprof_abi.h).
   if (out.plan.rescue && out.statuses[check_index(out.plan)].attached()) {
-    if (bpf_link* link = bpf_program__attach(rescue_program(*self->skel_, self->direct_))) {
+    if (bpf_link* link = bpf_program__attach(rescue_program(*self->skel_, self->build_))) {
       self->links_.emplace_back(link);
       self->rescue_ = true;
     } else {
@@ -387,7 +364,7 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
   for (size_t i = 0; i < out.plan.targets.size(); ++i) {
     const TargetPlan& target = out.plan.targets[i];
     if (!out.statuses[i].attached()) continue;
-    bpf_program* program = program_for(*self->skel_, target, self->direct_);
+    bpf_program* program = program_for(*self->skel_, target, self->build_);
     bpf_link* link = target.flavour == Flavour::Fentry
                          ? bpf_program__attach(program)
                          : bpf_program__attach_kprobe(

@@ -77,7 +77,7 @@ class ProbeSession {
   bool kprobe_skips_counted_ = false;
   int possible_cpus_ = 1;
   bool latency_ = false;
-  bool direct_ = false;  // the check's program that reads kernel memory by direct loads
+  ProbeBuild build_ = ProbeBuild::HelperReads;  // which build of probe.bpf.c is loaded
   // The generation sequence the programs count in; keys carry its low byte.
   uint32_t seq_ = 0;
 };

@@ -16,6 +16,7 @@
 #include "core/file_text.h"
 #include "hucprof_abi.h"
 #include "sampler.skel.h"
+#include "sampler_compat.skel.h"
 
 namespace hucprof {
 
@@ -45,7 +46,13 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
     return out;
   }
   std::unique_ptr<SamplingSession> self(new SamplingSession());
-  self->skel_ = sampler_bpf__open();
+  // The build the plan chose from the kernel's features: the compat one is sampler's skeleton
+  // over the other object's bytes (bpf/CMakeLists.txt).
+  self->skel_ =
+      plan.sampler_build == SamplerBuild::Loop
+          ? sampler_bpf__open()
+          : open_skeleton_over<sampler_bpf, sampler_bpf__create_skeleton, sampler_bpf__destroy>(
+                sampler_compat_bpf__elf_bytes);
   if (!self->skel_) {
     out.error = std::string("cannot open the sampler BPF object: ") + strerror(errno);
     return out;
@@ -59,6 +66,7 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
   set_rodata_ranges(rodata->interrupt_ranges, &rodata->nr_interrupt_ranges,
                     plan.interrupt_ranges.ranges);
   rodata->only_cgroup_id = plan.only_cgroup_id;
+  rodata->task_stack_size = plan.task_stack_size;
   const MapSizing sizing[] = {
       {self->skel_->maps.samples, plan.maps.max_keys, MapSizing::Preallocated},
       // One key per workload that ran on a sampled CPU in an interval: far fewer than stacks,
@@ -73,7 +81,10 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
     return out;
   }
   if (int err = sampler_bpf__load(self->skel_); err) {
-    out.error = std::string("cannot load the sampler BPF program: ") + strerror(-err);
+    out.error = std::string("cannot load the sampler BPF program (") +
+                sampler_build_name(plan.sampler_build) + "): " + strerror(-err) +
+                " (every feature it uses is there; run with --log.level=debug for the verifier "
+                "log)";
     return out;
   }
   self->possible_cpus_ = libbpf_num_possible_cpus();

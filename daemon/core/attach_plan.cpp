@@ -53,8 +53,33 @@ std::string probes_off_reason(const AttachFacts& facts, const AttachOptions& opt
   return "the hardened usercopy checks are off on this kernel (" + facts.hardened.reason + ")";
 }
 
+// Direct reads (the bpf_rdonly_cast kfunc) only where they have run: x86_64 (arch_reads.bpf.h).
+#if defined(__x86_64__)
+constexpr bool kDirectReadsHere = true;
+#else
+constexpr bool kDirectReadsHere = false;
+#endif
+
+BpfProgram program_of(Flavour flavour) {
+  return flavour == Flavour::Fentry ? BpfProgram::Fentry : BpfProgram::Kprobe;
+}
+
+// What keeps every build of the probe object from running programs of `program` here: "" when
+// one build has all it needs, else the features the closest build lacks, in words.
+std::string probe_feature_gap(const AttachFacts& facts, BpfProgram program) {
+  std::vector<BpfFeature> fewest;
+  for (ProbeBuild build : {ProbeBuild::HelperReads, ProbeBuild::Compat}) {
+    std::vector<BpfFeature> gap = facts.bpf_features.missing_of(probe_needs(build, program));
+    if (gap.empty()) return "";
+    if (fewest.empty() || gap.size() < fewest.size()) fewest = std::move(gap);
+  }
+  return std::string("hucprof's ") + bpf_program_name(program) + " programs need " +
+         feature_list_words(fewest) + ", which this kernel lacks";
+}
+
 bool fentry_possible(const AttachFacts& facts, const AttachOptions& options) {
-  return probes_wanted(facts, options) && options.attach != ProbeAttach::Kprobe && facts.btf.ok;
+  return probes_wanted(facts, options) && options.attach != ProbeAttach::Kprobe && facts.btf.ok &&
+         probe_feature_gap(facts, BpfProgram::Fentry).empty();
 }
 
 // Fentry where the kernel took a test program (a trampoline costs less than a kprobe's
@@ -65,6 +90,8 @@ void choose_flavour(TargetPlan& plan, const AttachFacts& facts, const AttachOpti
     fentry_why = "not tried (--probe.attach kprobe)";
   } else if (!facts.btf.ok) {
     fentry_why = facts.btf.detail;
+  } else if (std::string gap = probe_feature_gap(facts, BpfProgram::Fentry); !gap.empty()) {
+    fentry_why = gap;
   } else if (auto it = facts.fentry_errors.find(plan.symbol); it == facts.fentry_errors.end()) {
     fentry_why = "not probed";
   } else if (it->second.empty()) {
@@ -79,6 +106,9 @@ void choose_flavour(TargetPlan& plan, const AttachFacts& facts, const AttachOpti
   std::string kprobe_why;
   if (options.attach == ProbeAttach::Fentry) {
     kprobe_why = "not tried (--probe.attach fentry)";
+  } else if (std::string gap = probe_feature_gap(facts, BpfProgram::Kprobe);
+             facts.kprobes.ok && !gap.empty()) {
+    kprobe_why = gap;
   } else if (facts.kprobes.ok) {
     plan.flavour = Flavour::Kprobe;
     plan.reason = options.attach == ProbeAttach::Kprobe
@@ -103,6 +133,76 @@ bool is_classified(const ProbeTarget& target) {
       return true;
     default:
       return false;
+  }
+}
+
+// The first build of the probe object whose needs the kernel meets for every flavour the plan
+// attaches, and why not the better ones. Direct reads only where the kernel says it has the kfunc
+// (an unanswered probe is not enough for the one build that is never needed).
+void choose_probe_build(AttachPlan& plan, const AttachFacts& facts) {
+  std::vector<BpfProgram> programs;
+  for (const TargetPlan& t : plan.targets) {
+    const BpfProgram p = program_of(t.flavour);
+    if (t.attaches() && std::find(programs.begin(), programs.end(), p) == programs.end()) {
+      programs.push_back(p);
+    }
+  }
+  std::string why_not;
+  for (ProbeBuild build : {ProbeBuild::DirectReads, ProbeBuild::HelperReads, ProbeBuild::Compat}) {
+    std::string gap_words;
+    if (build == ProbeBuild::DirectReads && !kDirectReadsHere) {
+      gap_words = "x86_64 (its direct reads have not run elsewhere)";
+    } else if (build == ProbeBuild::DirectReads &&
+               !facts.bpf_features.present(rdonly_cast_feature())) {
+      gap_words = rdonly_cast_feature().words();
+    } else {
+      std::vector<BpfFeature> gap;
+      for (BpfProgram p : programs) {
+        for (BpfFeature& f : facts.bpf_features.missing_of(probe_needs(build, p))) {
+          gap.push_back(std::move(f));
+        }
+      }
+      gap_words = feature_list_words(gap);
+    }
+    if (gap_words.empty() || build == ProbeBuild::Compat) {
+      // Compat last: probe_feature_gap left out every flavour no build can run.
+      plan.probe_build = build;
+      plan.probe_build_reason =
+          std::string(probe_build_name(build)) + (why_not.empty() ? "" : " (" + why_not + ")");
+      return;
+    }
+    if (!why_not.empty()) why_not += "; ";
+    why_not += std::string(probe_build_name(build)) + " needs " + gap_words;
+  }
+}
+
+// The sampler's build: bpf_loop's where the kernel has what it needs, else the compat build
+// (the same samples); none when even that one lacks something.
+void choose_sampler_build(AttachPlan& plan, const AttachFacts& facts) {
+  const std::vector<BpfFeature> loop_gap =
+      facts.bpf_features.missing_of(sampler_needs(SamplerBuild::Loop));
+  if (loop_gap.empty()) {
+    plan.sampler_build = SamplerBuild::Loop;
+    plan.sampler_build_reason = "sampler (stack scan under bpf_loop, the task read through BTF)";
+    return;
+  }
+  const std::vector<BpfFeature> compat_gap =
+      facts.bpf_features.missing_of(sampler_needs(SamplerBuild::Compat));
+  if (!compat_gap.empty()) {
+    plan.sampling = false;
+    plan.sampling_reason =
+        "the sampler needs " + feature_list_words(compat_gap) + ", which this kernel lacks";
+    return;
+  }
+  plan.sampler_build = SamplerBuild::Compat;
+  plan.sampler_build_reason =
+      "sampler_compat (a bounded stack scan, the task read by helper calls; the same samples): "
+      "this kernel lacks " +
+      feature_list_words(loop_gap);
+  if (!facts.task_stack_size) {
+    plan.sampler_build_reason +=
+        "; syscall numbers unknown: kallsyms has no __start_init_task/__end_init_task, which give "
+        "the task stack's size (CONFIG_KALLSYMS_ALL off?)";
   }
 }
 
@@ -170,7 +270,9 @@ namespace {
 
 // A kprobe's program runs with preemption off (and is skipped for another reason, counted), so
 // only an fentry check's run can be held by a preempted task; the rescue costs a second program
-// run per check, so only where preemption can hold one.
+// run per check, so only where preemption can hold one. Every build of the probe object has it,
+// reading the task as that build's check's program does (probe.bpf.c), so it needs no feature the
+// chosen build does not: the build never keeps it off.
 void decide_rescue(AttachPlan& plan, const AttachFacts& facts) {
   if (!plan.probes) return;
   if (plan.check().flavour != Flavour::Fentry) {
@@ -184,6 +286,9 @@ void decide_rescue(AttachPlan& plan, const AttachFacts& facts) {
     plan.rescue = true;
     plan.rescue_reason = "rescue program on: a run of the check's program can be preempted here (" +
                          facts.programs_preemptible.detail + ")";
+    if (plan.probe_build == ProbeBuild::Compat) {
+      plan.rescue_reason += "; probe_compat's reads the task by helper calls, as its check does";
+    }
   }
 }
 
@@ -197,8 +302,9 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   const ClassifierReadiness readiness =
       classify_asked ? classifier_readiness(facts.page_layout, facts.slab_marker)
                      : ClassifierReadiness{};
-  const bool classify =
-      classify_asked && facts.slab_marker.known() && readiness.ok && facts.syscall_programs.ok;
+  // What the check's program needs to classify, found once its flavour is known.
+  std::vector<BpfFeature> classify_gap;
+  bool classify = false;
   if (!wanted) plan.probes_not_tried = probes_off_reason(facts, options);
   bool check_attaches = false;
   for (const ProbeTarget& target : probe_targets()) {
@@ -220,7 +326,14 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
         t.probed_reason = std::exchange(t.reason, kClassifiedReason);
       }
     }
-    if (target.is_check()) check_attaches = t.attaches();
+    if (target.is_check()) {
+      check_attaches = t.attaches();
+      if (check_attaches) {
+        classify_gap = facts.bpf_features.missing_of(classify_needs(program_of(t.flavour)));
+      }
+      classify = classify_asked && facts.slab_marker.known() && readiness.ok &&
+                 facts.syscall_programs.ok && classify_gap.empty();
+    }
     plan.targets.push_back(std::move(t));
   }
   if (options.latency && check_attaches) {
@@ -270,7 +383,10 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   } else {
     plan.sampling = true;
   }
+  if (plan.sampling) choose_sampler_build(plan, facts);
   if (plan.sampling) plan.interrupt_ranges = build_interrupt_ranges(kallsyms);
+  if (plan.probes) choose_probe_build(plan, facts);
+  plan.task_stack_size = static_cast<uint32_t>(facts.task_stack_size);
   plan.only_cgroup_id = options.only_cgroup_id;
   plan.probe_workloads = options.probe_workloads && plan.probes;
   decide_rescue(plan, facts);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/address_ranges.h"
+#include "core/bpf_features.h"
 #include "core/capability.h"
 #include "core/hardened_state.h"
 #include "core/interrupt_entries.h"
@@ -37,6 +38,12 @@ struct AttachFacts {
   Capability syscall_programs;
   // Whether a running fentry program can be preempted here (core/preemption.h), in words.
   Capability programs_preemptible{true, "unknown"};
+  // Every BPF feature the programs use, each probed alone: which build of each object loads
+  // here, whether fentry can work at all, and what is missing where nothing does.
+  BpfFeatureFacts bpf_features;
+  // THREAD_SIZE as kallsyms gives it (0: unknown): where the compat builds find a task's user
+  // registers (bpf/usercopy_common.bpf.h).
+  uint64_t task_stack_size = 0;
 };
 
 // The user's choices that shape the plan (from the flags).
@@ -126,6 +133,13 @@ struct AttachPlan {
   SlabMarker slab_marker;        // what that program tests pages with
   std::string subchecks_reason;  // how sub-checks are counted, and why
   MapPlan maps;
+  // Which build of each BPF object loads here (the first whose features the kernel has), and
+  // why: what the better builds lack.
+  SamplerBuild sampler_build = SamplerBuild::Loop;
+  std::string sampler_build_reason;
+  ProbeBuild probe_build = ProbeBuild::HelperReads;
+  std::string probe_build_reason;
+  uint32_t task_stack_size = 0;  // AttachFacts::task_stack_size, for the compat builds
 
   // The __check_object_size target (always present).
   const TargetPlan& check() const;

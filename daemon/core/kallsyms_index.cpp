@@ -49,7 +49,11 @@ class KallsymsIndex::Builder {
     std::string_view addr = next_field(line);
     std::string_view type = next_field(line);
     std::string_view name = next_field(line);
-    if (addr.empty() || type.size() != 1 || name.empty() || !is_text_type(type[0])) return;
+    if (addr.empty() || type.size() != 1 || name.empty()) return;
+    if (!is_text_type(type[0])) {
+      if (type[0] == 'D' || type[0] == 'd') note_init_task(addr, name);
+      return;
+    }
     if (name.size() > std::numeric_limits<uint16_t>::max()) return;
     uint64_t address = 0;
     auto [ptr, ec] = std::from_chars(addr.data(), addr.data() + addr.size(), address, 16);
@@ -84,6 +88,9 @@ class KallsymsIndex::Builder {
   }
 
   void finish() {
+    if (init_task_start_ && init_task_end_ > init_task_start_) {
+      index_.task_stack_size_ = init_task_end_ - init_task_start_;
+    }
     auto& syms = index_.symbols_;
     // Aliases (several names at one address, e.g. _text/_stext) resolve to the first of their
     // group: globals first, then file order, which is what a reader of the source would expect.
@@ -131,7 +138,20 @@ class KallsymsIndex::Builder {
     return last_id_;
   }
 
+  // The first task's stack area: the linker script (INIT_TASK_DATA) makes it THREAD_SIZE long.
+  void note_init_task(std::string_view addr, std::string_view name) {
+    uint64_t* slot = name == "__start_init_task" ? &init_task_start_
+                     : name == "__end_init_task" ? &init_task_end_
+                                                 : nullptr;
+    if (!slot) return;
+    uint64_t address = 0;
+    auto [ptr, ec] = std::from_chars(addr.data(), addr.data() + addr.size(), address, 16);
+    if (ec == std::errc{} && ptr == addr.data() + addr.size()) *slot = address;
+  }
+
   KallsymsIndex& index_;
+  uint64_t init_task_start_ = 0;
+  uint64_t init_task_end_ = 0;
   std::unordered_map<std::string, uint16_t> ids_{{"", 0}};
   std::string last_module_;
   uint16_t last_id_ = 0;

@@ -29,7 +29,8 @@ struct ResolvedFrame {
   SourceLinesPtr source = nullptr;  // inline frames and lines from the debuginfo; null without it
 };
 
-// Address → symbol index over /proc/kallsyms text symbols (t/T/w/W), modules included.
+// Address → symbol index over /proc/kallsyms text symbols (t/T/w/W), modules included; of the
+// data symbols only the two that give THREAD_SIZE.
 // Parsing takes a stream so tests feed it fake data.
 class KallsymsIndex {
  public:
@@ -46,6 +47,9 @@ class KallsymsIndex {
   std::vector<KernelSymbol> find_vmlinux_prefixed(std::string_view prefix) const;
 
   size_t size() const { return symbols_.size(); }
+  // THREAD_SIZE, the size of a task's stack area, from the data symbols __start_init_task and
+  // __end_init_task (CONFIG_KALLSYMS_ALL); 0 when kallsyms does not have both.
+  uint64_t task_stack_size() const { return task_stack_size_; }
   // True when kptr_restrict hides addresses (all zero): nothing can be resolved.
   bool addresses_hidden() const { return addresses_hidden_; }
 
@@ -72,6 +76,7 @@ class KallsymsIndex {
   std::string names_;
   std::vector<std::string> modules_{""};
   uint64_t text_start_ = 0;  // _stext, 0 when absent
+  uint64_t task_stack_size_ = 0;
   bool addresses_hidden_ = false;
 };
 

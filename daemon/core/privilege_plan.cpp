@@ -8,6 +8,14 @@ CapabilityKeep default_capability_keep() {
   return CapabilityKeep{false, capability_bit(CAP_SYSLOG)};
 }
 
+CapabilityKeep with_map_access(const CapabilityKeep& keep, CapabilityMask permitted) {
+  CapabilityKeep out = keep;
+  if (out.all) return out;
+  out.caps |= (permitted & capability_bit(CAP_BPF)) ? capability_bit(CAP_BPF)
+                                                    : capability_bit(CAP_SYS_ADMIN);
+  return out;
+}
+
 PrivilegePlan plan_privileges(const CapabilitySets& now, const CapabilityKeep& keep) {
   PrivilegePlan plan;
   if (keep.all) {

@@ -16,10 +16,15 @@ struct CapabilityKeep {
 
 // The default, and why: after attaching, the daemon only reads BPF maps through file
 // descriptors it already holds (no capability needed since Linux 5.19, even with
-// kernel.unprivileged_bpf_disabled), serves HTTP on a socket bound already, and re-reads
-// /proc/kallsyms when a module brings new code — which shows addresses only with CAP_SYSLOG
-// (kptr_restrict). Nothing is attached at run time, so CAP_BPF and CAP_PERFMON go.
+// kernel.unprivileged_bpf_disabled; before, see with_map_access), serves HTTP on a socket bound
+// already, and re-reads /proc/kallsyms when a module brings new code — which shows addresses only
+// with CAP_SYSLOG (kptr_restrict). Nothing is attached at run time, so CAP_BPF and CAP_PERFMON go.
 CapabilityKeep default_capability_keep();
+
+// `keep` plus the capability that lets bpf() read the maps, for kernels that refuse every bpf()
+// command without it while kernel.unprivileged_bpf_disabled is set (Debian's 5.10): CAP_BPF
+// where it is held, else CAP_SYS_ADMIN (the kernel accepts either). "all" stays "all".
+CapabilityKeep with_map_access(const CapabilityKeep& keep, CapabilityMask permitted);
 
 // A thread's capability sets.
 struct CapabilitySets {

@@ -18,6 +18,16 @@ Input looks like (6.1 says `stacktrace`, 6.5+ `common_stacktrace`; extra keys fo
 The first frames belong to the kprobe machinery (handler, an unnamed trampoline address, then the
 probed function itself at a small offset); `Entry.callers` drops them so frame 0 is the probed
 function's caller. Raw addresses are never kept (KASLR). Python 3 standard library only.
+
+Kernels built without CONFIG_HIST_TRIGGERS (Debian 11's 5.10) have no hist files: there the
+reference records every hit with its stack in a trace buffer (options/stacktrace), and
+`hist_texts_from_trace` counts those hits into the very text a hist trigger with the same keys
+would have printed, so everything downstream reads one format. Run as a script (in the guest,
+by refprobe.sh):
+
+    histref.py from-trace TRACE DROPPED OUT_PREFIX NAME=TRIGGER...
+
+writes OUT_PREFIX-NAME.txt per probe.
 """
 
 from __future__ import annotations
@@ -192,3 +202,121 @@ def fold_input(h: Hist, probed: str, callers_in: set[str] | frozenset[str] | Non
             direction = "to_user" if e.keys.get(direction_key) else "from_user"
         out.append(f"{e.hitcount} {e.vals.get('n', 0)} {direction} {frames}")
     return out
+
+
+# One event of a kprobe trace with its stack (options/stacktrace, options/sym-offset), 5.10's
+# format:
+#        udp_pairs-215     [001] d...   123.456789: ucheck: (__check_object_size+0x0/0x1b0) n=64 to_user=1
+#        udp_pairs-215     [001] d...   123.456790: <stack trace>
+#  => __check_object_size+0x0/0x1b0
+#  => udp_recvmsg+0x33e/0x550
+# The buffers of all CPUs are read merged by time, so another CPU's event can come between an
+# event and its stack: a stack belongs to the last event of its own CPU.
+_TRACE_EVENT = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+\S+\s+[\d.]+: "
+                          r"(?P<event>\w+): \((?P<at>[^)]*)\)(?P<args>.*)$")
+_TRACE_STACK = re.compile(r"^\s*.*-\d+\s+\[(?P<cpu>\d+)\]\s+\S+\s+[\d.]+: <stack trace>$")
+_TRACE_FRAME = re.compile(r"^ => (?P<frame>\S+)(?:\s+\[(?P<module>[\w-]+)\])?$")
+_TRACE_ARG = re.compile(r"(\w+)=(-?(?:0x)?[0-9a-f]+)")
+
+
+def _trigger_fields(trigger: str) -> tuple[list[str], list[str]]:
+    """(keys, vals) of `hist:keys=a,b:vals=n:size=...`."""
+    keys, vals = [], []
+    for part in trigger.split(":"):
+        if part.startswith("keys="):
+            keys = part[len("keys="):].split(",")
+        elif part.startswith("vals="):
+            vals = part[len("vals="):].split(",")
+    return keys, vals
+
+
+def hist_texts_from_trace(trace: str, triggers: dict[str, str], dropped: int = 0) -> dict[str, str]:
+    """Per probe name, the hist text its trigger would have shown for the hits in `trace`. A
+    stack key (stacktrace / common_stacktrace) takes the event's recorded stack, common_pid its
+    pid, other keys and vals its fetched arguments. `dropped`: events the trace buffer lost."""
+    fields = {name: _trigger_fields(t) for name, t in triggers.items()}
+    counts: dict[str, dict[tuple, list]] = {name: {} for name in triggers}
+    pending: dict[int, tuple] = {}  # per CPU: (name, pid, args) of an event whose stack comes
+    stacks: dict[int, list[str]] = {}  # per CPU: that event's stack
+    frames_of: list[str] | None = None  # the stack whose frames the next lines are
+
+    def flush(cpu):
+        if cpu in pending:
+            name, pid, args = pending.pop(cpu)
+            stack = stacks.pop(cpu, None)
+            keys, vals = fields[name]
+            key = []
+            for k in keys:
+                if k in ("stacktrace", "common_stacktrace"):
+                    key.append(("stack", tuple(stack or ())))
+                elif k == "common_pid":
+                    key.append((k, pid))
+                else:
+                    key.append((k, args.get(k, 0)))
+            acc = counts[name].setdefault(tuple(key), [0] + [0] * len(vals))
+            acc[0] += 1
+            for i, v in enumerate(vals):
+                acc[i + 1] += args.get(v, 0)
+        stacks.pop(cpu, None)
+
+    for line in trace.splitlines():
+        if line.startswith("#"):
+            continue
+        m = _TRACE_EVENT.match(line)
+        if m:
+            cpu = int(m.group("cpu"))
+            flush(cpu)
+            frames_of = None
+            if m.group("event") in triggers:  # else another instance's event: not ours
+                args = {k: int(v, 0) for k, v in _TRACE_ARG.findall(m.group("args"))}
+                pending[cpu] = (m.group("event"), int(m.group("pid")), args)
+            continue
+        st = _TRACE_STACK.match(line)
+        if st:
+            frames_of = stacks.setdefault(int(st.group("cpu")), [])
+            continue
+        f = _TRACE_FRAME.match(line)
+        if f and frames_of is not None:
+            frames_of.append(f.group("frame")
+                             + (f" [{f.group('module')}]" if f.group("module") else ""))
+    for cpu in list(pending):
+        flush(cpu)
+
+    out = {}
+    for name, entries in counts.items():
+        keys, vals = fields[name]
+        lines = [f"# event histogram\n#\n# trigger info: {triggers[name]} [active]\n#\n"]
+        for key, acc in entries.items():
+            head, tail = [], []
+            for (k, v) in key:
+                if k == "stack":
+                    head.append("{ " + keys[0] + ":\n" + "".join(f"         {fr}\n" for fr in v))
+                else:
+                    tail.append(f"{k}: {v:>8}")
+            vals_text = "".join(f"  {v}: {acc[i + 1]:>10}" for i, v in enumerate(vals))
+            if head:
+                lines.append(head[0] + (", " + ", ".join(tail) if tail else "")
+                             + f"}} hitcount: {acc[0]:>10}{vals_text}\n")
+            else:
+                lines.append("{ " + ", ".join(tail) + f"}} hitcount: {acc[0]:>10}{vals_text}\n")
+        hits = sum(acc[0] for acc in entries.values())
+        lines.append(f"\nTotals:\n    Hits: {hits}\n    Entries: {len(entries)}\n"
+                     f"    Dropped: {dropped}\n")
+        out[name] = "".join(lines)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 5 or argv[1] != "from-trace":
+        print("usage: histref.py from-trace TRACE DROPPED OUT_PREFIX NAME=TRIGGER...")
+        return 2
+    trace, dropped, prefix = Path(argv[2]).read_text(errors="replace"), int(argv[3]), argv[4]
+    triggers = dict(a.split("=", 1) for a in argv[5:])
+    for name, text in hist_texts_from_trace(trace, triggers, dropped).items():
+        Path(f"{prefix}-{name}.txt").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv))

@@ -80,11 +80,12 @@ def kernel_version(release: str) -> tuple[int, int]:
         raise VmFailure(f"kernel release {release!r} does not start with MAJOR.MINOR")
     return int(m.group(1)), int(m.group(2))
 
-# Debian suites the machine's own apt does not list (its release's are bookworm and its updates)
+# Debian suites the machine's own apt does not list (its release's are bookworm and its updates;
+# bullseye is the one before)
 # are read through a private apt configuration per suite, under the run's vm-cache: its own
 # source list, package lists and download cache; the machine's apt configuration is never read
 # for them (no sources.list, no preferences) and never changed.
-PRIVATE_SUITES = ("trixie", "trixie-backports", "sid")
+PRIVATE_SUITES = ("bullseye", "trixie", "trixie-backports", "sid")
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 # Package lists this old are fetched again: "the newest kernel" is the one of the day.

@@ -6,7 +6,8 @@ The x86 guests see the host's root over 9p, so a hucprof left to its default sea
 the host's /usr/lib/debug (a user's machine may hold the -dbg package of the very kernel the tier
 boots) and the tier would check other profiles there than on a clean machine. So: every session
 of every vm_tier plan, for every kernel and run, passes `--debuginfo.path none` to doctor and to
-run; every session of tests/vm/debuginfo's plan passes a --debuginfo.path of its own; every
+run (and to the doctor-only runs); every session of tests/vm/debuginfo's plan passes a
+--debuginfo.path of its own; every
 doctor and run of the arm64 guest's /init passes one. (vm_systemd's guest has a clean Debian root
 of its own: its hucprof sees nothing of the host's /usr/lib/debug.)
 
@@ -41,7 +42,7 @@ def session_problems(where, sessions, wanted=None):
     """Every session's run and doctor (if any) name their debuginfo (`wanted`, if given)."""
     problems = []
     for s in sessions:
-        for what, argv in (("run", s["args"]), ("doctor", s.get("doctor"))):
+        for what, argv in (("run", s.get("args")), ("doctor", s.get("doctor"))):
             if argv is None:
                 continue
             value, why = debuginfo_of(argv)
@@ -63,9 +64,12 @@ def vm_tier_problems():
     for spec in KERNELS:
         for run in runs_for(spec, tools):
             plan = json.loads(plan_json(run, tools))
-            sessions += len(plan["sessions"])
-            problems += session_problems(f"vm_tier {spec.label} {run.name}", plan["sessions"],
-                                         "none")
+            # Doctor-only runs start hucprof too.
+            extra = [{"name": name, "args": None, "doctor": flags}
+                     for name, flags in (plan.get("doctors") or {}).items()]
+            sessions += len(plan["sessions"]) + len(extra)
+            problems += session_problems(f"vm_tier {spec.label} {run.name}",
+                                         plan["sessions"] + extra, "none")
     return problems, sessions
 
 

@@ -26,15 +26,36 @@ class KernelSpec:
     suite: str | None = None
     # Booted by ctest's vm_tier (CI); the others by the full documented command (--all).
     ci: bool = True
+    # What the kernel's own checks do and what hucprof's probes can be there, as the tier
+    # asserts it (hucprof decides from its feature probes; these are the expected outcomes):
+    # hardened usercopy checks vmalloc'ed objects (find_vmap_area: from 5.19; before,
+    # check_heap_object returns early for any address outside the direct map),
+    vmalloc_subcheck: bool = True
+    # hucprof's fentry programs load (bpf_get_func_ip 5.15, bpf_get_func_arg_cnt 5.17),
+    fentry: bool = True
+    # and sub-checks are classified by default (syscall programs 5.14, the task's BTF helpers).
+    classifies: bool = True
+    # The builds of the BPF objects hucprof picks from the kernel's features (info where None).
+    sampler_build: str | None = None
+    probe_build: str | None = None
 
 
-# 6.1 is where the per-CPU growth was measured (its memlock is max_entries x entry size, so it
-# shows the reservation, not just what is in use). The newest kernels are whatever the suites
-# carry the day the tier runs (linux-image-amd64 of trixie-backports and sid): the tables name
-# the release. CI boots the newest of all (trixie-backports) besides Debian 12's; trixie's 6.12,
-# sid's kernel and trixie-backports' rt flavour only with --all (budget in tests/vm/README.md).
+# bullseye's 5.10 is the floor. 6.1 is where the per-CPU growth was measured (its memlock is
+# max_entries x entry size, so it shows the reservation, not just what is in use). The newest
+# kernels are whatever the suites carry the day the tier runs (linux-image-amd64 of
+# trixie-backports and sid): the tables name the release. CI boots the newest of all
+# (trixie-backports) besides Debian 12's; bullseye's 5.10, trixie's 6.12, sid's kernel and
+# trixie-backports' rt flavour only with --all (budget in tests/vm/README.md).
 KERNELS = [
-    KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128)),
+    KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128),
+               sampler_build="sampler", probe_build="probe_helper_reads"),
+    # Debian 11: the oldest kernel hucprof supports; the compat builds of both objects, kprobes
+    # only, sub-check functions probed, no hist triggers (the reference counts a trace buffer).
+    # Not in CI yet: its reference misses one __check_object_size hit per workload window
+    # (kprobe_profile), which the tier does not accept (tests/vm/README.md).
+    KernelSpec("bullseye", "linux-image-amd64", netlink_64k_vmalloc=True, suite="bullseye",
+               ci=False, vmalloc_subcheck=False, fentry=False, classifies=False,
+               sampler_build="sampler_compat", probe_build="probe_compat"),
     KernelSpec("6.12", "linux-image-6.12-amd64", netlink_64k_vmalloc=False),
     KernelSpec("trixie", "linux-image-amd64", netlink_64k_vmalloc=False, suite="trixie",
                ci=False),

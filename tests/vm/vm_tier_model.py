@@ -111,6 +111,8 @@ class RunSpec:
     qemu_args: list[str] = dataclasses.field(default_factory=list)
     # Numbers a check measured, for rows that compare runs (memory growth per CPU).
     measured: dict = dataclasses.field(default_factory=dict)
+    # `hucprof doctor` runs with these flags and nothing else (name -> flags): NAME-doctor.txt/.rc
+    doctors: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -171,11 +173,21 @@ class RunContext:
             return None
         return round(tl.total(after, name, **labels) - tl.total(before, name, **labels))
 
+    def ref_absent(self, probe: str) -> bool:
+        """The reference did not probe `probe`: the kernel has no such function (ref-missing.txt),
+        so nothing can have called it."""
+        return any(line.split()[:1] == [probe]
+                   for line in (self.text("ref-missing.txt") or "").splitlines())
+
     def count(self, probe, tag, what, expected, field="hitcount", note="", **sel) -> Row:
-        """A phase-1 reference row: the kernel's own count for a stack selection."""
+        """A phase-1 reference row: the kernel's own count for a stack selection (0 for a
+        function the kernel does not have)."""
         h = self.hist(probe, tag)
         got = None if h is None else h.sum(field, probed=PROBES[probe], **sel)
-        if h is None:
+        if h is None and self.ref_absent(probe):
+            got = 0
+            note = (note + "; " if note else "") + f"no {PROBES[probe]} in this kernel"
+        elif h is None:
             note = (note + "; " if note else "") + f"no {PROBES[probe]} reference"
         return self.row(tag, f"kernel ref {PROBES[probe]}: {what}", expected, got, note)
 

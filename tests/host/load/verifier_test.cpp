@@ -19,10 +19,13 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/kernel_facts.h"
+#include "bpf/libbpf_ptr.h"
 #include "bpf/map_sizing.h"
 #include "hucprof_abi.h"
 #include "probe.skel.h"
+#include "probe_compat.skel.h"
 #include "sampler.skel.h"
+#include "sampler_compat.skel.h"
 
 namespace {
 
@@ -140,6 +143,47 @@ TEST_F(VerifierTest, SamplerLoads) {
   }
   EXPECT_EQ(sampler_bpf__load(skel), 0);
   sampler_bpf__destroy(skel);
+}
+
+// The compat builds (no bpf_loop, the task read by helper calls: what Debian 11's 5.10 loads)
+// with full range arrays. This kernel has every feature, so it checks what the verifier makes of
+// the programs, not the features; the VM tier loads them on 5.10 itself.
+TEST_F(VerifierTest, CompatBuildsLoad) {
+  sampler_bpf* sampler =
+      hucprof::open_skeleton_over<sampler_bpf, sampler_bpf__create_skeleton, sampler_bpf__destroy>(
+          sampler_compat_bpf__elf_bytes);
+  ASSERT_NE(sampler, nullptr);
+  sampler->rodata->nr_check_ranges = HUC_MAX_RANGES;
+  sampler->rodata->nr_interrupt_ranges = HUC_MAX_RANGES;
+  for (uint64_t i = 0; i < HUC_MAX_RANGES; ++i) {
+    sampler->rodata->check_ranges[i] = {0xffffffff81000000ull + i * 0x1000,
+                                        0xffffffff81000800ull + i * 0x1000};
+    sampler->rodata->interrupt_ranges[i] = {0xffffffff82000000ull + i * 0x1000,
+                                            0xffffffff82000800ull + i * 0x1000};
+  }
+  sampler->rodata->task_stack_size = 16384;
+  EXPECT_EQ(sampler_bpf__load(sampler), 0) << "run with LIBBPF_LOG for the verifier log";
+  bpf_prog_info info = {};
+  __u32 size = sizeof(info);
+  if (bpf_obj_get_info_by_fd(bpf_program__fd(sampler->progs.huc_sample), &info, &size) == 0) {
+    std::printf("sampler_compat: %u instructions verified\n", info.verified_insns);
+  }
+  sampler_bpf__destroy(sampler);
+
+  probe_bpf* probe =
+      hucprof::open_skeleton_over<probe_bpf, probe_bpf__create_skeleton, probe_bpf__destroy>(
+          probe_compat_bpf__elf_bytes);
+  ASSERT_NE(probe, nullptr);
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, probe->obj) {
+    bpf_program__set_autoload(prog, bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE);
+  }
+  // As on 5.10: sub-checks probed, so the check leaves its task's pid for them.
+  probe->rodata->check_leaves_state = true;
+  probe->rodata->latency_enabled = true;
+  probe->rodata->task_stack_size = 16384;
+  EXPECT_EQ(probe_bpf__load(probe), 0) << "run with LIBBPF_LOG for the verifier log";
+  probe_bpf__destroy(probe);
 }
 
 // As the attach plan configures them on a kernel with bpf_mem_alloc: stack maps allocated on

@@ -11,8 +11,10 @@
 #include "bpf/abi_checks.h"
 #include "hucprof_abi.h"
 #include "probe.skel.h"
+#include "probe_compat.skel.h"
 #include "probe_helper_reads.skel.h"
 #include "sampler.skel.h"
+#include "sampler_compat.skel.h"
 
 namespace {
 
@@ -52,10 +54,11 @@ TEST(Abi, MismatchIsReportedByName) {
 
 // What probe's skeleton relies on in an object it opens: each map's name and layout, each
 // program's name and section, each global's name, offset and size in its section.
-std::vector<std::string> skeleton_shape(const void* elf, size_t size) {
+std::vector<std::string> skeleton_shape(const void* elf, size_t size,
+                                        const char* skeleton = "probe_bpf") {
   std::vector<std::string> shape;
   // The skeleton's object name, which prefixes the global sections' maps.
-  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "probe_bpf");
+  LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = skeleton);
   bpf_object* obj = bpf_object__open_mem(elf, size, &opts);
   if (!obj) return {"does not open"};
   bpf_map* map;
@@ -108,6 +111,21 @@ TEST(Abi, HelperReadsObjectHasTheProbeSkeletonsShape) {
   EXPECT_EQ(skeleton_shape(helper, helper_size), shape);
 }
 
+// The same for the compat builds, opened under probe's and sampler's skeletons where the kernel
+// lacks the task's BTF helpers or bpf_loop (the attach plan's choice, from the feature probes).
+TEST(Abi, CompatObjectsHaveTheirSkeletonsShape) {
+  size_t direct_size = 0, compat_size = 0;
+  const void* direct = probe_bpf__elf_bytes(&direct_size);
+  const void* compat = probe_compat_bpf__elf_bytes(&compat_size);
+  EXPECT_EQ(skeleton_shape(compat, compat_size), skeleton_shape(direct, direct_size));
+  size_t loop_size = 0, sampler_compat_size = 0;
+  const void* loop = sampler_bpf__elf_bytes(&loop_size);
+  const void* sampler_compat = sampler_compat_bpf__elf_bytes(&sampler_compat_size);
+  const std::vector<std::string> shape = skeleton_shape(loop, loop_size, "sampler_bpf");
+  EXPECT_GT(shape.size(), 8u);
+  EXPECT_EQ(skeleton_shape(sampler_compat, sampler_compat_size, "sampler_bpf"), shape);
+}
+
 // The reason it exists: libbpf resolves every kfunc extern of an object, and without
 // CAP_SYS_ADMIN cannot look for a missing one in the modules' BTF, so its mere presence fails
 // the load on 6.1 under the unit.
@@ -119,6 +137,9 @@ TEST(Abi, OnlyTheDirectObjectAsksForTheKfunc) {
   EXPECT_TRUE(has_function(direct, direct_size, "bpf_rdonly_cast"));
 #endif
   EXPECT_FALSE(has_function(helper, helper_size, "bpf_rdonly_cast"));
+  size_t compat_size = 0;
+  const void* compat = probe_compat_bpf__elf_bytes(&compat_size);
+  EXPECT_FALSE(has_function(compat, compat_size, "bpf_rdonly_cast"));
 }
 
 }  // namespace

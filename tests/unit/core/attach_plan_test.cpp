@@ -496,5 +496,165 @@ TEST(AttachPlan, MapSizesComeFromTheOptionsAndAllocationFromTheKernel) {
   EXPECT_TRUE(contains(plan.maps.stacks_reason, "preallocated")) << plan.maps.stacks_reason;
 }
 
+// Feature answers as a kernel gives them: every feature of the catalogue present but `missing`
+// (names as BpfFeature::key() spells them).
+BpfFeatureFacts features_without(std::initializer_list<std::string_view> missing) {
+  BpfFeatureFacts facts;
+  for (const BpfFeature& f : bpf_feature_catalog()) {
+    facts.answers[f.key()] = {FeatureAnswer::State::Present, "probed"};
+  }
+  for (std::string_view key : missing) {
+    auto it = facts.answers.find(std::string(key));
+    if (it == facts.answers.end()) throw std::runtime_error("no feature " + std::string(key));
+    it->second = {FeatureAnswer::State::Missing, "the verifier does not know it here"};
+  }
+  return facts;
+}
+
+// What Debian 11's 5.10.0-32 answered its feature probes (doctor in the VM tier's guest): no
+// bpf_loop, no task BTF helpers, no fentry argument helpers, no syscall programs, no on-demand
+// maps in perf_event programs, no bpf_rdonly_cast. Its kallsyms gives THREAD_SIZE 16 KiB.
+AttachFacts debian510_facts(const KallsymsIndex& kallsyms) {
+  AttachFacts f = debian_facts(kallsyms);
+  f.bpf_features = features_without({
+      "helper bpf_loop in perf_event",
+      "helper bpf_get_current_task_btf in perf_event",
+      "helper bpf_task_pt_regs in perf_event",
+      "helper bpf_get_current_task_btf in kprobe",
+      "helper bpf_task_pt_regs in kprobe",
+      "helper bpf_get_current_task_btf in fentry",
+      "helper bpf_task_pt_regs in fentry",
+      "helper bpf_get_func_ip in fentry",
+      "helper bpf_get_func_arg_cnt in fentry",
+      "helper bpf_get_func_arg in fentry",
+      "program type BPF_PROG_TYPE_SYSCALL",
+      "map flag BPF_F_NO_PREALLOC (hash maps) in perf_event",
+      "kfunc bpf_rdonly_cast",
+  });
+  f.syscall_programs = {false, "program type BPF_PROG_TYPE_SYSCALL (Linux 5.14): refused"};
+  f.on_demand_maps = {false,
+                      "map flag BPF_F_NO_PREALLOC (hash maps) in perf_event programs "
+                      "(Linux 6.1): refused"};
+  f.task_stack_size = 16384;
+  return f;
+}
+
+TEST(AttachPlan, Debian510SamplesWithTheCompatBuildAndProbesByKprobeSayingWhyNotFentry) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachOptions opts = options();
+  opts.subchecks = SubcheckCounting::Classify;
+  const auto plan = compute_attach_plan(k, debian510_facts(k), opts);
+  EXPECT_TRUE(plan.sampling) << plan.sampling_reason;
+  EXPECT_EQ(plan.sampler_build, SamplerBuild::Compat);
+  EXPECT_TRUE(
+      contains(plan.sampler_build_reason, "helper bpf_loop in perf_event programs (Linux 5.17)"))
+      << plan.sampler_build_reason;
+  EXPECT_EQ(plan.task_stack_size, 16384u);
+  ASSERT_TRUE(plan.probes);
+  for (auto name : {"__check_object_size", "__check_heap_object", "__virt_addr_valid"}) {
+    const TargetPlan& t = target(plan, name);
+    EXPECT_EQ(t.flavour, Flavour::Kprobe) << name;
+    EXPECT_TRUE(contains(t.reason, "helper bpf_get_func_ip in fentry programs (Linux 5.15)"))
+        << t.reason;
+  }
+  EXPECT_EQ(plan.probe_build, ProbeBuild::Compat);
+  EXPECT_TRUE(
+      contains(plan.probe_build_reason, "helper bpf_task_pt_regs in kprobe programs (Linux 5.15)"))
+      << plan.probe_build_reason;
+  // Classification reads the task through BTF and the layout with a syscall program: probed.
+  EXPECT_EQ(plan.subchecks, SubcheckMethod::Probed);
+  EXPECT_TRUE(contains(plan.subchecks_reason, "(Linux 5.1")) << plan.subchecks_reason;
+  EXPECT_FALSE(plan.maps.stacks_on_demand);
+  EXPECT_EQ(judge(Mode::Auto, debian_facts(k).hardened, planned_outcome(plan)).summary,
+            "sampling on, probes on (kprobe), sub-checks probed");
+}
+
+TEST(AttachPlan, FeaturesThatComeLaterPickTheBetterBuilds) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  // 6.1: everything but the kfunc (6.2).
+  facts.bpf_features = features_without({"kfunc bpf_rdonly_cast"});
+  auto plan = compute_attach_plan(k, facts, options());
+  EXPECT_EQ(plan.sampler_build, SamplerBuild::Loop);
+  EXPECT_EQ(plan.probe_build, ProbeBuild::HelperReads);
+  EXPECT_EQ(plan.check().flavour, Flavour::Fentry);
+  // 7.3: the kfunc too (x86_64 only).
+  facts.bpf_features = features_without({});
+  plan = compute_attach_plan(k, facts, options());
+#if defined(__x86_64__)
+  EXPECT_EQ(plan.probe_build, ProbeBuild::DirectReads);
+#else
+  EXPECT_EQ(plan.probe_build, ProbeBuild::HelperReads);
+#endif
+  // A kernel (a distribution's backport) with bpf_loop but without bpf_task_pt_regs.
+  facts.bpf_features = features_without({"helper bpf_task_pt_regs in perf_event"});
+  plan = compute_attach_plan(k, facts, options());
+  EXPECT_EQ(plan.sampler_build, SamplerBuild::Compat);
+  EXPECT_TRUE(contains(plan.sampler_build_reason, "bpf_task_pt_regs")) << plan.sampler_build_reason;
+  // An unanswered probe (no privileges to ask) is not taken for a missing feature.
+  facts.bpf_features.answers["helper bpf_task_pt_regs in perf_event"] = {
+      FeatureAnswer::State::Unknown, "cannot tell"};
+  EXPECT_EQ(compute_attach_plan(k, facts, options()).sampler_build, SamplerBuild::Loop);
+}
+
+TEST(AttachPlan, ASamplerHelperNoBuildHasTurnsSamplingOffNamingIt) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.bpf_features = features_without({"helper bpf_get_stack in perf_event"});
+  const auto plan = compute_attach_plan(k, facts, options(Mode::Sample));
+  EXPECT_FALSE(plan.sampling);
+  EXPECT_EQ(plan.sampling_reason,
+            "the sampler needs helper bpf_get_stack in perf_event programs (Linux 4.18), which "
+            "this kernel lacks");
+}
+
+TEST(AttachPlan, AKprobeHelperNoBuildHasLeavesTheCheckUnattachedNamingIt) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.bpf_features =
+      features_without({"helper bpf_get_stack in kprobe", "helper bpf_get_func_ip in fentry"});
+  const auto plan = compute_attach_plan(k, facts, options(Mode::Probe));
+  EXPECT_FALSE(plan.probes);
+  EXPECT_EQ(plan.check().reason,
+            "fentry: hucprof's fentry programs need helper bpf_get_func_ip in fentry programs "
+            "(Linux 5.15), which this kernel lacks; kprobe: hucprof's kprobe programs need helper "
+            "bpf_get_stack in kprobe programs (Linux 4.18), which this kernel lacks");
+  // Nothing to probe fentry support on for a program that could not load anyway.
+  EXPECT_TRUE(fentry_candidates(k, facts, options(Mode::Probe)).empty());
+}
+
+// The rescue is in every build of the probe object (probe.bpf.c reads its task as the build's
+// check's program does): a kernel that runs fentry programs but lacks the task's BTF helpers (a
+// distribution's backport) gets the compat build with the rescue; 5.10 probes by kprobe, so none.
+TEST(AttachPlan, TheRescueGoesWithTheCompatBuildWhereItsCheckIsFentry) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.programs_preemptible = {true, "preemption full, from preempt=full"};
+  facts.bpf_features =
+      features_without({"helper bpf_task_pt_regs in kprobe", "helper bpf_task_pt_regs in fentry"});
+  const auto backport = compute_attach_plan(k, facts, options(Mode::Probe));
+  EXPECT_EQ(backport.check().flavour, Flavour::Fentry);
+  EXPECT_EQ(backport.probe_build, ProbeBuild::Compat) << backport.probe_build_reason;
+  EXPECT_TRUE(backport.rescue);
+  EXPECT_TRUE(contains(backport.rescue_reason, "probe_compat")) << backport.rescue_reason;
+
+  AttachFacts old = debian510_facts(k);
+  old.programs_preemptible = facts.programs_preemptible;
+  const auto bullseye = compute_attach_plan(k, old, options(Mode::Probe));
+  EXPECT_EQ(bullseye.probe_build, ProbeBuild::Compat);
+  EXPECT_FALSE(bullseye.rescue);
+  EXPECT_TRUE(contains(bullseye.rescue_reason, "preemption off")) << bullseye.rescue_reason;
+}
+
+TEST(AttachPlan, Compat510WithoutThreadSizeInKallsymsSaysSyscallsAreUnknown) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian510_facts(k);
+  facts.task_stack_size = 0;
+  const auto plan = compute_attach_plan(k, facts, options(Mode::Sample));
+  EXPECT_TRUE(plan.sampling);
+  EXPECT_TRUE(contains(plan.sampler_build_reason, "syscall numbers unknown"))
+      << plan.sampler_build_reason;
+}
+
 }  // namespace
 }  // namespace hucprof

@@ -57,6 +57,29 @@ TEST_F(KallsymsIndexTest, KeepsTextSymbolsOnly) {
   EXPECT_EQ(index_.find_exact("weak_fn")->address, 0xffffffff81000240u);
 }
 
+// THREAD_SIZE: the first task's stack, as Debian 11's 5.10.0-32 lists it (16 KiB), is the one
+// pair of data symbols the index keeps; without either, or from a module, it is unknown.
+TEST_F(KallsymsIndexTest, TaskStackSizeFromTheInitTaskDataSymbols) {
+  auto parse = [](const char* text) {
+    std::istringstream in(text);
+    return KallsymsIndex::parse(in);
+  };
+  constexpr const char* k510 =
+      "ffffffffa9000000 T _stext\n"
+      "ffffffffab200000 D init_stack\n"
+      "ffffffffab200000 D __start_init_task\n"
+      "ffffffffab204000 D __end_init_task\n";
+  EXPECT_EQ(parse(k510).task_stack_size(), 16384u);
+  EXPECT_EQ(parse("ffffffffab200000 D __start_init_task\n").task_stack_size(), 0u);
+  EXPECT_EQ(parse("ffffffffab204000 D __end_init_task\nffffffffab200000 D __start_init_task\n")
+                .task_stack_size(),
+            16384u);
+  EXPECT_EQ(parse("ffffffffab200000 D __start_init_task\nffffffffab204000 T __end_init_task\n")
+                .task_stack_size(),
+            0u);
+  EXPECT_EQ(parse(kKallsyms).task_stack_size(), 0u);
+}
+
 TEST_F(KallsymsIndexTest, SizeIsDistanceToNextTextSymbol) {
   EXPECT_EQ(index_.find_exact("__check_object_size")->size, 0x100u);
   EXPECT_EQ(index_.find_exact("__check_object_size.cold")->size, 0x40u);

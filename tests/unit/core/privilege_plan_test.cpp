@@ -57,5 +57,28 @@ TEST(PrivilegePlan, NoneDropsEverything) {
   EXPECT_EQ(plan.bounding_drop, root_by_hand().bounding);
 }
 
+TEST(PrivilegePlan, MapAccessKeepsCapBpfWhereHeld) {
+  const CapabilityKeep keep =
+      with_map_access(default_capability_keep(), under_the_unit().permitted);
+  const PrivilegePlan plan = plan_privileges(under_the_unit(), keep);
+  EXPECT_EQ(plan.keep, capability_bit(CAP_SYSLOG) | capability_bit(CAP_BPF));
+  EXPECT_EQ(plan.bounding_stuck, capability_bit(CAP_PERFMON));
+}
+
+TEST(PrivilegePlan, MapAccessWithoutCapBpfKeepsSysAdmin) {
+  // A root whose kernel predates CAP_BPF (5.8): only CAP_SYS_ADMIN lets bpf() through.
+  CapabilitySets old_root = root_by_hand();
+  old_root.permitted &= ~capability_bit(CAP_BPF);
+  const PrivilegePlan plan =
+      plan_privileges(old_root, with_map_access(default_capability_keep(), old_root.permitted));
+  EXPECT_EQ(plan.keep, capability_bit(CAP_SYSLOG) | capability_bit(CAP_SYS_ADMIN));
+}
+
+TEST(PrivilegePlan, MapAccessLeavesAllAsAll) {
+  const CapabilityKeep keep = with_map_access(CapabilityKeep{true, 0}, root_by_hand().permitted);
+  EXPECT_TRUE(keep.all);
+  EXPECT_TRUE(plan_privileges(root_by_hand(), keep).unchanged);
+}
+
 }  // namespace
 }  // namespace hucprof

@@ -88,6 +88,15 @@ TEST(SampleScan, RecordedStacksGetPerfsVerdict) {
                          static_cast<__u32>(checks.ranges.size()), interrupts.ranges.ranges.data(),
                          static_cast<__u32>(interrupts.ranges.ranges.size()));
       EXPECT_EQ(verdict_name(v), s.verdict) << entry.path().filename() << ": " << s.names;
+      // The compat build's walk (no bpf_loop): the same verdict.
+      auto step = [&](__u64 ip, int state) {
+        return huc_scan_frame_packed(
+            ip, state, checks.ranges.data(), static_cast<__u32>(checks.ranges.size()),
+            interrupts.ranges.ranges.data(), static_cast<__u32>(interrupts.ranges.ranges.size()));
+      };
+      const huc_scan_verdict packed =
+          HUC_SCAN_STACK_PACKED(s.ips.data(), static_cast<__u32>(s.ips.size()), step);
+      EXPECT_EQ(verdict_name(packed), s.verdict) << "compat walk: " << s.names;
       ++seen[s.verdict];
     }
     // The recording must hold every case, or it shows nothing.
@@ -102,8 +111,15 @@ TEST(SampleScan, OnlyTheScanDepthCounts) {
   const huc_range checks[] = {{0x1000, 0x1100}};
   const huc_range interrupts[] = {{0x2000, 0x2100}};
   std::vector<__u64> ips(HUC_SAMPLE_SCAN_DEPTH + 5, 0x5000);
+  auto step = [&](__u64 ip, int state) {
+    return huc_scan_frame_packed(ip, state, checks, 1, interrupts, 1);
+  };
+  // Both walks, bpf_loop's and the compat build's: one verdict.
   auto scan = [&] {
-    return huc_scan_stack(ips.data(), static_cast<__u32>(ips.size()), checks, 1, interrupts, 1);
+    const huc_scan_verdict v =
+        huc_scan_stack(ips.data(), static_cast<__u32>(ips.size()), checks, 1, interrupts, 1);
+    EXPECT_EQ(v, HUC_SCAN_STACK_PACKED(ips.data(), static_cast<__u32>(ips.size()), step));
+    return v;
   };
   EXPECT_EQ(scan(), HUC_SCAN_OUTSIDE);
   ips[3] = 0x1010;

@@ -96,6 +96,10 @@ def main() -> int:
                       if wanted.search(line.rstrip("\n")))
     (results / "kallsyms-usercopy.txt").write_text("".join(f"{t} {n}\n" for n, t in syms))
 
+    for name, flags in (plan.get("doctors") or {}).items():
+        run_doctor(plan["hucprof"], name, flags, results)
+        step(f"{name}: doctor")
+
     for cgroup in sorted({w["cgroup"] for s in plan["sessions"] for w in s["workloads"]
                           if w.get("cgroup")}):
         guestlib.make_cgroup(cgroup)
@@ -113,6 +117,14 @@ def main() -> int:
             ref.close()
     step("done")
     return 0
+
+
+def run_doctor(binary: str, name: str, flags: list[str], results: Path) -> None:
+    """NAME-doctor.txt, NAME-doctor.rc: `hucprof doctor FLAGS`."""
+    with open(results / f"{name}-doctor.txt", "w") as out:
+        rc = subprocess.run([binary, "doctor", *flags], stdout=out, stderr=subprocess.STDOUT,
+                            timeout=120).returncode
+    (results / f"{name}-doctor.rc").write_text(f"{rc}\n")
 
 
 def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
@@ -142,10 +154,7 @@ def run_session_here(plan: dict, session: dict, results: Path, ref, step,
     name = session["name"]
     binary = plan["hucprof"]
     if session.get("doctor") is not None:
-        with open(results / f"{name}-doctor.txt", "w") as out:
-            rc = subprocess.run([binary, "doctor", *session["doctor"]], stdout=out,
-                                stderr=subprocess.STDOUT, timeout=120).returncode
-        (results / f"{name}-doctor.rc").write_text(f"{rc}\n")
+        run_doctor(binary, name, session["doctor"], results)
     step(f"{name}: start hucprof {' '.join(session['args'])}")
     run = guestlib.HucprofRun(binary, session["args"], results / f"{name}-daemon.log")
     if session.get("cpus") and every - set(session["cpus"]):

@@ -21,10 +21,21 @@
 #
 # A probe whose symbol the kernel does not have is recorded in ref-missing.txt (not an error:
 # which symbols exist differs by kernel); a hist trigger the kernel refuses is an error.
+#
+# A kernel without hist triggers (CONFIG_HIST_TRIGGERS off: Debian 11's 5.10) records every hit
+# instead, with its stack, in a trace buffer of its own (instances/hucvm, options/stacktrace:
+# the stack from the probe's registers, as a hist's stack key takes it), and ref_stop counts the
+# hits into the hist files a trigger with the same keys would have written (histref.py
+# from-trace): hits the buffer lost are its Dropped.
 
 REF_T=/sys/kernel/tracing
 REF_NAMES=()
 REF_REGISTERED=
+REF_MODE=hist
+REF_INSTANCE=$REF_T/instances/hucvm
+# Per CPU: 1000 UDP pairs with every sub-check probe, ~300 bytes a hit with its stack, ~30k hits.
+REF_TRACE_KB=65536
+REF_HISTREF=$(dirname "${BASH_SOURCE[0]}")/../histref.py
 declare -A REF_TRIGGER REF_DEFINITION
 
 ref_fail() {
@@ -50,7 +61,16 @@ ref_init() {
         fi
     done
     echo '-:hucvm_keyprobe' >> "$REF_T/kprobe_events"
-    [ -n "$REF_STACKKEY" ] || ref_fail "kernel accepts neither common_stacktrace nor stacktrace as hist key"
+    if [ -z "$REF_STACKKEY" ]; then
+        grep -q 'hist trigger' "$REF_T/README" \
+            && ref_fail "kernel accepts neither common_stacktrace nor stacktrace as hist key"
+        # No hist triggers at all: count hits from a trace buffer, keyed as stacktrace would be.
+        REF_MODE=trace
+        REF_STACKKEY=stacktrace
+        echo "stacktrace (counted from a trace buffer: no hist triggers in this kernel)" \
+            > "${HUCVM_RESULTS:-.}/ref-stackkey.txt"
+        return 0
+    fi
     echo "$REF_STACKKEY" > "${HUCVM_RESULTS:-.}/ref-stackkey.txt"
 }
 
@@ -102,6 +122,10 @@ ref_unregister() {
 ref_start() {
     local n ev
     ref_register
+    if [ "$REF_MODE" = trace ]; then
+        ref_trace_start
+        return
+    fi
     for n in "${REF_NAMES[@]}"; do
         ev=$REF_T/events/kprobes/$n
         echo "${REF_TRIGGER[$n]}" >> "$ev/trigger" || ref_fail "hist trigger '${REF_TRIGGER[$n]}' refused for $n"
@@ -117,6 +141,10 @@ ref_start() {
 # >> only: opening the trigger file with O_TRUNC (>) removes every hist trigger of the event.
 ref_stop() {
     local tag=$1 n ev
+    if [ "$REF_MODE" = trace ]; then
+        ref_trace_stop "$tag"
+        return
+    fi
     for n in "${REF_NAMES[@]}"; do
         echo "${REF_TRIGGER[$n]}:pause" >> "$REF_T/events/kprobes/$n/trigger" \
             || ref_fail "pause hist of $n"
@@ -133,8 +161,55 @@ ref_stop() {
     ref_unregister
 }
 
+# The trace-buffer flavour of ref_start/ref_stop (REF_MODE=trace).
+ref_trace_start() {
+    local n
+    [ -d "$REF_INSTANCE" ] || mkdir "$REF_INSTANCE" || ref_fail "cannot make $REF_INSTANCE"
+    echo 0 > "$REF_INSTANCE/tracing_on"
+    echo "$REF_TRACE_KB" > "$REF_INSTANCE/buffer_size_kb" || ref_fail "trace buffer size"
+    echo 1 > "$REF_INSTANCE/options/stacktrace" || ref_fail "options/stacktrace"
+    echo 1 > "$REF_INSTANCE/options/sym-offset" || ref_fail "options/sym-offset"
+    : > "$REF_INSTANCE/trace"
+    for n in "${REF_NAMES[@]}"; do
+        echo 1 > "$REF_INSTANCE/events/kprobes/$n/enable" || ref_fail "enable $n"
+    done
+    echo 1 > "$REF_INSTANCE/tracing_on"
+}
+
+ref_trace_stop() {
+    local tag=$1 n dropped=0 f v
+    local out=${HUCVM_RESULTS:-.}
+    echo 0 > "$REF_INSTANCE/tracing_on"
+    for n in "${REF_NAMES[@]}"; do
+        echo 0 > "$REF_INSTANCE/events/kprobes/$n/enable"
+    done
+    # Hits the buffer lost: overwritten (overrun) or never written (dropped events).
+    for f in "$REF_INSTANCE"/per_cpu/cpu*/stats; do
+        # shellcheck disable=SC2013  # numbers, not lines
+        for v in $(sed -n 's/^\(overrun\|dropped events\): //p' "$f"); do
+            dropped=$((dropped + v))
+        done
+    done
+    cat "$REF_INSTANCE/trace" > "$out/trace-$tag.txt" || ref_fail "read the trace"
+    # Give the buffer's memory back until the next workload.
+    echo 4 > "$REF_INSTANCE/buffer_size_kb"
+    local triggers=()
+    for n in "${REF_NAMES[@]}"; do triggers+=("$n=${REF_TRIGGER[$n]}"); done
+    python3 "$REF_HISTREF" from-trace "$out/trace-$tag.txt" "$dropped" "$out/hist" "${triggers[@]}" \
+        || ref_fail "count the trace into hists"
+    for n in "${REF_NAMES[@]}"; do mv "$out/hist-$n.txt" "$out/hist-$n-$tag.txt"; done
+    cat "$REF_T/kprobe_profile" > "$out/kprobe_profile-$tag.txt"
+    ref_unregister
+}
+
 ref_cleanup() {
     local n
+    if [ "$REF_MODE" = trace ] && [ -d "$REF_INSTANCE" ]; then
+        echo 0 > "$REF_INSTANCE/tracing_on"
+        for n in "${REF_NAMES[@]}"; do
+            echo 0 > "$REF_INSTANCE/events/kprobes/$n/enable" 2>/dev/null
+        done
+    fi
     if [ -n "$REF_REGISTERED" ]; then
         for n in "${REF_NAMES[@]}"; do
             echo 0 > "$REF_T/events/kprobes/$n/enable" 2>/dev/null
@@ -144,6 +219,8 @@ ref_cleanup() {
     fi
     REF_REGISTERED=
     REF_NAMES=()
+    [ "$REF_MODE" = trace ] && rmdir "$REF_INSTANCE" 2>/dev/null
+    return 0
 }
 
 # The reference probes of the VM tier: the check entry point and every sub-check function, each
