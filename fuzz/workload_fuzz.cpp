@@ -31,8 +31,9 @@ const WorkloadRules& rules() {
 
 std::string s(std::string_view v) { return std::string(v); }
 
-// Valid UTF-8 with no C0, DEL or C1 control character: a value every output (Prometheus text,
-// pprof, the web view, a terminal) can show as it is.
+// Valid UTF-8 with no C0, DEL or C1 control character and no noncharacter U+FFFE/U+FFFF (XML
+// forbids them): a value every output (Prometheus text, pprof, the web view and its SVG, a
+// terminal) can show as it is.
 bool printable_label(std::string_view text) {
   while (!text.empty()) {
     const size_t length = utf8_sequence_length(text);
@@ -40,6 +41,9 @@ bool printable_label(std::string_view text) {
     const auto lead = static_cast<unsigned char>(text[0]);
     if (lead < 0x20 || lead == 0x7F) return false;
     if (lead == 0xC2 && static_cast<unsigned char>(text[1]) < 0xA0) return false;  // C1
+    if (text.substr(0, length) == "\xEF\xBF\xBE" || text.substr(0, length) == "\xEF\xBF\xBF") {
+      return false;
+    }
     text.remove_prefix(length);
   }
   return true;

@@ -247,17 +247,8 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
       checks != deltas.missed_coverage.end()) {
     header_.missed_checks_uncounted = checks->second.uncounted;
   }
-  for (const auto& [workload, busy] : deltas.busy_by_workload) {
-    const std::string_view kept_as = admit(workload, at);
-    WorkloadBusy counted = busy;
-    if (auto named = named_.find(kept_as); named != named_.end()) {
-      counted.named = named->second.naming;
-    } else {
-      counted.kind.clear();
-      counted.named = 0;
-    }
-    added.workloads[std::string(kept_as)] += counted;
-  }
+  add_busy(header_.busy_by_workload, added.workloads);
+  add_busy(open_workloads_, added.workloads);
   last_add_ns_ = std::max(last_add_ns_, now_unix_ns);
   window_.observe(at, std::move(added));
 }
