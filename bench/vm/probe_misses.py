@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from measurement_log import MeasurementLog
+
 sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -62,10 +64,10 @@ def guest_main() -> int:
 
     results = Path(os.environ["HUCVM_RESULTS"])
     plan = json.loads(os.environ["HUCVM_BENCH_PLAN"])
-    records: list[dict] = []
     os.sched_setaffinity(0, {HOUSE_CPU})
     cgroup = guestlib.make_cgroup(CGROUP)
     ref = guestlib.RefProbe(results)
+    log = MeasurementLog(results, "HUCVM-BENCH")
     ref.call("ref_init")
     ref.call("ref_probe_keyed", "common_pid", "upid", "__check_object_size", "n=%si:u64", "n")
 
@@ -111,10 +113,7 @@ def guest_main() -> int:
     try:
         for rnd in range(plan["rounds"]):
             for variant in VARIANTS:
-                rec = measure(variant, rnd)
-                records.append(rec)
-                (results / "measurements.json").write_text(json.dumps(records, indent=1))
-                print(f"HUCVM-BENCH {json.dumps(rec)}", flush=True)
+                log.save(measure(variant, rnd))
     finally:
         ref.close()
     return 0

@@ -68,6 +68,7 @@ sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+from measurement_log import MeasurementLog  # noqa: E402 (after the path)
 from whatif import ICOUNT, WORKLOADS, boot_set  # noqa: E402  (the seeds' workloads, icount-sized)
 
 HUCPROF_FLAGS = {
@@ -164,13 +165,7 @@ def guest_main() -> int:
 
     results = Path(os.environ["HUCVM_RESULTS"])
     plan = json.loads(os.environ["HUCVM_BENCH_PLAN"])
-    out_path = results / "measurements.json"
-    records: list[dict] = []
-
-    def save(rec: dict) -> None:
-        records.append(rec)
-        out_path.write_text(json.dumps(records, indent=1))
-        print(f"HUCVM-BENCH {json.dumps(rec)}", flush=True)
+    save = MeasurementLog(results, "HUCVM-BENCH").save
 
     def load(name: str, n: int, size: int) -> dict:
         r = subprocess.run([plan["load"], name, str(n), str(size)], capture_output=True,

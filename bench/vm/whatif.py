@@ -51,6 +51,8 @@ import sys
 import time
 from pathlib import Path
 
+from measurement_log import MeasurementLog
+
 sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -77,13 +79,7 @@ def guest_main() -> int:
 
     results = Path(os.environ["HUCVM_RESULTS"])
     plan = json.loads(os.environ["HUCVM_WHATIF_PLAN"])
-    out_path = results / "measurements.json"
-    records: list[dict] = []
-
-    def save(rec: dict) -> None:
-        records.append(rec)
-        out_path.write_text(json.dumps(records, indent=1))
-        print(f"HUCVM-WHATIF {json.dumps(rec)}", flush=True)
+    save = MeasurementLog(results, "HUCVM-WHATIF").save
 
     cmdline = Path("/proc/cmdline").read_text()
     if ("hardened_usercopy=off" in cmdline.split()) != (plan["role"] == "off"):
