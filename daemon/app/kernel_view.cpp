@@ -71,6 +71,7 @@ AttachOptions attach_options(const RunOptions& options) {
   out.max_stacks = options.bpf_max_stacks;
   out.only_cgroup_id = options.only_cgroup_id;
   out.probe_workloads = options.probe_workloads;
+  out.rescue = options.probe_rescue;
   const FoldingRules rules = FoldingRules::defaults();
   out.helper_symbols.assign(rules.copy_helpers.begin(), rules.copy_helpers.end());
   return out;

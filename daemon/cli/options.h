@@ -34,6 +34,9 @@ struct RunOptions {
   SubcheckCounting probe_subchecks = kDefaultSubcheckCounting;
   // --probe.workloads: probe mode counts also by the cgroup of the task that ran the check.
   bool probe_workloads = false;
+  // --probe.rescue auto|off: the rescue program where a run of the check's program can be
+  // preempted (auto), or never (off: one program run per check, the skipped checks only counted).
+  bool probe_rescue = true;
   // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
   CapabilityKeep capabilities_keep = default_capability_keep();
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.

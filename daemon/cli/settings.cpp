@@ -60,6 +60,7 @@ constexpr NamedValues<ProbeAttach, 3> kProbeAttach{{{"auto", ProbeAttach::Auto},
                                                     {"kprobe", ProbeAttach::Kprobe}}};
 constexpr NamedValues<SubcheckCounting, 2> kProbeSubchecks{
     {{"attach", SubcheckCounting::Attach}, {"classify", SubcheckCounting::Classify}}};
+constexpr NamedValues<bool, 2> kProbeRescue{{{"auto", true}, {"off", false}}};
 
 std::string apply_mode(std::string_view value, RunOptions& options) {
   return store(find_named(kModes, value), options.mode);
@@ -145,6 +146,10 @@ std::string apply_latency(std::string_view value, RunOptions& options) {
   return store_boolean(value, options.latency);
 }
 
+std::string apply_probe_rescue(std::string_view value, RunOptions& options) {
+  return store(find_named(kProbeRescue, value), options.probe_rescue);
+}
+
 std::string apply_probe_workloads(std::string_view value, RunOptions& options) {
   return store_boolean(value, options.probe_workloads);
 }
@@ -204,7 +209,7 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
-const std::array<Setting, 20> kSettings{{
+const std::array<Setting, 21> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, true, OnReload::Restart, apply_mode,
@@ -260,6 +265,13 @@ const std::array<Setting, 20> kSettings{{
      "check)",
      true, true, OnReload::Restart, apply_probe_workloads,
      [](const RunOptions& o) { return std::string(o.probe_workloads ? "true" : "false"); }},
+    {"probe.rescue", "HOW",
+     "the rescue program, which counts at their call sites most checks the kernel skipped the "
+     "check's program for: auto (where a run of the check's program can be preempted: 7.x, "
+     "PREEMPT_RT; a second program run per check) or off (skipped checks only counted, in "
+     "usercopy_checks_missed_total)",
+     true, true, OnReload::Restart, apply_probe_rescue,
+     [](const RunOptions& o) { return std::string(name_of(kProbeRescue, o.probe_rescue)); }},
     {"debuginfo.path", "PATH",
      "the kernel's debuginfo, for the copy function and source line behind each call site: a "
      "vmlinux, or a directory searched like /usr/lib/debug; empty: the distributions' places "

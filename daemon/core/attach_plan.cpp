@@ -273,9 +273,11 @@ namespace {
 // run per check, so only where preemption can hold one. Every build of the probe object has it,
 // reading the task as that build's check's program does (probe.bpf.c), so it needs no feature the
 // chosen build does not: the build never keeps it off.
-void decide_rescue(AttachPlan& plan, const AttachFacts& facts) {
+void decide_rescue(AttachPlan& plan, const AttachFacts& facts, bool wanted) {
   if (!plan.probes) return;
-  if (plan.check().flavour != Flavour::Fentry) {
+  if (!wanted) {
+    plan.rescue_reason = "no rescue program: --probe.rescue off";
+  } else if (plan.check().flavour != Flavour::Fentry) {
     plan.rescue_reason = "no rescue program: a kprobe's program runs with preemption off";
   } else if (!facts.programs_preemptible.ok) {
     plan.rescue_reason =
@@ -389,7 +391,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   plan.task_stack_size = static_cast<uint32_t>(facts.task_stack_size);
   plan.only_cgroup_id = options.only_cgroup_id;
   plan.probe_workloads = options.probe_workloads && plan.probes;
-  decide_rescue(plan, facts);
+  decide_rescue(plan, facts, options.rescue);
 
   plan.maps.max_keys = options.max_keys;
   plan.maps.max_stacks = options.max_stacks;

@@ -60,6 +60,8 @@ struct AttachOptions {
   uint64_t only_cgroup_id = 0;
   // Probe mode keys each check also by its task's cgroup v2 id (--probe.workloads).
   bool probe_workloads = false;
+  // The rescue program where a run of the check's program can be preempted (--probe.rescue).
+  bool rescue = true;
 };
 
 enum class Flavour { None, Fentry, Kprobe };

@@ -57,6 +57,9 @@ TEST(Options, EachRunFlag) {
   }
   EXPECT_EQ(parse_run({"run", "--probe.subchecks", "attach"}).probe_subchecks,
             SubcheckCounting::Attach);
+  EXPECT_TRUE(parse_run({"run"}).probe_rescue);
+  EXPECT_TRUE(parse_run({"run", "--probe.rescue", "auto"}).probe_rescue);
+  EXPECT_FALSE(parse_run({"run", "--probe.rescue", "off"}).probe_rescue);
   for (const char* level : {"debug", "info", "warn", "error"}) {
     EXPECT_EQ(parse_run({"run", "--log.level", level}).log_level, level);
   }
@@ -157,6 +160,8 @@ TEST(Options, BadFlagValuesNameTheFlag) {
             "--mode: \"fast\" is not one of auto, probe, sample");
   EXPECT_EQ(parse_error({"run", "--probe.attach", "uprobe"}),
             "--probe.attach: \"uprobe\" is not one of auto, fentry, kprobe");
+  EXPECT_EQ(parse_error({"run", "--probe.rescue", "on"}),
+            "--probe.rescue: \"on\" is not one of auto, off");
   EXPECT_EQ(parse_error({"run", "--probe.subchecks", "guess"}),
             "--probe.subchecks: \"guess\" is not one of attach, classify");
   EXPECT_EQ(parse_error({"run", "--log.level", "verbose"}),

@@ -308,6 +308,19 @@ TEST(AttachPlan, TheRescueProgramOnlyWhereAFentryRunCanBePreempted) {
   EXPECT_FALSE(sample.rescue);
 }
 
+// --probe.rescue off keeps it off even where a run can be preempted, and says why.
+TEST(AttachPlan, TheRescueProgramStaysOffWhenAskedTo) {
+  const auto k = index_of(kDebianKallsyms);
+  AttachFacts facts = debian_facts(k);
+  facts.programs_preemptible = {true, "preemption lazy, from the kernel config's default"};
+  AttachOptions off = options();
+  off.rescue = false;
+  const auto plan = compute_attach_plan(k, facts, off);
+  EXPECT_EQ(plan.check().flavour, Flavour::Fentry);
+  EXPECT_FALSE(plan.rescue);
+  EXPECT_EQ(plan.rescue_reason, "no rescue program: --probe.rescue off");
+}
+
 // The development machines: no kprobes, ftrace locked (fentry refused with EPERM).
 TEST(AttachPlan, Host618WithoutKprobesSamplesAndSaysWhyNotProbes) {
   const auto k = index_of(kDebianKallsyms);
