@@ -9,6 +9,7 @@
 
 #include "cli/duration.h"
 #include "core/quoted_value.h"
+#include "core/shown_windows.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/markup_escape.h"
@@ -303,6 +304,14 @@ std::string flame_graph(const WebViewInput& in, const UsercopyCost& cost,
   return render_profile_flame_graph(in.window, title);
 }
 
+// The profile of exactly the window the page shows, named by its end (core/shown_windows.h:
+// the server keeps it for the link); before any drain, the window as it will stand.
+std::string window_profile_link(const WebViewInput& in) {
+  const int64_t end = window_end_unix_ns(in.window);
+  return "debug/pprof/usercopy?window=prediction" +
+         (end > 0 ? "&end=" + std::to_string(end) : std::string());
+}
+
 }  // namespace
 
 std::string render_web_view(const WebViewInput& in) {
@@ -338,8 +347,9 @@ std::string render_web_view(const WebViewInput& in) {
          "</div>\n";
   out += "<h2>Probes</h2>\n" + probe_table(in.snapshot);
   out += "<footer><a href=\"" + e(in.telemetry_path.substr(1)) + "\">" + e(in.telemetry_path) +
-         "</a> · <a href=\"debug/pprof/usercopy?window=prediction\" id=\"window-profile\">profile "
-         "of this page's window (pprof)</a> · <a href=\"debug/pprof/usercopy\">profile "
+         "</a> · <a href=\"" + e(window_profile_link(in)) +
+         "\" id=\"window-profile\">profile of this page's window (pprof)</a> · <a "
+         "href=\"debug/pprof/usercopy\">profile "
          "since start</a> · <a href=\"debug/pprof/usercopy?seconds=30\">profile of the "
          "next 30 s</a> · <code>go tool pprof -http=: URL</code> reads them</footer>\n";
   out += "</body></html>\n";

@@ -4,7 +4,7 @@ drains, its /metrics, its web view, `hucprof report` on its profile since start,
 pprof on the same file must all give the same share of busy CPU in the checks, over the same
 window and the same samples, and the same 95 % interval: the report's Wilson's at design effect
 1.5, computed here from the textbook formula; the web view's /metrics' bounds. The web view's
-link to the profile of its window gives that window's samples.
+link to the profile of its window (named by its end) gives that window's samples.
 
 The prediction window is longer than the run, so the window of /metrics and of the web view is
 "since start", as the profile is. References: the counters /metrics exports (the share must be
@@ -90,7 +90,11 @@ class OneNumberInEveryView(unittest.TestCase):
             with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=30) as r:
                 with open(profile, "wb") as f:
                     f.write(r.read())
-            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy?window=prediction"),
+            # The page's own link to the profile of its window (relative to "/").
+            link = re.search(r'<a href="([^"]*)" id="window-profile">', page)
+            if not link:
+                raise AssertionError("no window-profile link on the page: " + page[-3000:])
+            with urllib.request.urlopen(cls.daemon.url("/" + html.unescape(link.group(1))),
                                         timeout=30) as r:
                 with open(window_profile, "wb") as f:
                     f.write(r.read())
@@ -165,7 +169,8 @@ class OneNumberInEveryView(unittest.TestCase):
         page = self.views["page"]
         link = re.search(r'<a href="([^"]*)" id="window-profile">', page)
         self.assertTrue(link, page[-3000:])
-        self.assertEqual(html.unescape(link.group(1)), "debug/pprof/usercopy?window=prediction")
+        self.assertRegex(html.unescape(link.group(1)),
+                         r"^debug/pprof/usercopy\?window=prediction&end=\d+$")
         types, samples = pprof_raw.read(ARGS.pprof, self.views["window_profile"])
         i = types.index("samples/count")
         # The window is longer than the run: the window's samples are all samples so far.

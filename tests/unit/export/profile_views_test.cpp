@@ -269,7 +269,9 @@ TEST_F(ProfileViewsTest, WebViewIsOneSelfContainedPageWithTheTables) {
                               "1.50 (the least: /metrics names no drains of this call site)\">3.9 "
                               "% ±0.4</td><td class=\"n\">590</td>"));
   EXPECT_THAT(html, HasSubstr("6.0 % ±0.6 of busy kernel CPU (secondary")) << "labelled";
-  EXPECT_THAT(html, HasSubstr("<a href=\"debug/pprof/usercopy?window=prediction\""));
+  // The profile of exactly this window, named by its end (10 s after the profile's start).
+  EXPECT_THAT(html, HasSubstr("<a href=\"debug/pprof/usercopy?window=prediction&amp;end="
+                              "10000000000\" id=\"window-profile\">"));
   // The flame graph's title says the same share, interval and window.
   EXPECT_THAT(html, HasSubstr(">4.00 % of busy CPU is in the checks (95 % interval 3.63-4.40 %) "
                               "over the last 10s</text>"));
