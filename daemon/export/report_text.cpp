@@ -324,7 +324,7 @@ std::string plus_minus(double pct, const ShareInterval& interval, int decimals) 
 std::string recording_intervals() {
   return "(every 95 % interval here: Wilson's at design effect " +
          printf_string("%.1f", kMinDesignEffect) +
-         ", the least, as a recording keeps no per-drain counts to measure its own; "
+         ", the least, as a profile file keeps no per-drain counts to measure its own; "
          "docs/metrics.md)";
 }
 

@@ -202,7 +202,7 @@ TEST_F(ProfileViewsTest, ReportHasTableStacksAndVerdict) {
   EXPECT_THAT(text, HasSubstr("\n\n4.00 % of busy CPU is in the checks (95 % interval 3.63-4.40 "
                               "%): 600 of 15,000 busy samples (kernel + user, idle left out) over "
                               "the profile's 10.0 s\n(every 95 % interval here: Wilson's at "
-                              "design effect 1.5, the least, as a recording keeps no per-drain "
+                              "design effect 1.5, the least, as a profile file keeps no per-drain "
                               "counts to measure its own; docs/metrics.md)\n"));
   EXPECT_THAT(text, testing::ContainsRegex(
                         "busy CPU +151.5 s \\(15.152 cores\\): kernel 101.0 s, user 50.5 s"));
