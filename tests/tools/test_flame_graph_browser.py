@@ -4,7 +4,8 @@ JavaScript: Chromium must parse the SVG (an SVG that is not well-formed XML come
 <parsererror>), and the text it holds must name the fixture's frames. No root needed. The
 screenshot is kept as a test artifact (flame_graph.png in the work dir). A profile of hostile
 names (issue 37) is drawn too, and its web page (GET /, by huc_web_view_page) read by Python's
-HTML parser and Chromium."""
+HTML parser and Chromium. The fixture's page, as Chromium shows it, gives each call site's share
+with its samples and the 95 % interval Wilson's formula gives here."""
 
 import html.parser
 import os
@@ -119,6 +120,92 @@ class NamesFromOutsideInChromium(unittest.TestCase):
         self.assertIn("<code>%s</code>" % pprof_files.SHOWN["title"], self.page_dom)
         self.assertIn(pprof_files.SHOWN["csi"], self.page_dom)
         self.assertIn("<svg", self.page_dom)
+
+
+Z95 = 1.959963984540054
+
+
+def wilson(k, n, d=1.5):
+    """Wilson's 95 % score interval (percent) of k/d in n/d, from the textbook formula."""
+    k, n = k / d, n / d
+    p = k / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
+    return 100 * max(0.0, centre - half), 100 * min(1.0, centre + half)
+
+
+class CallsiteRows(html.parser.HTMLParser):
+    """The cells of the page's call-site table as the browser left them: (title, text) each."""
+
+    def __init__(self, page):
+        super().__init__(convert_charrefs=True)
+        self.rows, self.inside, self.cell = [], False, None
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self.inside = attrs.get("id") == "callsites"
+        elif self.inside and tag == "tr":
+            self.rows.append([])
+        elif self.inside and tag == "td":
+            self.cell = [attrs.get("title"), ""]
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.inside = False
+        elif self.inside and tag == "td" and self.cell:
+            self.rows[-1].append(tuple(self.cell))
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell[1] += data
+
+
+class WebViewSharesInChromium(unittest.TestCase):
+    """The page's call-site shares as Chromium shows them: each with its own samples, its
+    interval in the cell's hover text equal to Wilson's computed here (a page without a snapshot's
+    drains takes the least design effect, 1.5, and says so), the ± its larger side, and the
+    steps' samples adding up to the call site's."""
+
+    @classmethod
+    def setUpClass(cls):
+        profile = os.path.join(ARGS.workdir, "web_fixture.pb.gz")
+        subprocess.run([ARGS.fixture, profile], check=True)
+        page = subprocess.run([ARGS.web_view_page, profile], capture_output=True, timeout=60)
+        assert page.returncode == 0, page.stderr
+        path = os.path.join(ARGS.workdir, "web_fixture.html")
+        with open(path, "wb") as f:
+            f.write(page.stdout.split(b"\n\n", 1)[1])
+        cls.dom = chromium.dump_dom("file://" + os.path.abspath(path))
+
+    def test_each_share_has_its_samples_and_the_interval_computed_here(self):
+        busy = re.search(r"([\d,]+) of ([\d,]+) busy samples", self.dom)
+        self.assertTrue(busy, self.dom[:3000])
+        n = int(busy.group(2).replace(",", ""))
+        rows = [r for r in CallsiteRows(self.dom).rows if r]
+        self.assertEqual(len(rows), 2, rows)  # the fixture's udp_recvmsg and netlink_recvmsg
+        for row in rows:
+            (title, share), (_, samples) = row[0], row[1]
+            k = int(samples.replace(",", ""))
+            m = re.fullmatch(r"95 % interval (\d+\.\d\d)-(\d+\.\d\d) %, design effect 1\.50 "
+                             r"\(the least: /metrics names no drains of this call site\)", title)
+            self.assertTrue(m, title)
+            lower, upper = wilson(k, n)
+            self.assertAlmostEqual(float(m.group(1)), lower, delta=0.005 + 1e-9)
+            self.assertAlmostEqual(float(m.group(2)), upper, delta=0.005 + 1e-9)
+            pm = re.fullmatch(r"(\d+\.\d+) % ±(\d+\.\d+)", share)
+            self.assertTrue(pm, share)
+            p = 100 * k / n
+            self.assertAlmostEqual(float(pm.group(1)), p, delta=0.005 + 1e-9)
+            self.assertAlmostEqual(float(pm.group(2)), max(upper - p, p - lower), delta=0.01)
+            steps = row[-1][1]
+            counts = [int(c) for c in re.findall(r"\((\d+)\)", steps)]
+            self.assertTrue(counts, steps)
+            self.assertEqual(sum(counts), k, steps)
 
 
 def main():
