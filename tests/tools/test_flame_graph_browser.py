@@ -49,9 +49,11 @@ class FlameGraphInChromium(unittest.TestCase):
                      "netlink_recvmsg", "find_vmap_area", "_raw_spin_lock"):
             self.assertIn(name, texts)
         # The fixture's CPU: 9 samples of 10101010 ns; udp_recvmsg holds 7 of them, and the
-        # tooltip says what its percentage is of.
-        self.assertIn("udp_recvmsg: 7 samples, 0.071 s CPU (77.78 % of the checks' samples)",
-                      self.dom)
+        # tooltip says what its percentage is of, and its interval (Wilson's at 1.5, computed
+        # here: 38.79-95.08 %).
+        lower, upper = wilson(7, 9)
+        self.assertIn("udp_recvmsg: 7 samples, 0.071 s CPU (77.78 % of the checks' samples; "
+                      "95 % interval {:.2f}-{:.2f} %)".format(lower, upper), self.dom)
 
     def test_no_script_and_no_reference_outside(self):
         self.assertNotIn("<script", self.dom)
