@@ -131,7 +131,7 @@ class Renderer {
     }
     const double value = static_cast<double>(node.value), total = static_cast<double>(total_);
     text += " (" + fmt("%.2f", 100.0 * value / total) + " % of " + markup_escape(style_.whole);
-    if (style_.intervals) {
+    if (style_.intervals && node.value < total_) {  // the whole is the whole, not a share
       text += "; 95 % interval " + format_interval(estimate_share(value, total).interval);
     }
     return text + ")";
