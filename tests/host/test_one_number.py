@@ -24,6 +24,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import hucprof_testlib as t  # noqa: E402
 import pprof_raw  # noqa: E402
+from wilson_interval import wilson  # noqa: E402
 
 ARGS = None
 CHECKS = "^(__check_object_size|check_heap_object)"
@@ -34,19 +35,6 @@ HEADLINE = re.compile(r"(?:(?P<share>\d+\.\d\d) % of busy CPU is in the checks \
                       r"[^:]*)): (?P<k>[\d,]+) of (?P<n>[\d,]+) busy samples \(kernel \+ user, idle "
                       r"left out\) (?P<window>over [^;<\n]*)(?:; 95 % interval (?P<clower>\d+\.\d\d)-"
                       r"(?P<cupper>\d+\.\d\d) %, too wide to decide on)?")
-Z95 = 1.959963984540054
-
-
-def wilson(k, n, d=1.5):
-    """Wilson's 95 % score interval of k/d in n/d (textbook formula, as docs/metrics.md names it)."""
-    k, n = k / d, n / d
-    p = k / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
-    return (0.0 if k == 0 else max(0.0, centre - half), min(1.0, centre + half))
-
-
 def interval_of(m):
     """The printed interval (percent) of a HEADLINE match, decided or collecting."""
     if m.group("share"):

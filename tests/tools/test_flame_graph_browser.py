@@ -17,8 +17,10 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import headless_chromium as chromium  # noqa: E402
 import hucprof_testlib as t  # noqa: E402
+import dom_tables  # noqa: E402
 import pprof_files  # noqa: E402
 import text_checks  # noqa: E402
+from wilson_interval import wilson  # noqa: E402
 
 ARGS = None
 
@@ -51,7 +53,7 @@ class FlameGraphInChromium(unittest.TestCase):
         # The fixture's CPU: 9 samples of 10101010 ns; udp_recvmsg holds 7 of them, and the
         # tooltip says what its percentage is of, and its interval (Wilson's at 1.5, computed
         # here: 38.79-95.08 %).
-        lower, upper = wilson(7, 9)
+        lower, upper = (100 * x for x in wilson(7, 9))
         self.assertIn("udp_recvmsg: 7 samples, 0.071 s CPU (77.78 % of the checks' samples; "
                       "95 % interval {:.2f}-{:.2f} %)".format(lower, upper), self.dom)
 
@@ -124,49 +126,6 @@ class NamesFromOutsideInChromium(unittest.TestCase):
         self.assertIn("<svg", self.page_dom)
 
 
-Z95 = 1.959963984540054
-
-
-def wilson(k, n, d=1.5):
-    """Wilson's 95 % score interval (percent) of k/d in n/d, from the textbook formula."""
-    k, n = k / d, n / d
-    p = k / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
-    return 100 * max(0.0, centre - half), 100 * min(1.0, centre + half)
-
-
-class CallsiteRows(html.parser.HTMLParser):
-    """The cells of the page's call-site table as the browser left them: (title, text) each."""
-
-    def __init__(self, page):
-        super().__init__(convert_charrefs=True)
-        self.rows, self.inside, self.cell = [], False, None
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "table":
-            self.inside = attrs.get("id") == "callsites"
-        elif self.inside and tag == "tr":
-            self.rows.append([])
-        elif self.inside and tag == "td":
-            self.cell = [attrs.get("title"), ""]
-
-    def handle_endtag(self, tag):
-        if tag == "table":
-            self.inside = False
-        elif self.inside and tag == "td" and self.cell:
-            self.rows[-1].append(tuple(self.cell))
-            self.cell = None
-
-    def handle_data(self, data):
-        if self.cell is not None:
-            self.cell[1] += data
-
-
 class WebViewSharesInChromium(unittest.TestCase):
     """The page's call-site shares as Chromium shows them: each with its own samples, its
     interval in the cell's hover text equal to Wilson's computed here (a page without a snapshot's
@@ -188,15 +147,16 @@ class WebViewSharesInChromium(unittest.TestCase):
         busy = re.search(r"([\d,]+) of ([\d,]+) busy samples", self.dom)
         self.assertTrue(busy, self.dom[:3000])
         n = int(busy.group(2).replace(",", ""))
-        rows = [r for r in CallsiteRows(self.dom).rows if r]
-        self.assertEqual(len(rows), 2, rows)  # the fixture's udp_recvmsg and netlink_recvmsg
-        for row in rows:
-            (title, share), (_, samples) = row[0], row[1]
+        texts = dom_tables.tables(self.dom)["callsites"][1:]  # under the header row
+        titles = dom_tables.titles(self.dom)["callsites"][1:]
+        self.assertEqual(len(texts), 2, texts)  # the fixture's udp_recvmsg and netlink_recvmsg
+        for row, row_titles in zip(texts, titles):
+            share, samples, title = row[0], row[1], row_titles[0]
             k = int(samples.replace(",", ""))
             m = re.fullmatch(r"95 % interval (\d+\.\d\d)-(\d+\.\d\d) %, design effect 1\.50 "
                              r"\(the least: /metrics names no drains of this call site\)", title)
             self.assertTrue(m, title)
-            lower, upper = wilson(k, n)
+            lower, upper = (100 * x for x in wilson(k, n))
             self.assertAlmostEqual(float(m.group(1)), lower, delta=0.005 + 1e-9)
             self.assertAlmostEqual(float(m.group(2)), upper, delta=0.005 + 1e-9)
             pm = re.fullmatch(r"(\d+\.\d+) % ±(\d+\.\d+)", share)
@@ -204,7 +164,7 @@ class WebViewSharesInChromium(unittest.TestCase):
             p = 100 * k / n
             self.assertAlmostEqual(float(pm.group(1)), p, delta=0.005 + 1e-9)
             self.assertAlmostEqual(float(pm.group(2)), max(upper - p, p - lower), delta=0.01)
-            steps = row[-1][1]
+            steps = row[-1]
             counts = [int(c) for c in re.findall(r"\((\d+)\)", steps)]
             self.assertTrue(counts, steps)
             self.assertEqual(sum(counts), k, steps)
