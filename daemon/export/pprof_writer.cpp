@@ -337,9 +337,9 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     // each with its 95 % interval and samples, as the report's table gives them.
     for (size_t i = 0; i < cost.callsites.size() && i < kCommentCallsites; ++i) {
       const CallsiteCost& row = cost.callsites[i];
-      add_comment(out, strings, std::string(kCommentCallsitePrefix) + row.callsite,
+      add_comment(out, strings, std::string(kCommentCallsitePrefix) + printable_name(row.callsite),
                   format_part(row.samples, cost.busy_samples()) + " of busy CPU via " +
-                      row.syscall + "; steps " + format_steps(row, true));
+                      printable_name(row.syscall) + "; steps " + format_steps(row, true));
     }
   }
   // Busy contexts are samples (above); idle is not busy CPU, so it stays a comment.

@@ -309,7 +309,7 @@ std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
   }
   if (out.empty()) return "";
   return std::string("\ntop stacks (leaf first; share of the call site's ") +
-         (cost.sampling ? "samples, ± its 95 % interval, (its samples))" : "calls, exact)") + out;
+         (cost.sampling ? "samples ± its 95 % interval; (n): its samples)" : "calls, exact)") + out;
 }
 
 // ± h at `decimals` for an interval around `pct` (both in percent): the larger side, rounded up.
