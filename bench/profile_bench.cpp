@@ -74,7 +74,7 @@ void BM_ProfileRequest(benchmark::State& state) {
   p.next_drain();
   p.next_drain();
   const HttpHandler handler =
-      make_pprof_handler({[&] { return p.store.cumulative(); }, [] {}, {}, {}});
+      make_pprof_handler({[&] { return p.store.cumulative(); }, [] {}, {}, {}, {}});
   size_t bytes = 0;
   for (auto _ : state) bytes = handler(profile_request()).body.size();
   state.counters["stacks"] = static_cast<double>(p.store.cumulative().samples.size());
@@ -102,7 +102,7 @@ BENCHMARK(BM_WebView)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->Use
 void BM_DrainWithProfileInFlight(benchmark::State& state) {
   Pipeline p(static_cast<int>(state.range(0)));
   p.next_drain();
-  ProfileSource source{[&] { return p.store.cumulative(); }, [] {}, {}, {}};
+  ProfileSource source{[&] { return p.store.cumulative(); }, [] {}, {}, {}, {}};
   if (state.range(1) == 1) source.pause = [&] { p.gate.wait_while_draining(); };
   const HttpHandler handler = make_pprof_handler(source);
   std::atomic<bool> stop{false};

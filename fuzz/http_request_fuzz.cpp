@@ -2,7 +2,7 @@
 // input is read as a whole HTTP/1.1 request through RequestReader with the server's bounds, as
 // every connection reads (fuzz/http_body_fuzz.cpp takes the chunked body apart); its target goes
 // through parse_request_target (path and query) and the profile endpoint's ?seconds=N
-// (profile_seconds) and ?window=prediction (profile_window), its Authorization through
+// (profile_seconds) and ?window=prediction&end=N (profile_window), its Authorization through
 // parse_basic_authorization, its Accept-Encoding through accepts_gzip, its framing headers
 // (Transfer-Encoding, Host, Content-Length) through request_framing_error. The raw input also goes
 // through each of them directly, so seeds can be bare targets.
@@ -58,8 +58,12 @@ void profile_window(const hucprof::RequestTarget& decoded) {
                    "a refused ?window= is named in one line");
     return;
   }
-  HUC_FUZZ_CHECK(window.value() == decoded.query.contains("window"),
+  HUC_FUZZ_CHECK(window.value().has_value() == decoded.query.contains("window"),
                  "?window= is taken exactly when given");
+  if (const auto& asked = window.value(); asked && asked->end_unix_ns) {
+    HUC_FUZZ_CHECK(*asked->end_unix_ns > 0 && decoded.query.count("end") == 1,
+                   "?end= is taken once, and only a positive one");
+  }
 }
 
 void target(std::string_view text) {

@@ -16,6 +16,7 @@
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
 #include "app/systemd_sockets.h"
+#include "core/shown_windows.h"
 #include "export/pprof_handler.h"
 #include "export/web_view.h"
 #include "web/metrics_server.h"
@@ -30,25 +31,30 @@ using Clock = std::chrono::steady_clock;
 // (SIGHUP may change it), which the web view reports.
 void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline,
                         const RunOptions& options, const std::atomic<int64_t>& interval_ms) {
+  // The windows pages showed, for their links to the profile of exactly that window.
+  auto shown = std::make_shared<ShownWindows>();
   ProfileSource source;
   source.cumulative = [&pipeline] { return pipeline.profiles().cumulative(); };
   source.window = [&pipeline] { return pipeline.profiles().window(); };
+  source.shown_window = [shown](int64_t end) { return shown->find(end); };
   source.drain_now = [&pipeline] { pipeline.drain(false); };
   source.pause = [&pipeline] { pipeline.wait_while_draining(); };
   server.add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));
-  server.add_route("/",
-                   make_web_view_handler([&pipeline, mode = std::string(mode_name(options.mode)),
-                                          window = options.prediction_window, &interval_ms,
-                                          telemetry_path = options.telemetry_path] {
-                     pipeline.wait_while_draining();  // rendering steps aside for a drain
-                     return WebViewInput{pipeline.latest(),
-                                         pipeline.profiles().window(),
-                                         mode,
-                                         std::chrono::milliseconds(interval_ms.load()),
-                                         window,
-                                         true,
-                                         telemetry_path};
-                   }));
+  server.add_route(
+      "/", make_web_view_handler([&pipeline, shown, mode = std::string(mode_name(options.mode)),
+                                  window = options.prediction_window, &interval_ms,
+                                  telemetry_path = options.telemetry_path] {
+        pipeline.wait_while_draining();  // rendering steps aside for a drain
+        WebViewInput in{pipeline.latest(),
+                        pipeline.profiles().window(),
+                        mode,
+                        std::chrono::milliseconds(interval_ms.load()),
+                        window,
+                        true,
+                        telemetry_path};
+        shown->remember(in.window);
+        return in;
+      }));
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 
 #include "core/folding_rules.h"
 #include "core/quoted_value.h"
+#include "core/share_interval.h"
 #include "core/utf8.h"
 #include "export/markup_escape.h"
+#include "export/report_text.h"
 
 namespace hucprof {
 
@@ -127,9 +129,12 @@ class Renderer {
       text +=
           ", " + fmt("%.3f", static_cast<double>(node.value) * style_.seconds_per_unit) + " s CPU";
     }
-    return text + " (" +
-           fmt("%.2f", 100.0 * static_cast<double>(node.value) / static_cast<double>(total_)) +
-           " % of " + markup_escape(style_.whole) + ")";
+    const double value = static_cast<double>(node.value), total = static_cast<double>(total_);
+    text += " (" + fmt("%.2f", 100.0 * value / total) + " % of " + markup_escape(style_.whole);
+    if (style_.intervals && node.value < total_) {  // the whole is the whole, not a share
+      text += "; 95 % interval " + format_interval(estimate_share(value, total).interval);
+    }
+    return text + ")";
   }
 
   // As much of the (printable) name as fits, ".." marking a cut after a whole character;
@@ -214,6 +219,7 @@ std::string render_profile_flame_graph(const StackProfile& profile, std::string 
   style.unit = sampled ? "samples" : "calls";
   style.whole = "the checks' " + style.unit;
   style.seconds_per_unit = sampled ? static_cast<double>(profile.sample_period_ns) / 1e9 : 0;
+  style.intervals = sampled;
   return render_flame_graph_svg(
       build_flame_tree(profile, sampled ? kSamples : kCalls, FoldingRules::defaults(), "all"),
       style);

@@ -64,6 +64,10 @@ inline constexpr std::string_view kCommentLatency = "latency";  // "on" with --l
 inline constexpr std::string_view kCommentMissedPrefix = "missed_checks.";  // + reason
 inline constexpr std::string_view kCommentMissedUncounted = "missed_checks_uncounted";
 inline constexpr std::string_view kCommentHeadline = "headline";
+// Sampling: the costliest call sites' shares of busy CPU and their steps', each with its 95 %
+// interval and samples (written, never read back).
+inline constexpr std::string_view kCommentCallsitePrefix = "callsite.";  // + call site
+inline constexpr size_t kCommentCallsites = 10;
 
 // Largest profile `hucprof report` and the reader accept, inflated.
 inline constexpr size_t kMaxProfileBytes = size_t{256} << 20;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/quoted_value.h"
+#include "core/shown_windows.h"
 #include "export/pprof_writer.h"
 
 namespace hucprof {
@@ -114,15 +115,32 @@ Result<std::optional<int>> profile_seconds(const std::multimap<std::string, std:
   return seconds;
 }
 
-Result<bool> profile_window(const std::multimap<std::string, std::string>& query) {
+Result<std::optional<WindowRequest>> profile_window(
+    const std::multimap<std::string, std::string>& query) {
   const auto given = query.equal_range("window");
-  if (given.first == given.second) return false;
+  const auto end = query.equal_range("end");
+  if (given.first == given.second) {
+    if (end.first != end.second) return Error{"end: only with window=prediction"};
+    return std::nullopt;
+  }
   if (std::next(given.first) != given.second) return Error{"window: given twice"};
   if (given.first->second != "prediction") {
     return Error{"window: " + quoted_value(given.first->second) + " is not \"prediction\""};
   }
   if (query.contains("seconds")) return Error{"window and seconds: give one of them"};
-  return true;
+  WindowRequest out;
+  if (end.first != end.second) {
+    if (std::next(end.first) != end.second) return Error{"end: given twice"};
+    const std::string& value = end.first->second;
+    int64_t ns = 0;
+    const auto [at, ec] = std::from_chars(value.data(), value.data() + value.size(), ns);
+    if (ec != std::errc{} || at != value.data() + value.size() || ns <= 0) {
+      return Error{"end: " + quoted_value(value) +
+                   " is not a window's end (a whole number of nanoseconds since 1970)"};
+    }
+    out.end_unix_ns = ns;
+  }
+  return out;
 }
 
 HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) {
@@ -134,9 +152,19 @@ HttpHandler make_pprof_handler(ProfileSource source, PprofHandlerLimits limits) 
           windows](const HttpRequest& request) -> HttpResponse {
     auto window_asked = profile_window(request.query);
     if (!window_asked.ok()) return text(400, window_asked.error().text);
-    if (window_asked.value()) {
-      if (!source.window) return text(404, "window: no prediction window here");
-      return profile_response(source.window(), source.pause);
+    if (const auto& window = window_asked.value()) {
+      if (!window->end_unix_ns) {
+        if (!source.window) return text(404, "window: no prediction window here");
+        return profile_response(source.window(), source.pause);
+      }
+      if (!source.shown_window) return text(404, "end: no shown windows here");
+      if (auto shown = source.shown_window(*window->end_unix_ns)) {
+        return profile_response(*shown, source.pause);
+      }
+      return text(410, "end: the window ending at " + std::to_string(*window->end_unix_ns) +
+                           " is no longer kept (the last " + std::to_string(ShownWindows::kKept) +
+                           " windows the web view showed are); reload the page, or drop end= "
+                           "for the window as it stands");
     }
     auto parsed = profile_seconds(request.query, limits.max_seconds);
     if (!parsed.ok()) return text(400, parsed.error().text);

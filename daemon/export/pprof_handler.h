@@ -23,6 +23,9 @@ struct ProfileSource {
   // The drains of the last --prediction.window (the web view's window); empty: ?window=
   // is refused.
   std::function<StackProfile()> window;
+  // The window a web view page showed, by its end (core/shown_windows.h), if still kept; empty:
+  // ?end= is refused.
+  std::function<std::optional<StackProfile>(int64_t end_unix_ns)> shown_window;
 };
 
 struct PprofHandlerLimits {
@@ -41,13 +44,21 @@ struct PprofHandlerLimits {
 Result<std::optional<int>> profile_seconds(const std::multimap<std::string, std::string>& query,
                                            int max_seconds);
 
-// Whether a profile request asks for the prediction window (?window=prediction): false when
-// absent, else the 400 text naming the problem (another value, given twice, beside ?seconds=).
-Result<bool> profile_window(const std::multimap<std::string, std::string>& query);
+// What a ?window=prediction request asks for: the window as it stands, or (&end=N, the web
+// view's link) the one a page showed, which ended at Unix time N ns.
+struct WindowRequest {
+  std::optional<int64_t> end_unix_ns;
+};
+// Whether a profile request asks for the prediction window: nullopt when ?window= is absent,
+// else the 400 text naming the problem (another value, given twice, beside ?seconds=, an ?end=
+// that is not a whole positive number or comes without ?window=prediction). Pure, fuzzed.
+Result<std::optional<WindowRequest>> profile_window(
+    const std::multimap<std::string, std::string>& query);
 
 // GET /debug/pprof/usercopy: the cumulative profile. ?window=prediction: the drains of the last
 // --prediction.window as of the last drain, the window the web view and the busy-share gauges
-// show. ?seconds=N: what happened during the next
+// show; with &end=N (the web view's link), exactly the window a page showed, or 410 naming the
+// problem once it is no longer kept. ?seconds=N: what happened during the next
 // N seconds (a drain at both ends, the difference in between); N outside 1..max_seconds, not a
 // whole number or given twice → 400 naming the problem; no window free (see max_waiting) → 429
 // with Retry-After, the seconds until one is. Gzipped pprof,

@@ -333,6 +333,14 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
                              "over the profile's " + format_seconds(cost.window_seconds))) {
       add_comment(out, strings, kCommentHeadline, line->line());
     }
+    // And the shares under it that -top cannot show: each costly call site's, with its steps,
+    // each with its 95 % interval and samples, as the report's table gives them.
+    for (size_t i = 0; i < cost.callsites.size() && i < kCommentCallsites; ++i) {
+      const CallsiteCost& row = cost.callsites[i];
+      add_comment(out, strings, std::string(kCommentCallsitePrefix) + printable_name(row.callsite),
+                  format_part(row.samples, cost.busy_samples()) + " of busy CPU via " +
+                      printable_name(row.syscall) + "; steps " + format_steps(row, true));
+    }
   }
   // Busy contexts are samples (above); idle is not busy CPU, so it stays a comment.
   if (profile.sampling) {

@@ -261,11 +261,11 @@ std::string workloads_table(const UsercopyCost& cost) {
          more_workloads(cost);
 }
 
-// A part of a call site's samples (sampling, with its interval) or calls (probes, exact), as
-// the first column of its stack and copy lines.
+// A part of a call site's samples (sampling, with its interval and its own samples) or calls
+// (probes, exact), as the first column of its stack and copy lines.
 std::string part_of_row(uint64_t value, uint64_t row_total, bool sampling) {
   return "  " +
-         (sampling ? pad(format_percent_pm(as_double(value), as_double(row_total)), 12, true)
+         (sampling ? pad(format_part(value, row_total), 20, true)
                    : pad(format_percent(as_double(value) / as_double(row_total)), 7, true)) +
          "  ";
 }
@@ -309,7 +309,7 @@ std::string top_stacks(const UsercopyCost& cost, size_t callsites) {
   }
   if (out.empty()) return "";
   return std::string("\ntop stacks (leaf first; share of the call site's ") +
-         (cost.sampling ? "samples, ± its 95 % interval)" : "calls, exact)") + out;
+         (cost.sampling ? "samples ± its 95 % interval; (n): its samples)" : "calls, exact)") + out;
 }
 
 // ± h at `decimals` for an interval around `pct` (both in percent): the larger side, rounded up.
@@ -318,6 +318,14 @@ std::string plus_minus(double pct, const ShareInterval& interval, int decimals) 
   const double side = std::max(100 * interval.upper - pct, pct - 100 * interval.lower);
   const double h = std::ceil(std::max(0.0, side) * scale - 1e-9) / scale;
   return "±" + printf_string(decimals == 0 ? "%.0f" : decimals == 1 ? "%.1f" : "%.2f", h);
+}
+
+// Which design effect every interval of a recording is taken with, and why that one.
+std::string recording_intervals() {
+  return "(every 95 % interval here: Wilson's at design effect " +
+         printf_string("%.1f", kMinDesignEffect) +
+         ", the least, as a profile file keeps no per-drain counts to measure its own; "
+         "docs/metrics.md)";
 }
 
 }  // namespace
@@ -329,10 +337,9 @@ std::string format_steps(const CallsiteCost& row, bool sampling) {
   for (const auto& [step, n] : row.checks) {
     if (!out.empty()) out += ", ";
     if (sampling) {
-      const double k = as_double(n), of = as_double(total);
-      const ShareEstimate e = estimate_share(k, of);
+      const ShareEstimate e = estimate_share(as_double(n), as_double(total));
       out += printable_name(step) + " " + printf_string("%.0f%%", 100.0 * e.share) + " " +
-             plus_minus(100.0 * e.share, e.interval, 0);
+             plus_minus(100.0 * e.share, e.interval, 0) + " (" + format_count_exact(n) + ")";
     } else {
       // Step runs per check call: one call can run several.
       out += printable_name(step) + " " +
@@ -393,6 +400,11 @@ std::string format_percent_pm(double k, double n, double design_effect) {
   const ShareEstimate e = estimate_share(k, n, 0, design_effect);
   const double pct = 100.0 * e.share;
   return format_percent(e.share) + " " + plus_minus(pct, e.interval, pct < 1 ? 2 : 1);
+}
+
+std::string format_part(uint64_t k, uint64_t n, double design_effect) {
+  return format_percent_pm(as_double(k), as_double(n), design_effect) + " (" +
+         format_count_exact(k) + ")";
 }
 
 std::string format_count_exact(uint64_t n) {
@@ -487,7 +499,7 @@ std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
   std::string out = header(profile);
   if (auto line =
           headline(cost, estimate, "over the profile's " + format_seconds(cost.window_seconds))) {
-    out += "\n" + line->line() + "\n";
+    out += "\n" + line->line() + "\n" + recording_intervals() + "\n";
   }
   const std::string sums = totals(cost);
   if (!sums.empty()) out += "\n" + sums;

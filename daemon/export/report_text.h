@@ -67,8 +67,8 @@ std::optional<std::string> prediction_line(const StackProfile& profile, const Us
 std::string format_interrupts(const UsercopyCost& cost);
 
 // Which steps of the checks ran, for a table cell: sampling, each step's share of the row's
-// samples with its 95 % interval, "virt_addr_valid 41% ±11, entry 23% ±9"; probes, exact step
-// runs per check call, "slab_object 0.90/call, vmap_area 0.10/call".
+// samples with its 95 % interval and its samples, "virt_addr_valid 41% ±11 (52), entry 23% ±9
+// (29)"; probes, exact step runs per check call, "slab_object 0.90/call, vmap_area 0.10/call".
 std::string format_steps(const CallsiteCost& row, bool sampling);
 
 // Number formatting shared by the report and the web view.
@@ -78,6 +78,8 @@ std::string format_share(double fraction);    // the headline's: "3.12 %", "0.04
 // given), as the tables print it: "1.4 % ±0.3", "0.52 % ±0.14". The ± is the larger of the
 // interval's two sides, rounded up at the share's precision.
 std::string format_percent_pm(double k, double n, double design_effect = kMinDesignEffect);
+// The same with its own samples, for a part that has no samples column: "76.3 % ±4.5 (450)".
+std::string format_part(uint64_t k, uint64_t n, double design_effect = kMinDesignEffect);
 std::string format_interval(const ShareInterval& interval);  // "2.77-3.51 %"
 std::string format_count_exact(uint64_t n);                  // "8,084"
 std::string format_count(uint64_t n);                        // "950", "12.3k", "4.56M"

@@ -4,9 +4,12 @@
 #include <cstdio>
 #include <ctime>
 #include <iterator>
+#include <map>
+#include <optional>
 
 #include "cli/duration.h"
 #include "core/quoted_value.h"
+#include "core/shown_windows.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
 #include "export/markup_escape.h"
@@ -71,14 +74,29 @@ std::string window_words(const WebViewInput& in, bool brief = false) {
   return out;
 }
 
-// The design effect /metrics' gauges take for the window (the drains' spread), so the page's
-// interval is theirs; the least one before the sampling estimator has written any.
-double window_design_effect(const WebViewInput& in) {
-  for (const auto& p : in.snapshot.predictions()) {
-    if (p.estimator() == "sampling" && p.design_effect() > 0) return p.design_effect();
+// The design effects /metrics' gauges take from the same snapshot (the window's drains' spread),
+// so the page's intervals are theirs: the headline's, and each call site's it names. Where it
+// names none (before the sampling estimator has written one, a call site top-K folds into
+// "other"), the least one, and the page says so.
+struct DesignEffects {
+  double headline = kMinDesignEffect;
+  std::map<std::string, double, std::less<>> callsites;
+
+  explicit DesignEffects(const hucprof::v1::Snapshot& s) {
+    for (const auto& p : s.predictions()) {
+      if (p.estimator() != "sampling" || !(p.design_effect() > 0)) continue;
+      headline = p.design_effect();
+      for (const auto& site : p.callsites()) {
+        if (site.design_effect() > 0) callsites[site.callsite()] = site.design_effect();
+      }
+    }
   }
-  return kMinDesignEffect;
-}
+  std::optional<double> of_callsite(std::string_view callsite) const {
+    const auto found = callsites.find(callsite);
+    if (found == callsites.end()) return std::nullopt;
+    return found->second;
+  }
+};
 
 double prediction_window_seconds(const WebViewInput& in) {
   return std::chrono::duration<double>(in.prediction_window).count();
@@ -154,9 +172,29 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
   return out + "</table>\n";
 }
 
+// A call site's share of busy CPU ± its 95 % interval at the design effect /metrics takes for
+// it, the interval itself and where its design effect comes from in the cell's title.
+std::string callsite_share_cell(const CallsiteCost& row, const UsercopyCost& cost,
+                                const DesignEffects& effects) {
+  const auto measured = effects.of_callsite(row.callsite);
+  const ShareEstimate estimate =
+      estimate_share(static_cast<double>(row.samples), static_cast<double>(cost.busy_samples()), 0,
+                     measured.value_or(kMinDesignEffect));
+  char d[32];
+  std::snprintf(d, sizeof(d), "%.2f", estimate.design_effect);
+  const std::string why = measured ? "this call site's drains, as /metrics"
+                                   : "the least: /metrics names no drains of this call site";
+  return "<td class=\"n\" title=\"95 % interval " + e(format_interval(estimate.interval)) +
+         ", design effect " + d + " (" + e(why) + ")\">" +
+         e(format_percent_pm(static_cast<double>(row.samples),
+                             static_cast<double>(cost.busy_samples()), estimate.design_effect)) +
+         "</td>";
+}
+
 // Sampling: each call site's share of busy CPU with its 95 % interval and samples; probes: their
 // exact calls and bytes. Only the columns the window measured.
-std::string callsite_table(const UsercopyCost& cost, const std::string& telemetry_path) {
+std::string callsite_table(const UsercopyCost& cost, const DesignEffects& effects,
+                           const std::string& telemetry_path) {
   if (cost.callsites.empty()) {
     return "<p>No usercopy check was seen in the window.</p>\n";
   }
@@ -173,11 +211,9 @@ std::string callsite_table(const UsercopyCost& cost, const std::string& telemetr
     const CallsiteCost& row = cost.callsites[i];
     out += "<tr>";
     if (cost.sampling) {
-      out += "<td class=\"n\">" +
-             e(format_percent_pm(static_cast<double>(row.samples),
-                                 static_cast<double>(cost.busy_samples()))) +
-             "</td><td class=\"n\">" + e(format_count_exact(row.samples)) +
-             "</td><td class=\"n\">" + e(format_seconds(row.cpu_seconds)) + "</td>";
+      out += callsite_share_cell(row, cost, effects) + "<td class=\"n\">" +
+             e(format_count_exact(row.samples)) + "</td><td class=\"n\">" +
+             e(format_seconds(row.cpu_seconds)) + "</td>";
     }
     if (cost.probes) {
       out += "<td class=\"n\">" + e(format_count(row.calls)) + "</td><td class=\"n\">" +
@@ -187,6 +223,17 @@ std::string callsite_table(const UsercopyCost& cost, const std::string& telemetr
            "</code></td><td>" + e(format_steps(row, cost.sampling)) + "</td></tr>\n";
   }
   out += "</table>\n";
+  if (cost.sampling) {
+    char least[16];
+    std::snprintf(least, sizeof(least), "%.1f", kMinDesignEffect);
+    out += std::string(
+               "<p class=\"lede\" id=\"intervals\">Intervals: Wilson's 95 %; a call "
+               "site's at the design effect <code>/metrics</code> takes for it from the "
+               "window's drains (its bounds are the <code>usercopy_callsite_busy_cpu_"
+               "lower_ratio</code> and <code>…_upper_ratio</code> gauges; hover over the "
+               "share), steps' and workloads' at the least, ") +
+           least + ".</p>\n";
+  }
   if (cost.callsites.size() > rows) {
     out += "<p>" + std::to_string(cost.callsites.size() - rows) +
            " more call sites: see <a href=\"" + e(telemetry_path.substr(1)) + "\">" +
@@ -257,6 +304,14 @@ std::string flame_graph(const WebViewInput& in, const UsercopyCost& cost,
   return render_profile_flame_graph(in.window, title);
 }
 
+// The profile of exactly the window the page shows, named by its end (core/shown_windows.h:
+// the server keeps it for the link); before any drain, the window as it will stand.
+std::string window_profile_link(const WebViewInput& in) {
+  const int64_t end = window_end_unix_ns(in.window);
+  return "debug/pprof/usercopy?window=prediction" +
+         (end > 0 ? "&end=" + std::to_string(end) : std::string());
+}
+
 }  // namespace
 
 std::string render_web_view(const WebViewInput& in) {
@@ -271,7 +326,8 @@ std::string render_web_view(const WebViewInput& in) {
   out +=
       "<h1>hucprof</h1>\n<p class=\"lede\">The CPU cost of the kernel's hardened-usercopy "
       "checks (CONFIG_HARDENED_USERCOPY), per kernel call site.</p>\n";
-  const ShareEstimate estimate = headline_estimate(cost, window_design_effect(in));
+  const DesignEffects effects(in.snapshot);
+  const ShareEstimate estimate = headline_estimate(cost, effects.headline);
   out += headline_block(in, cost, estimate);
   out += facts(in, cost);
   out += "<h2>Verdict</h2>\n";
@@ -285,14 +341,15 @@ std::string render_web_view(const WebViewInput& in) {
            e(collecting_words(estimate, cost.window_seconds, prediction_window_seconds(in))) +
            "; " + e(kNoVerdictYet) + "</p>\n";
   }
-  out += "<h2>Top call sites</h2>\n" + callsite_table(cost, in.telemetry_path);
+  out += "<h2>Top call sites</h2>\n" + callsite_table(cost, effects, in.telemetry_path);
   out += workload_table(cost);
   out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n" + flame_graph(in, cost, estimate) +
          "</div>\n";
   out += "<h2>Probes</h2>\n" + probe_table(in.snapshot);
   out += "<footer><a href=\"" + e(in.telemetry_path.substr(1)) + "\">" + e(in.telemetry_path) +
-         "</a> · <a href=\"debug/pprof/usercopy?window=prediction\" id=\"window-profile\">profile "
-         "of this page's window (pprof)</a> · <a href=\"debug/pprof/usercopy\">profile "
+         "</a> · <a href=\"" + e(window_profile_link(in)) +
+         "\" id=\"window-profile\">profile of this page's window (pprof)</a> · <a "
+         "href=\"debug/pprof/usercopy\">profile "
          "since start</a> · <a href=\"debug/pprof/usercopy?seconds=30\">profile of the "
          "next 30 s</a> · <code>go tool pprof -http=: URL</code> reads them</footer>\n";
   out += "</body></html>\n";

@@ -13,7 +13,8 @@ namespace hucprof {
 struct WebViewInput {
   hucprof::v1::Snapshot snapshot;  // the latest: status (probes, kernel, hardened) and counters
   // The drains of the last --prediction.window (ProfileStore::window): the window of
-  // usercopy_checks_busy_cpu_ratio, so the page's headline is /metrics' number.
+  // usercopy_checks_busy_cpu_ratio, so the page's headline is /metrics' number. The page links
+  // its profile by its end: whoever serves the page keeps it (ShownWindows) for that link.
   StackProfile window;
   std::string mode;  // --mode as given ("auto", "probe", "sample")
   std::chrono::milliseconds interval{10000};

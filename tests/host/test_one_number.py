@@ -4,7 +4,7 @@ drains, its /metrics, its web view, `hucprof report` on its profile since start,
 pprof on the same file must all give the same share of busy CPU in the checks, over the same
 window and the same samples, and the same 95 % interval: the report's Wilson's at design effect
 1.5, computed here from the textbook formula; the web view's /metrics' bounds. The web view's
-link to the profile of its window gives that window's samples.
+link to the profile of its window (named by its end) gives that window's samples.
 
 The prediction window is longer than the run, so the window of /metrics and of the web view is
 "since start", as the profile is. References: the counters /metrics exports (the share must be
@@ -24,6 +24,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import hucprof_testlib as t  # noqa: E402
 import pprof_raw  # noqa: E402
+from wilson_interval import wilson  # noqa: E402
 
 ARGS = None
 CHECKS = "^(__check_object_size|check_heap_object)"
@@ -34,19 +35,6 @@ HEADLINE = re.compile(r"(?:(?P<share>\d+\.\d\d) % of busy CPU is in the checks \
                       r"[^:]*)): (?P<k>[\d,]+) of (?P<n>[\d,]+) busy samples \(kernel \+ user, idle "
                       r"left out\) (?P<window>over [^;<\n]*)(?:; 95 % interval (?P<clower>\d+\.\d\d)-"
                       r"(?P<cupper>\d+\.\d\d) %, too wide to decide on)?")
-Z95 = 1.959963984540054
-
-
-def wilson(k, n, d=1.5):
-    """Wilson's 95 % score interval of k/d in n/d (textbook formula, as docs/metrics.md names it)."""
-    k, n = k / d, n / d
-    p = k / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * ((p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5) / (1 + z2 / n)
-    return (0.0 if k == 0 else max(0.0, centre - half), min(1.0, centre + half))
-
-
 def interval_of(m):
     """The printed interval (percent) of a HEADLINE match, decided or collecting."""
     if m.group("share"):
@@ -90,7 +78,11 @@ class OneNumberInEveryView(unittest.TestCase):
             with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy"), timeout=30) as r:
                 with open(profile, "wb") as f:
                     f.write(r.read())
-            with urllib.request.urlopen(cls.daemon.url("/debug/pprof/usercopy?window=prediction"),
+            # The page's own link to the profile of its window (relative to "/").
+            link = re.search(r'<a href="([^"]*)" id="window-profile">', page)
+            if not link:
+                raise AssertionError("no window-profile link on the page: " + page[-3000:])
+            with urllib.request.urlopen(cls.daemon.url("/" + html.unescape(link.group(1))),
                                         timeout=30) as r:
                 with open(window_profile, "wb") as f:
                     f.write(r.read())
@@ -165,7 +157,8 @@ class OneNumberInEveryView(unittest.TestCase):
         page = self.views["page"]
         link = re.search(r'<a href="([^"]*)" id="window-profile">', page)
         self.assertTrue(link, page[-3000:])
-        self.assertEqual(html.unescape(link.group(1)), "debug/pprof/usercopy?window=prediction")
+        self.assertRegex(html.unescape(link.group(1)),
+                         r"^debug/pprof/usercopy\?window=prediction&end=\d+$")
         types, samples = pprof_raw.read(ARGS.pprof, self.views["window_profile"])
         i = types.index("samples/count")
         # The window is longer than the run: the window's samples are all samples so far.

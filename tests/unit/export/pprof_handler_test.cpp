@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/shown_windows.h"
 #include "core/stack_interner.h"
 #include "export/pprof_reader.h"
 
@@ -26,7 +27,7 @@ class FakeSource {
     stack_ = interner_.stack(s);
   }
   ProfileSource source() {
-    return {[this] { return cumulative(); }, [this] { ++drains_; }, {}, {}};
+    return {[this] { return cumulative(); }, [this] { ++drains_; }, {}, {}, {}};
   }
   StackProfile cumulative() const {
     StackProfile p;
@@ -131,6 +132,57 @@ TEST(PprofHandler, WindowIsThePredictionWindowAsItStands) {
   EXPECT_EQ(make_pprof_handler(fake.source(), no_wait())(get({{"window", "prediction"}})).status,
             404)
       << "a source without a window";
+}
+
+// The web view's link names the window the page showed by its end: that window is served
+// though drains moved the live one on, until it is no longer kept.
+TEST(PprofHandler, EndServesTheWindowAPageShowed) {
+  FakeSource fake;
+  ShownWindows shown;
+  FakeSource shown_fake;
+  shown_fake.drains_ = 2;  // the page showed 2 drains: 20 samples, ending at 2 s
+  const int64_t end = shown.remember(shown_fake.cumulative());
+  EXPECT_EQ(end, 2'000'000'000);
+  ProfileSource source = fake.source();
+  source.window = [&fake] { return fake.cumulative(); };  // the live window: 3 drains by now
+  source.shown_window = [&shown](int64_t at) { return shown.find(at); };
+  auto handler = make_pprof_handler(source, no_wait());
+  const HttpResponse r = handler(get({{"window", "prediction"}, {"end", "2000000000"}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const StackProfile p = body_profile(r);
+  ASSERT_EQ(p.samples.size(), 1u);
+  EXPECT_EQ(p.samples[0].values[kSamples], 20u) << "the page's window, not the live one";
+  EXPECT_EQ(p.duration_ns, 2'000'000'000);
+  EXPECT_EQ(body_profile(handler(get({{"window", "prediction"}}))).samples[0].values[kSamples], 30u)
+      << "without end: the window as it stands";
+  // Once kKept newer windows were shown, the old one is gone, and the answer says what to do.
+  for (int i = 3; i < 3 + static_cast<int>(ShownWindows::kKept); ++i) {
+    shown_fake.drains_ = i;
+    shown.remember(shown_fake.cumulative());
+  }
+  const HttpResponse gone = handler(get({{"window", "prediction"}, {"end", "2000000000"}}));
+  EXPECT_EQ(gone.status, 410);
+  EXPECT_THAT(gone.body, testing::StartsWith("end: the window ending at 2000000000 is no longer "
+                                             "kept"));
+  EXPECT_THAT(gone.body, HasSubstr("reload the page"));
+  for (const auto& query : std::vector<std::multimap<std::string, std::string>>{
+           {{"end", "2000000000"}},
+           {{"window", "prediction"}, {"end", "0"}},
+           {{"window", "prediction"}, {"end", "-5"}},
+           {{"window", "prediction"}, {"end", "2e9"}},
+           {{"window", "prediction"}, {"end", ""}},
+           {{"window", "prediction"}, {"end", "99999999999999999999"}},
+           {{"window", "prediction"}, {"end", "1"}, {"end", "1"}}}) {
+    const HttpResponse refused = handler(get(query));
+    EXPECT_EQ(refused.status, 400) << refused.body;
+    EXPECT_THAT(refused.body, testing::StartsWith("end: "));
+    EXPECT_EQ(std::count(refused.body.begin(), refused.body.end(), '\n'), 1) << "one line";
+  }
+  EXPECT_EQ(make_pprof_handler(fake.source(),
+                               no_wait())(get({{"window", "prediction"}, {"end", "2000000000"}}))
+                .status,
+            404)
+      << "a source that keeps no shown windows";
 }
 
 TEST(PprofHandler, BadSecondsAre400NamingTheProblem) {

@@ -197,6 +197,13 @@ TEST_F(PprofTest, CommentsCarryTheHeadlineWithItsIntervalAndWindow) {
                             HasSubstr("9 of 1,400 busy samples (kernel + user, idle left out) over "
                                       "the profile's"),
                             HasSubstr("95 % interval"))));
+  // And each call site's share and its steps', with their samples and the larger side of their
+  // 95 % intervals, Wilson's at design effect 1.5 computed with Python from the textbook formula:
+  // 7 of 1,400: 0.208-1.198 %, ±0.70; 7 of 7: 54.85-100 %, ±46; 2 of 2: 25.77-100 %, ±75.
+  EXPECT_THAT(comments, testing::Contains("hucprof.callsite.udp_recvmsg=0.50 % ±0.70 (7) of busy "
+                                          "CPU via recvfrom; steps object 100% ±46 (7)"));
+  EXPECT_THAT(comments, testing::Contains("hucprof.callsite.netlink_recvmsg=0.14 % ±0.53 (2) of "
+                                          "busy CPU via recvmsg; steps vmalloc 100% ±75 (2)"));
   auto back = read_pprof(encode_pprof_gzip(both_modes()));
   ASSERT_TRUE(back.ok()) << back.error().text;
 }

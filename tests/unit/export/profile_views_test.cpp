@@ -64,7 +64,8 @@ class ProfileViewsTest : public testing::Test {
 //   60 of 1,500:    2.951-5.401 %  (width 2.45 > half of 4 %: collecting; decided after 14.92 s
 //                                   at these rates)
 //   600 of 15,000:  3.633-4.402 %  (width 0.77: decided)
-//   59 of 1,500 ±1.392; 590 of 15,000 ±0.399; 45 of 59 ±15.24; 450 of 590 ±4.45 (larger side)
+//   59 of 1,500 ±1.392; 590 of 15,000 ±0.399 (3.570-4.332 %); 45 of 59 ±15.24; 450 of 590
+//   ±4.45 (larger side)
 
 TEST_F(ProfileViewsTest, FlameGraphIsSelfContainedWithNamesAndNumbers) {
   const FlameNode root = build_flame_tree(profile(), kSamples, FoldingRules::defaults(), "all");
@@ -200,7 +201,9 @@ TEST_F(ProfileViewsTest, ReportHasTableStacksAndVerdict) {
   EXPECT_THAT(text, HasSubstr("kernel 6.1.0-18-amd64"));
   EXPECT_THAT(text, HasSubstr("\n\n4.00 % of busy CPU is in the checks (95 % interval 3.63-4.40 "
                               "%): 600 of 15,000 busy samples (kernel + user, idle left out) over "
-                              "the profile's 10.0 s\n"));
+                              "the profile's 10.0 s\n(every 95 % interval here: Wilson's at "
+                              "design effect 1.5, the least, as a profile file keeps no per-drain "
+                              "counts to measure its own; docs/metrics.md)\n"));
   EXPECT_THAT(text, testing::ContainsRegex(
                         "busy CPU +151.5 s \\(15.152 cores\\): kernel 101.0 s, user 50.5 s"));
   // 600 of 10,000 busy kernel samples: 6.0 %, Wilson at 1.5 from 5.455 to 6.596 %: ±0.6.
@@ -208,9 +211,9 @@ TEST_F(ProfileViewsTest, ReportHasTableStacksAndVerdict) {
                         "in the checks +6.061 s \\(0.606 cores\\); 6.0 % ±0.6 of busy kernel CPU"));
   EXPECT_THAT(text, Not(HasSubstr("interrupts in checks"))) << "none in this profile";
   EXPECT_THAT(text, testing::ContainsRegex("3.9 % ±0.4 +590 +5.960 s +udp_recvmsg +recvfrom +"
-                                           "page 76% ±5,\n +object 24% ±5\n"));
+                                           "page 76% ±5 \\(450\\),\n +object 24% ±5 \\(140\\)\n"));
   EXPECT_THAT(text, HasSubstr("udp_recvmsg (recvfrom), 3.9 % ±0.4 of busy CPU, 590 samples:"));
-  EXPECT_THAT(text, HasSubstr("  76.3 % ±4.5  __virt_addr_valid <- __check_object_size <- "
+  EXPECT_THAT(text, HasSubstr("  76.3 % ±4.5 (450)  __virt_addr_valid <- __check_object_size <- "
                               "udp_recvmsg"));
   EXPECT_THAT(text, HasSubstr("\nverdict: the checks cost 4.00 % of busy CPU (95 % interval"));
   StackProfile interrupted = p;
@@ -261,9 +264,14 @@ TEST_F(ProfileViewsTest, WebViewIsOneSelfContainedPageWithTheTables) {
   EXPECT_THAT(html, HasSubstr("600 of 15,000 busy samples (kernel + user, idle left out) over the "
                               "last 10s (--prediction.window"));
   EXPECT_THAT(html, HasSubstr("<th>share of busy CPU (± 95 % interval)</th>"));
-  EXPECT_THAT(html, HasSubstr("<td class=\"n\">3.9 % ±0.4</td><td class=\"n\">590</td>"));
+  // No sampling prediction in this snapshot: the least design effect, said so.
+  EXPECT_THAT(html, HasSubstr("<td class=\"n\" title=\"95 % interval 3.57-4.33 %, design effect "
+                              "1.50 (the least: /metrics names no drains of this call site)\">3.9 "
+                              "% ±0.4</td><td class=\"n\">590</td>"));
   EXPECT_THAT(html, HasSubstr("6.0 % ±0.6 of busy kernel CPU (secondary")) << "labelled";
-  EXPECT_THAT(html, HasSubstr("<a href=\"debug/pprof/usercopy?window=prediction\""));
+  // The profile of exactly this window, named by its end (10 s after the profile's start).
+  EXPECT_THAT(html, HasSubstr("<a href=\"debug/pprof/usercopy?window=prediction&amp;end="
+                              "10000000000\" id=\"window-profile\">"));
   // The flame graph's title says the same share, interval and window.
   EXPECT_THAT(html, HasSubstr(">4.00 % of busy CPU is in the checks (95 % interval 3.63-4.40 %) "
                               "over the last 10s</text>"));

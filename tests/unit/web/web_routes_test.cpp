@@ -26,7 +26,7 @@ class WebRoutes : public ::testing::Test {
     auto started = MetricsServer::start("127.0.0.1:0", std::make_shared<SnapshotCollectable>());
     if (!started.ok()) FAIL() << started.error().text;
     server_ = std::move(started).value();
-    ProfileSource source{[] { return StackProfile{}; }, [this] { ++drains_; }, {}, {}};
+    ProfileSource source{[] { return StackProfile{}; }, [this] { ++drains_; }, {}, {}, {}};
     server_->add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));
     server_->add_route("/", make_web_view_handler([this] {
                          ++pages_;

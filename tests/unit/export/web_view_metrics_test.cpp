@@ -1,0 +1,170 @@
+// The web view and /metrics, given the same snapshot, state the same 95 % intervals: the
+// headline's and each call site's, at the design effect the window's drains give (not the least
+// one, which the page took before).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <regex>
+#include <string>
+
+#include "core/speedup_prediction.h"
+#include "core/stack_interner.h"
+#include "export/prometheus_exporter.h"
+#include "export/web_view.h"
+#include "text_lines.h"
+
+namespace hucprof {
+namespace {
+
+constexpr int kDrains = 12;
+constexpr uint64_t kKernel = 1000, kUser = 500;  // busy samples per drain
+// Samples in the checks per drain, in bursts: the drains spread more than binomial counts would
+// (design effects of about 2.3, 3.7 and 5.8 for the two and the total).
+uint64_t recv_in(int drain) { return drain % 2 ? 40 : 60; }
+uint64_t send_in(int drain) { return drain % 2 ? 20 : 40; }
+
+struct Window {
+  v1::Snapshot snapshot;  // after the last drain, with its predictions
+  StackProfile profile;   // the same drains' samples, as ProfileStore::window() holds them
+};
+
+Window drained(StackInterner& interner) {
+  SpeedupPrediction prediction(std::chrono::seconds(300), /*sampling=*/true, /*latency=*/false);
+  prediction.start(0);
+  Window out;
+  uint64_t recv = 0, send = 0;
+  for (int i = 1; i <= kDrains; ++i) {
+    recv += recv_in(i);
+    send += send_in(i);
+    v1::Snapshot s;
+    for (const auto& [callsite, n] :
+         std::map<std::string, uint64_t>{{"udp_recvmsg", recv}, {"tcp_sendmsg", send}}) {
+      auto* series = s.add_cpu_samples();
+      series->set_callsite(callsite);
+      series->set_syscall("recvfrom");
+      series->set_step("entry");
+      series->set_samples(n);
+    }
+    for (const auto& [context, n] :
+         std::map<std::string, uint64_t>{{"kernel", kKernel * static_cast<uint64_t>(i)},
+                                         {"user", kUser * static_cast<uint64_t>(i)}}) {
+      auto* series = s.add_sampled();
+      series->set_context(context);
+      series->set_samples(n);
+    }
+    prediction.update(10.0 * i, s);
+    out.snapshot = std::move(s);
+  }
+  StackProfile& p = out.profile;
+  p.sampling = true;
+  p.sample_period_ns = 10'000'000;
+  p.duration_ns = int64_t{kDrains} * 10'000'000'000;
+  p.sampled_by_context = {{"kernel", kKernel * kDrains}, {"user", kUser * kDrains}};
+  for (const auto& [callsite, n] :
+       std::map<std::string, uint64_t>{{"udp_recvmsg", recv}, {"tcp_sendmsg", send}}) {
+    ProfileStack stack{interner.frame({"__check_object_size", "", 0, 0}),
+                       interner.frame({callsite, "", 0, 0})};
+    ProfileSample sample{
+        interner.stack(stack), make_labels({callsite, "recvfrom", "entry", ""}), {}};
+    sample.values[kSamples] = n;
+    p.samples.push_back(std::move(sample));
+  }
+  return out;
+}
+
+// The value of one series of /metrics' text.
+double metric(const std::vector<std::string>& lines, const std::string& series) {
+  for (const std::string& line : lines) {
+    if (line.starts_with(series + " ")) return std::stod(line.substr(series.size() + 1));
+  }
+  ADD_FAILURE() << "no " << series;
+  return -1;
+}
+
+struct Shown {
+  double lower = -1, upper = -1;  // percent, as printed
+};
+
+// The interval the page states in the call site's share cell.
+Shown callsite_interval(const std::string& html, const std::string& callsite) {
+  const std::regex row(
+      "<tr><td class=\"n\" title=\"95 % interval ([0-9.]+)-([0-9.]+) %, design "
+      "effect [0-9.]+ \\([^\"]*\\)\">[^<]*</td>(<td[^>]*>[^<]*</td>)*<td><code>" +
+      callsite + "</code>");
+  std::smatch m;
+  if (!std::regex_search(html, m, row)) {
+    ADD_FAILURE() << "no share cell for " << callsite;
+    return {};
+  }
+  return {std::stod(m[1]), std::stod(m[2])};
+}
+
+TEST(WebViewAndMetrics, SameSnapshotSameIntervals) {
+  StackInterner interner;
+  const Window w = drained(interner);
+  ASSERT_EQ(w.snapshot.predictions_size(), 1);
+  const auto& prediction = w.snapshot.predictions(0);
+  // The case this is about: drains that spread more than the least design effect assumes.
+  double recv_effect = 0;
+  for (const auto& site : prediction.callsites()) {
+    if (site.callsite() == "udp_recvmsg") recv_effect = site.design_effect();
+  }
+  ASSERT_GT(recv_effect, 2.0);
+  ASSERT_GT(prediction.design_effect(), 2.0);
+
+  const auto lines = text_lines(render_text(snapshot_to_families(w.snapshot)));
+  WebViewInput in;
+  in.snapshot = w.snapshot;
+  in.window = w.profile;
+  in.mode = "sample";
+  const std::string html = render_web_view(in);
+
+  // Printed to 0.01 percentage points: the same to half of that.
+  for (const char* callsite : {"udp_recvmsg", "tcp_sendmsg"}) {
+    const std::string labels =
+        std::string("{estimator=\"sampling\",callsite=\"") + callsite + "\"}";
+    const Shown shown = callsite_interval(html, callsite);
+    EXPECT_NEAR(shown.lower, 100 * metric(lines, "usercopy_callsite_busy_cpu_lower_ratio" + labels),
+                0.005 + 1e-9)
+        << callsite;
+    EXPECT_NEAR(shown.upper, 100 * metric(lines, "usercopy_callsite_busy_cpu_upper_ratio" + labels),
+                0.005 + 1e-9)
+        << callsite;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      html, m, std::regex("id=\"headline\">[^<]*\\(95 % interval ([0-9.]+)-([0-9.]+) %\\)")));
+  EXPECT_NEAR(std::stod(m[1]),
+              100 * metric(lines, "usercopy_checks_busy_cpu_lower_ratio{estimator=\"sampling\"}"),
+              0.005 + 1e-9);
+  EXPECT_NEAR(std::stod(m[2]),
+              100 * metric(lines, "usercopy_checks_busy_cpu_upper_ratio{estimator=\"sampling\"}"),
+              0.005 + 1e-9);
+}
+
+// A call site /metrics does not name (top-K's "other"): the least design effect, said so.
+TEST(WebViewAndMetrics, CallsiteWithoutDrainsTakesTheLeastAndSaysSo) {
+  StackInterner interner;
+  Window w = drained(interner);
+  auto* sites = w.snapshot.mutable_predictions(0)->mutable_callsites();
+  for (auto it = sites->begin(); it != sites->end();) {
+    it = it->callsite() == "tcp_sendmsg" ? sites->erase(it) : std::next(it);
+  }
+  WebViewInput in;
+  in.snapshot = w.snapshot;
+  in.window = w.profile;
+  in.mode = "sample";
+  const std::string html = render_web_view(in);
+  EXPECT_THAT(html, testing::ContainsRegex("design effect 1.50 \\(the least: /metrics names no "
+                                           "drains of this call site\\)\">[^<]*</td>"
+                                           "(<td[^>]*>[^<]*</td>)*<td><code>tcp_sendmsg"));
+  EXPECT_THAT(html,
+              testing::ContainsRegex("design effect [0-9.]+ \\(this call site&#39;s drains, as "
+                                     "/metrics\\)\">[^<]*</td>(<td[^>]*>[^<]*</td>)*"
+                                     "<td><code>udp_recvmsg"));
+}
+
+}  // namespace
+}  // namespace hucprof
