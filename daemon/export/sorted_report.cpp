@@ -157,7 +157,7 @@ std::string render_diff_report(const StackProfile& base, const std::string& base
                     headline_lines(current, current_cost) + "\n";
   const ShareChange all = share_change(as_double(base_cost.check_samples), base_n,
                                        as_double(current_cost.check_samples), current_n);
-  out += "in the checks: " + format_percent(all.base) + " -> " + format_percent(all.current) +
+  out += "in the checks: " + format_share(all.base) + " -> " + format_share(all.current) +
          " of busy CPU, " + points(all.change) + " (95 % interval " +
          points_interval(all.interval) + ")" +
          (all.beyond_noise() ? ", beyond noise" : ", within noise") + "\n\n";
