@@ -73,6 +73,7 @@ std::vector<KeyedRow> rows_by_keys(const StackProfile& profile, const std::vecto
   std::map<std::vector<std::string>, KeyedRow> by_key;
   for (const ProfileSample& s : profile.samples) {
     if (s.values[kSamples] == 0 && s.values[kCalls] == 0) continue;  // sub-check runs
+    if (!profile.sampling && s.values[kCalls] == 0) continue;        // samples that do not count
     // Not the checks' time: the same rule as the report's call-site table (core/usercopy_cost).
     if (profile.sampling && s.values[kSamples] && s.stack && interrupt_before_check(*s.stack)) {
       continue;

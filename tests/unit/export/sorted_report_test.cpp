@@ -39,6 +39,24 @@ TEST(SortedReport, PercentLimitSaysWhatItHid) {
   EXPECT_THAT(text_lines(text), Contains("  (1 row below 0.3 % hidden, 0.14 % together)"));
 }
 
+TEST(SortedReport, ProbesOnlyGiveTheShareOfCalls) {
+  StackInterner interner;
+  StackProfile p = fixture_profile(interner);
+  p.sampling = false;  // udp_recvmsg's 1 000 calls are all the calls
+  const std::string text = render_sorted_report(p, {SortKey::Callsite}, std::nullopt);
+  EXPECT_THAT(text, HasSubstr("the checks by callsite (share: of the checks' calls)"));
+  bool found = false;
+  for (const std::string& line : text_lines(text)) {
+    if (!line.ends_with(" udp_recvmsg")) continue;
+    found = true;
+    EXPECT_THAT(line, HasSubstr("100.0 %"));
+    EXPECT_THAT(line, HasSubstr("1.0k"));
+    EXPECT_THAT(line, HasSubstr("62.5 KiB"));
+  }
+  EXPECT_TRUE(found) << text;
+  EXPECT_THAT(text, Not(HasSubstr("netlink_recvmsg")));  // samples only, no calls
+}
+
 TEST(DiffReport, MarksOnlyChangesBeyondNoise) {
   StackInterner interner;
   const StackProfile current = fixture_profile(interner);
