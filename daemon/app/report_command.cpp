@@ -1,5 +1,6 @@
 #include "app/report_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -7,9 +8,11 @@
 #include "core/file_text.h"
 #include "core/usercopy_cost.h"
 #include "export/flame_graph_svg.h"
+#include "export/folded_stacks.h"
 #include "export/pprof_format.h"
 #include "export/pprof_reader.h"
 #include "export/report_text.h"
+#include "export/sorted_report.h"
 #include "log/logging.h"
 
 namespace hucprof {
@@ -34,6 +37,45 @@ std::string flame_graph_for(const StackProfile& profile, const std::string& file
          render_profile_flame_graph(profile, title);
 }
 
+Result<StackProfile> read_profile(const std::string& path) {
+  const Result<std::string> file = read_regular_file(path, kMaxProfileBytes);
+  if (!file.ok()) return file.error();
+  return read_pprof(file.value());
+}
+
+// What the flags ask to print instead of (or as) the report; nullopt with an error printed.
+std::optional<std::string> report_text(const ReportOptions& options, const StackProfile& profile,
+                                       int& exit_code) {
+  if (options.folded) return folded_stacks(profile);
+  const std::vector<SortKey> keys =
+      options.sort.value_or(std::vector<SortKey>{SortKey::Callsite, SortKey::Syscall});
+  if (std::find(keys.begin(), keys.end(), SortKey::Comm) != keys.end() &&
+      !profile_has_key(profile, SortKey::Comm)) {
+    exit_code = refuse("--sort comm", Error{"this profile carries no comm label (only recordings "
+                                            "that name the command do); try --sort workload"});
+    return std::nullopt;
+  }
+  if (options.diff) {
+    const Result<StackProfile> base = read_profile(*options.diff);
+    if (!base.ok()) {
+      exit_code = refuse("--diff " + *options.diff, base.error());
+      return std::nullopt;
+    }
+    if (!base.value().sampling || !profile.sampling) {
+      exit_code = refuse("--diff", Error{"compares shares of busy CPU: both profiles must be "
+                                         "sampled (record --mode sample or auto)"});
+      return std::nullopt;
+    }
+    return render_diff_report(base.value(), *options.diff, profile, options.input,
+                              options.sort.value_or(std::vector<SortKey>{SortKey::Callsite}),
+                              options.percent_limit);
+  }
+  if (options.sort || options.percent_limit) {
+    return render_sorted_report(profile, keys, options.percent_limit);
+  }
+  return render_report(profile, summarize_cost(profile));
+}
+
 }  // namespace
 
 int report_command(const ReportOptions& options) {
@@ -51,8 +93,10 @@ int report_command(const ReportOptions& options) {
   const Result<StackProfile> read = read_pprof(file.value());
   if (!read.ok()) return refuse(options.input, read.error());
   const StackProfile& profile = read.value();
-  const std::string text = render_report(profile, summarize_cost(profile));
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  int exit_code = 0;
+  const std::optional<std::string> text = report_text(options, profile, exit_code);
+  if (!text) return exit_code;
+  std::fwrite(text->data(), 1, text->size(), stdout);
   if (flamegraph) {
     if (auto written = flamegraph->commit(flame_graph_for(profile, options.input)); !written.ok()) {
       return refuse("--flamegraph " + *options.flamegraph, written.error());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/privilege_plan.h"
+#include "core/report_rows.h"
 #include "core/run_mode.h"
 #include "log/log_line.h"
 
@@ -75,6 +76,10 @@ struct RecordOptions {
 struct ReportOptions {
   std::string input = RecordOptions().output;  // like `perf report` reads perf.data
   std::optional<std::string> flamegraph;       // --flamegraph out.svg
+  std::optional<std::vector<SortKey>> sort;    // --sort callsite,syscall: the table by these
+  std::optional<double> percent_limit;         // --percent-limit PCT: rows below it hidden
+  bool folded = false;                         // --folded: folded stacks on stdout, no report
+  std::optional<std::string> diff;             // --diff BASE.pb.gz: the change from BASE
 };
 
 // `hucprof top`: the call sites ranked live, from this node's own programs or a daemon's /metrics.

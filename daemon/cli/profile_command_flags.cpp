@@ -1,8 +1,11 @@
 #include "cli/profile_command_flags.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 
 #include "cli/duration.h"
+#include "core/quoted_value.h"
 
 namespace hucprof {
 
@@ -45,6 +48,23 @@ void add_report_flags(CLI::App* app, ReportFlags& flags) {
   flags.flamegraph = app->add_option("--flamegraph", flags.flamegraph_path,
                                      "also write the profile's flame graph as a standalone SVG")
                          ->type_name("OUT.svg");
+  flags.sort = app->add_option("--sort", flags.sort_text,
+                               "print the checks' samples summed by these keys, comma-separated, "
+                               "largest first, instead of the full report (keys: " +
+                                   sort_key_list() + "; comm only in profiles that record it)")
+                   ->type_name("KEYS");
+  flags.percent_limit =
+      app->add_option("--percent-limit", flags.percent_limit_text,
+                      "leave out rows below PCT % of busy CPU (of all calls without sampling) "
+                      "and say how many and how much they hold; implies --sort callsite,syscall")
+          ->type_name("PCT");
+  app->add_flag("--folded", flags.folded,
+                "print folded stacks (frame;frame;... count, root first) for flamegraph.pl, "
+                "inferno or speedscope instead of the report");
+  flags.diff = app->add_option("--diff", flags.diff_path,
+                               "compare with BASE: per call site (or --sort keys) the change in "
+                               "share of busy CPU, its 95 % interval, and * beyond noise")
+                   ->type_name("BASE.pb.gz");
 }
 
 std::optional<std::string> apply_report_flags(const ReportFlags& flags, ReportOptions& report) {
@@ -53,6 +73,29 @@ std::optional<std::string> apply_report_flags(const ReportFlags& flags, ReportOp
   if (flags.flamegraph->count() > 0) {
     if (flags.flamegraph_path.empty()) return std::string("--flamegraph: empty path");
     report.flamegraph = flags.flamegraph_path;
+  }
+  if (flags.sort->count() > 0) {
+    auto keys = parse_sort_keys(flags.sort_text);
+    if (!keys.ok()) return keys.error().text;
+    report.sort = std::move(keys).value();
+  }
+  if (flags.percent_limit->count() > 0) {
+    const std::string& text = flags.percent_limit_text;
+    char* end = nullptr;
+    const double pct = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(pct) || pct < 0 || pct > 100) {
+      return "--percent-limit: " + quoted_value(text) + " is not a percentage from 0 to 100";
+    }
+    report.percent_limit = pct;
+  }
+  report.folded = flags.folded;
+  if (flags.diff->count() > 0) {
+    if (flags.diff_path.empty()) return std::string("--diff: empty path");
+    report.diff = flags.diff_path;
+  }
+  if (report.folded && (report.sort || report.percent_limit || report.diff)) {
+    return std::string(
+        "--folded: prints stacks, not a table; it goes without --sort, --percent-limit and --diff");
   }
   return std::nullopt;
 }

@@ -28,6 +28,13 @@ struct ReportFlags {
   std::string input = ReportOptions().input;
   CLI::Option* flamegraph = nullptr;
   std::string flamegraph_path;
+  CLI::Option* sort = nullptr;
+  std::string sort_text;
+  CLI::Option* percent_limit = nullptr;
+  std::string percent_limit_text;
+  bool folded = false;
+  CLI::Option* diff = nullptr;
+  std::string diff_path;
 };
 void add_report_flags(CLI::App* app, ReportFlags& flags);
 std::optional<std::string> apply_report_flags(const ReportFlags& flags, ReportOptions& report);

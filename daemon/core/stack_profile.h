@@ -53,6 +53,8 @@ struct ProfileLabels {
   // ("unit", "container", "pod", "cgroup"); "" where the samples carry no cgroup.
   std::string workload = {};
   std::string workload_kind = {};
+  // The command (task comm) that ran the copy, where the profile records it; "" elsewhere.
+  std::string comm = {};
 
   auto operator<=>(const ProfileLabels&) const = default;
 };

@@ -33,6 +33,8 @@ inline constexpr std::string_view kLabelCopy = "copy";
 // Sampling: the workload (systemd unit, container, pod, cgroup) of the task, and its kind.
 inline constexpr std::string_view kLabelWorkload = "workload";
 inline constexpr std::string_view kLabelWorkloadKind = "workload_kind";
+// The command (task comm) that ran the copy, where the recording names it.
+inline constexpr std::string_view kLabelComm = "comm";
 
 // The rest of busy CPU, as samples of their own (sampling profiles): one per context under the
 // root frame kRestFrame, leaf kKernelRestFrame or kUserRestFrame, labelled context=kernel|user;

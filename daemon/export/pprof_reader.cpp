@@ -69,8 +69,8 @@ struct StackKeyHash {
 };
 
 struct LabelKey {
-  // callsite, syscall, step, direction, copy, workload, workload_kind (string indices)
-  std::array<int64_t, 7> strings{};
+  // callsite, syscall, step, direction, copy, workload, workload_kind, comm (string indices)
+  std::array<int64_t, 8> strings{};
   bool operator==(const LabelKey&) const = default;
 };
 struct LabelKeyHash {
@@ -469,6 +469,7 @@ class Reader {
     labels.copy = name(key.strings[4], "a label value");
     labels.workload = name(key.strings[5], "a label value");
     labels.workload_kind = name(key.strings[6], "a label value");
+    labels.comm = name(key.strings[7], "a label value");
     if (refused()) return kNoLabels;
     return labels_.emplace(key, make_labels(std::move(labels))).first->second;
   }
@@ -478,9 +479,9 @@ class Reader {
     return value < 0 ? 0 : static_cast<uint64_t>(value);
   }
 
-  static constexpr std::array<std::string_view, 7> kLabelKeys{
-      kLabelCallsite, kLabelSyscall,  kLabelStep,        kLabelDirection,
-      kLabelCopy,     kLabelWorkload, kLabelWorkloadKind};
+  static constexpr std::array<std::string_view, 8> kLabelKeys{
+      kLabelCallsite, kLabelSyscall,  kLabelStep,         kLabelDirection,
+      kLabelCopy,     kLabelWorkload, kLabelWorkloadKind, kLabelComm};
   static constexpr size_t kStepKey = 2;
 
   struct Location {

@@ -296,6 +296,7 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_label(*sample, strings, kLabelCopy, s.labels->copy);
     add_label(*sample, strings, kLabelWorkload, s.labels->workload);
     add_label(*sample, strings, kLabelWorkloadKind, s.labels->workload_kind);
+    add_label(*sample, strings, kLabelComm, s.labels->comm);
   }
   if (profile.sampling) add_rest_of_busy_cpu(profile, values, out, strings, locations);
   locations.finish();

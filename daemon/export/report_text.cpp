@@ -87,46 +87,7 @@ std::string stack_line(const ProfileStack& stack, const std::string& prefix) {
   return wrapped(prefix, words, " ", prefix.size() + 2);
 }
 
-// A table of columns two spaces apart under a header, numbers right-aligned, the last column
-// left as it is and wrapped at its ", " (it holds a list).
-struct Column {
-  std::string header;
-  bool right = false;
-};
-std::string render_table(const std::vector<Column>& columns,
-                         const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> widths;
-  for (const Column& c : columns) widths.push_back(c.header.size());
-  for (const auto& row : rows) {
-    for (size_t i = 0; i + 1 < row.size(); ++i) {
-      const size_t cap = columns[i].right ? row[i].size() : kMaxNameColumn;
-      widths[i] = std::max(widths[i], std::min(row[i].size(), cap));
-    }
-  }
-  auto line_start = [&](const std::vector<std::string>& cells) {
-    std::string out = " ";
-    for (size_t i = 0; i + 1 < cells.size(); ++i) {
-      out += " " + pad(cells[i], widths[i], columns[i].right) + " ";
-    }
-    return out;
-  };
-  std::vector<std::string> headers;
-  for (const Column& c : columns) headers.push_back(c.header);
-  std::string out = line_start(headers) + headers.back() + "\n";
-  for (const auto& row : rows) {
-    const std::string start = line_start(row);
-    std::vector<std::string> items;
-    for (size_t at = 0, next; at <= row.back().size(); at = next + 2) {
-      next = row.back().find(", ", at);
-      if (next == std::string::npos) next = row.back().size();
-      items.push_back(row.back().substr(at, next - at));
-    }
-    out += wrapped(start, items, ", ", start.size());
-  }
-  return out;
-}
-
-std::string header(const StackProfile& p) {
+std::string report_header_text(const StackProfile& p) {
   std::string out;
   std::string what;
   if (p.sampling) {
@@ -185,7 +146,7 @@ std::string totals(const UsercopyCost& cost) {
 // calls and bytes when it probed.
 std::string table(const UsercopyCost& cost) {
   if (cost.callsites.empty()) return "no usercopy check was seen in this profile\n";
-  std::vector<Column> columns;
+  std::vector<TextColumn> columns;
   if (cost.sampling)
     columns.insert(columns.end(), {{"share", true}, {"samples", true}, {"CPU", true}});
   if (cost.probes) columns.insert(columns.end(), {{"calls", true}, {"bytes", true}});
@@ -329,6 +290,41 @@ std::string recording_intervals() {
 }
 
 }  // namespace
+
+std::string render_table(const std::vector<TextColumn>& columns,
+                         const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const TextColumn& c : columns) widths.push_back(c.header.size());
+  for (const auto& row : rows) {
+    for (size_t i = 0; i + 1 < row.size(); ++i) {
+      const size_t cap = columns[i].right ? row[i].size() : kMaxNameColumn;
+      widths[i] = std::max(widths[i], std::min(row[i].size(), cap));
+    }
+  }
+  auto line_start = [&](const std::vector<std::string>& cells) {
+    std::string out = " ";
+    for (size_t i = 0; i + 1 < cells.size(); ++i) {
+      out += " " + pad(cells[i], widths[i], columns[i].right) + " ";
+    }
+    return out;
+  };
+  std::vector<std::string> headers;
+  for (const TextColumn& c : columns) headers.push_back(c.header);
+  std::string out = line_start(headers) + headers.back() + "\n";
+  for (const auto& row : rows) {
+    const std::string start = line_start(row);
+    std::vector<std::string> items;
+    for (size_t at = 0, next; at <= row.back().size(); at = next + 2) {
+      next = row.back().find(", ", at);
+      if (next == std::string::npos) next = row.back().size();
+      items.push_back(row.back().substr(at, next - at));
+    }
+    out += wrapped(start, items, ", ", start.size());
+  }
+  return out;
+}
+
+std::string report_header(const StackProfile& profile) { return report_header_text(profile); }
 
 std::string format_steps(const CallsiteCost& row, bool sampling) {
   uint64_t total = 0;
@@ -496,7 +492,7 @@ std::optional<std::string> prediction_line(const StackProfile& profile, const Us
 std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
                           size_t stacks_for_top_callsites) {
   const ShareEstimate estimate = headline_estimate(cost);
-  std::string out = header(profile);
+  std::string out = report_header_text(profile);
   if (auto line =
           headline(cost, estimate, "over the profile's " + format_seconds(cost.window_seconds))) {
     out += "\n" + line->line() + "\n" + recording_intervals() + "\n";

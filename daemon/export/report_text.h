@@ -1,6 +1,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/share_interval.h"
 #include "core/stack_profile.h"
@@ -17,6 +18,20 @@ namespace hucprof {
 // "1.4 % ±0.3"; probe mode's counts are exact and say so.
 std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
                           size_t stacks_for_top_callsites = 3);
+
+// The report's first lines: the profile's span, start, kernel and what it measured, and the
+// checks' state.
+std::string report_header(const StackProfile& profile);
+
+// A table of columns two spaces apart under a header, numbers right-aligned, the last column
+// left as it is and wrapped at its ", " (it holds a list). Name columns grow with their names up
+// to 32 characters.
+struct TextColumn {
+  std::string header;
+  bool right = false;
+};
+std::string render_table(const std::vector<TextColumn>& columns,
+                         const std::vector<std::vector<std::string>>& rows);
 
 // How sure the headline is: the profile's samples in the checks of its busy samples over its
 // span, with `design_effect` (a recorded profile holds no drains to measure one: the least,

@@ -176,6 +176,93 @@ class DiffOfTwoRecordings(unittest.TestCase):
                                delta=0.5 * 10 ** -decimals + 100.0 * 2 / busy_light)
 
 
+def callsite_shares(path):
+    """{callsite: its samples / busy samples}, by Google's pprof's reading of the file."""
+    types, samples = pprof_raw.read(ARGS.pprof, path)
+    i = types.index("samples/count")
+    busy = sum(s.values[i] for s in samples)
+    shares = {}
+    for s in samples:
+        if "callsite" in s.labels:
+            shares[s.labels["callsite"]] = shares.get(s.labels["callsite"], 0) + s.values[i] / busy
+    return shares
+
+
+def report_percent(share):
+    """The report's rounding of a share: "0.50 %" below 1 %, "1.4 %" above."""
+    return ("%.2f %%" if share * 100 < 1 else "%.1f %%") % (share * 100)
+
+
+class ReportDiffOfTwoRecordings(unittest.TestCase):
+    """`hucprof report --diff` of two recordings of known different composition: a UDP flood, and
+    a user-space spinner that makes no syscall the flood does. The flood's call sites are in one
+    and cannot be in the other (--only-command: nothing else is sampled), so their change is
+    beyond noise both ways; the shares printed are the ones pprof reads in the files."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.flood = os.path.join(ARGS.workdir, "host_diff_flood.pb.gz")
+        cls.spin = os.path.join(ARGS.workdir, "host_diff_spin.pb.gz")
+        spinner = [sys.executable, "-c",
+                   "import time\nend = time.time() + 5\nwhile time.time() < end: pass"]
+        for path, command in ((cls.flood, flood_cmd(8)), (cls.spin, spinner)):
+            r = hucprof("record", "--mode", "sample", "--only-command", "--sample-frequency",
+                        "999", "-o", path, "--", *command)
+            assert r.returncode == 0, r.log
+
+    def rows(self, text):
+        """{callsite: cells} of the --diff table (the last cell is the call site)."""
+        out = {}
+        for line in text.splitlines():
+            cells = line.split()
+            if len(cells) >= 10 and cells[5] == "pp" and cells[7] == "to":
+                out[cells[-1]] = cells
+        return out
+
+    def check(self, base, current):
+        r = hucprof("report", "--diff", base, current)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        print(r.stdout[-1500:], flush=True)
+        rows = self.rows(r.stdout)
+        base_shares, current_shares = callsite_shares(base), callsite_shares(current)
+        flood_sites = [c for c, v in callsite_shares(self.flood).items() if v >= 0.005]
+        self.assertTrue(any(v >= 0.01 for v in callsite_shares(self.flood).values()),
+                        callsite_shares(self.flood))
+        for callsite in flood_sites:
+            cells = rows.get(callsite)
+            self.assertIsNotNone(cells, (callsite, r.stdout))
+            self.assertEqual(" ".join(cells[0:2]), report_percent(base_shares.get(callsite, 0)))
+            self.assertEqual(" ".join(cells[2:4]),
+                             report_percent(current_shares.get(callsite, 0)))
+            # 1 % of the flood's busy samples (about 40 on a loaded machine) against none:
+            # beyond noise; a smaller share may not be.
+            if max(base_shares.get(callsite, 0), current_shares.get(callsite, 0)) >= 0.01:
+                self.assertIn("*", cells, (callsite, "beyond noise"))
+        self.assertIn("beyond noise", re.search(r"^in the checks: .*$", r.stdout, re.M).group(0))
+        return rows
+
+    def test_the_floods_call_sites_appear(self):
+        for cells in self.check(self.spin, self.flood).values():
+            if "*" in cells:
+                self.assertTrue(cells[4].startswith("+"), cells)
+                self.assertGreater(float(cells[6]), 0, cells)
+
+    def test_and_disappear(self):
+        for cells in self.check(self.flood, self.spin).values():
+            if "*" in cells:
+                self.assertTrue(cells[4].startswith("-"), cells)
+                self.assertLess(float(cells[8]), 0, cells)
+
+    def test_folded_counts_are_the_recordings_samples(self):
+        r = hucprof("report", "--folded", self.flood)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        total = sum(int(line.rpartition(" ")[2]) for line in r.stdout.splitlines())
+        types, samples = pprof_raw.read(ARGS.pprof, self.flood)
+        i = types.index("samples/count")
+        self.assertEqual(total, sum(s.values[i] for s in samples))
+        self.assertRegex(r.stdout, r"(^|;)udp_(recv|send)msg;.*__check_object_size")
+
+
 class BrokenFiles(unittest.TestCase):
     """A corrupt or truncated file: a clear message naming it, exit 2, never a crash."""
 

@@ -100,5 +100,33 @@ TEST(ReportOptions, EmptyFileAndUnknownFlags) {
   EXPECT_EQ(parse_error({"report", "a", "b"}), "unexpected argument \"b\"");
 }
 
+TEST(ReportOptions, SortPercentLimitFoldedAndDiff) {
+  const Command c = parse_ok(
+      {"report", "--sort", "workload,callsite", "--percent-limit", "0.5", "--diff", "b.pb.gz"});
+  EXPECT_EQ(c.report.sort, (std::vector<SortKey>{SortKey::Workload, SortKey::Callsite}));
+  EXPECT_EQ(c.report.percent_limit, 0.5);
+  EXPECT_EQ(c.report.diff, "b.pb.gz");
+  EXPECT_FALSE(c.report.folded);
+  EXPECT_TRUE(parse_ok({"report", "--folded", "x.pb.gz"}).report.folded);
+  // Without them, the report as it was.
+  const Command plain = parse_ok({"report"});
+  EXPECT_FALSE(plain.report.sort || plain.report.percent_limit || plain.report.diff ||
+               plain.report.folded);
+}
+
+TEST(ReportOptions, BadSortPercentAndCombinationsInOneLine) {
+  EXPECT_EQ(parse_error({"report", "--sort", "dso"}),
+            "--sort: unknown key \"dso\" (keys: callsite, syscall, copy, step, workload, comm)");
+  EXPECT_THAT(parse_error({"report", "--sort", "step,step"}), HasSubstr("given twice"));
+  for (const char* pct : {"-1", "100.5", "x", "", "nan", "5%"}) {
+    EXPECT_THAT(parse_error({"report", "--percent-limit", pct}),
+                HasSubstr("is not a percentage from 0 to 100"))
+        << pct;
+  }
+  EXPECT_THAT(parse_error({"report", "--folded", "--sort", "callsite"}),
+              HasSubstr("--folded: prints stacks, not a table"));
+  EXPECT_EQ(parse_error({"report", "--diff", ""}), "--diff: empty path");
+}
+
 }  // namespace
 }  // namespace hucprof
