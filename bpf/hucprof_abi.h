@@ -176,6 +176,39 @@ struct huc_subcheck_key {
 	__u32 pad;
 };
 
+/*
+ * Probe mode's slab objects (usercopy_objects.bpf.h): classified checks that ended in
+ * __check_heap_object, by call site key, the object's kmem_cache and whether the copy lay inside
+ * the cache's usercopy region. The cache's pointer is the key; what is the same for every object
+ * of the cache (its name, sizes) is read once per cache into slab_caches, where the daemon reads
+ * the name once per new pointer. Checks a full map could not count stay in the site's
+ * ended_at[HUC_END_SLAB]: the daemon reports the difference as an unidentified slab object.
+ */
+enum huc_slab_region {
+	HUC_REGION_UNKNOWN = 0, /* the cache's sizes could not be read */
+	HUC_REGION_INSIDE = 1,  /* [useroffset, useroffset + usersize) of the object holds the copy */
+	HUC_REGION_OUTSIDE = 2, /* it does not: the kernel aborts the copy (no usercopy fallback) */
+};
+
+struct huc_object_key {
+	struct huc_site_key site;
+	__u64 cache; /* the struct kmem_cache's address */
+	__u32 region; /* enum huc_slab_region */
+	__u32 pad;
+};
+
+#define HUC_CACHE_NAME_LEN 32
+#define HUC_DEFAULT_MAX_CACHES 1024
+struct huc_slab_cache {
+	char name[HUC_CACHE_NAME_LEN]; /* kmem_cache->name, cut to fit, NUL-terminated */
+	__u32 size;                    /* object stride: kmem_cache->size */
+	__u32 useroffset;
+	__u32 usersize;
+	__u32 red_left_pad; /* 0 without SLAB_RED_ZONE (and on SLAB, which has none) */
+	__u32 readable;     /* 1: the fields above were read */
+	__u32 pad;
+};
+
 /* Per-CPU "inside __check_object_size" state: sub-check hits are charged to this key. */
 struct huc_cpu_state {
 	struct huc_site_key site;

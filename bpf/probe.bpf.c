@@ -20,6 +20,7 @@
 #include "recent_keys.bpf.h"
 #include "usercopy_classify.bpf.h"
 #include "usercopy_common.bpf.h"
+#include "usercopy_objects.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -453,12 +454,15 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	HUC_STOP_AFTER(stoppable, HUC_STAGE_COUNT, own);
 
 	if (classify_subchecks) {
-		__u32 end = huc_classify_subchecks(task, ptr, bytes, direct);
+		__u64 slab = 0;
+		__u32 end = huc_classify_subchecks(task, ptr, bytes, direct, &slab);
 
 		if (own)
 			huc_add_end(&own->value, end, false);
 		else if (value)
 			huc_add_end(value, end, true);
+		if (end == HUC_END_SLAB)
+			huc_count_slab_object(own ? &own->key : &key, slab, ptr, bytes, direct);
 	}
 	if (!check_leaves_state)
 		return 0;
@@ -650,8 +654,14 @@ static __always_inline void huc_rescue_count(void *ctx, struct task_struct *task
 	__sync_fetch_and_add(&value->calls, 1);
 	__sync_fetch_and_add(&value->bytes, n);
 	if (classify_subchecks) {
+		__u64 slab = 0;
+		__u32 end;
+
 		bpf_get_func_arg(ctx, 0, &object);
-		huc_add_end(value, huc_classify_subchecks(task, object, n, direct), true);
+		end = huc_classify_subchecks(task, object, n, direct, &slab);
+		huc_add_end(value, end, true);
+		if (end == HUC_END_SLAB)
+			huc_count_slab_object(&key, slab, object, n, direct);
 	}
 	counted = bpf_map_lookup_elem(&rescued, &zero);
 	if (counted)

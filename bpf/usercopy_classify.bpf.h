@@ -243,8 +243,9 @@ static __always_inline __u64 huc_head_page(__u64 page_addr, __u64 compound)
 	return compound_info_mask ? page_addr & compound : compound - 1;
 }
 
-/* folio_test_slab() of the folio holding the direct-map address ptr. */
-static __always_inline bool huc_direct_map_is_slab(__u64 ptr, bool direct)
+/* The head page of the folio holding the direct-map address ptr when folio_test_slab() holds
+ * for it (the struct slab the kernel hands to __check_heap_object), else 0. */
+static __always_inline __u64 huc_direct_map_slab(__u64 ptr, bool direct)
 {
 	__u64 pfn = (ptr - huc_layout.page_offset) >> HUC_PAGE_SHIFT;
 	__u64 page = huc_layout.vmemmap + pfn * bpf_core_type_size(struct page___huc_page_type);
@@ -253,7 +254,7 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr, bool direct)
 	__u64 head;
 
 	if (type_marker < 0 && (flag_bit < 0 || flag_bit >= 64))
-		return false;
+		return 0;
 	if (!direct && type_marker < 0 && huc_flags_then_compound()) {
 		unsigned long words[2] = {};
 
@@ -261,12 +262,12 @@ static __always_inline bool huc_direct_map_is_slab(__u64 ptr, bool direct)
 		head = huc_head_page(page, words[1]);
 		if (head != page)
 			words[0] = huc_kernel_word(head, false);
-		return (words[0] >> flag_bit) & 1;
+		return (words[0] >> flag_bit) & 1 ? head : 0;
 	}
 	head = huc_head_page(page, huc_page_compound_word(page, direct));
 	if (type_marker >= 0)
-		return huc_page_type_byte(head, direct) == (__u32)type_marker;
-	return (huc_page_flags_word(head, direct) >> flag_bit) & 1;
+		return huc_page_type_byte(head, direct) == (__u32)type_marker ? head : 0;
+	return (huc_page_flags_word(head, direct) >> flag_bit) & 1 ? head : 0;
 }
 
 /* pagefault_disabled() of task. Loaded directly from the task (a BTF pointer), not with
@@ -279,9 +280,9 @@ static __always_inline int huc_pagefault_disabled(struct task_struct *task)
 }
 
 /* Where the sub-checks of __check_object_size(ptr, n) end (enum huc_classify_end), or
- * HUC_CLASSIFY_ENDS when none runs. */
+ * HUC_CLASSIFY_ENDS when none runs; at HUC_END_SLAB, *slab is the slab's head page. */
 static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __u64 ptr, __u64 n,
-						    bool direct)
+						    bool direct, __u64 *slab)
 {
 	const struct huc_kernel_layout *l = &huc_layout;
 	__u64 stack;
@@ -302,7 +303,8 @@ static __always_inline __u32 huc_classify_subchecks(struct task_struct *task, __
 		return HUC_END_PAGE;
 	if (ptr < l->page_offset || ptr - l->page_offset >= HUC_MAX_PHYS)
 		return HUC_END_PAGE;
-	return huc_direct_map_is_slab(ptr, direct) ? HUC_END_SLAB : HUC_END_PAGE;
+	*slab = huc_direct_map_slab(ptr, direct);
+	return *slab ? HUC_END_SLAB : HUC_END_PAGE;
 }
 
 #endif

@@ -22,6 +22,8 @@ static_assert(sizeof(huc_site_slot) == 40 + sizeof(huc_site_value) &&
               offsetof(huc_site_slot, seq) == 32 && offsetof(huc_site_slot, value) == 40);
 static_assert(sizeof(huc_site_table) == 2 * HUC_SITE_SLOTS * sizeof(huc_site_slot) + 8);
 static_assert(sizeof(huc_subcheck_key) == 40);
+static_assert(sizeof(huc_object_key) == 48);
+static_assert(sizeof(huc_slab_cache) == HUC_CACHE_NAME_LEN + 24);
 static_assert(sizeof(huc_cpu_state) == 48);
 static_assert(sizeof(huc_latency_key) == 40);
 static_assert(sizeof(huc_sample_key) == 24 && offsetof(huc_sample_key, cgroup_id) == 8 &&
@@ -62,6 +64,8 @@ std::string check_probe_abi(const bpf_object* obj) {
       check(obj, {
                      {"sites", sizeof(huc_site_key), sizeof(huc_site_value)},
                      {"subchecks", sizeof(huc_subcheck_key), sizeof(uint64_t)},
+                     {"objects", sizeof(huc_object_key), sizeof(uint64_t)},
+                     {"slab_caches", sizeof(uint64_t), sizeof(huc_slab_cache)},
                      {"latency", sizeof(huc_latency_key), sizeof(uint64_t)},
                      {"short_stacks", sizeof(huc_stack_key), sizeof(huc_short_stack)},
                      {"full_stacks", sizeof(huc_stack_key), sizeof(huc_stack)},

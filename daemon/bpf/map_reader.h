@@ -15,6 +15,7 @@ namespace hucprof {
 
 inline uint8_t generation_of(const huc_site_key& key) { return key.generation; }
 inline uint8_t generation_of(const huc_subcheck_key& key) { return key.site.generation; }
+inline uint8_t generation_of(const huc_object_key& key) { return key.site.generation; }
 inline uint8_t generation_of(const huc_latency_key& key) { return key.site.generation; }
 inline uint8_t generation_of(const huc_sample_key& key) { return key.generation; }
 inline uint8_t generation_of(const huc_busy_key& key) { return key.generation; }

@@ -175,6 +175,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
   const MapSizing sizing[] = {
       {skel.maps.sites, plan.maps.max_keys, MapSizing::Preallocated},
       {skel.maps.subchecks, plan.maps.subcheck_keys, MapSizing::Preallocated},
+      {skel.maps.objects, plan.classifies() ? plan.maps.max_keys : 1, MapSizing::Preallocated},
       {skel.maps.latency, plan.maps.latency ? plan.maps.max_keys : 0, MapSizing::Preallocated},
       // Part of a key: never allowed to fail for want of memory at run time.
       {skel.maps.short_stacks, plan.maps.max_stacks, MapSizing::Preallocated},
@@ -415,6 +416,23 @@ void ProbeSession::drain_site_tables(RawDrain& out) const {
   }
 }
 
+// The names of the caches this drain's objects are in: read from slab_caches (filled by BPF
+// once per cache) the first time a pointer is seen, then from the session's own copy.
+void ProbeSession::name_slab_caches(RawDrain& out) {
+  const int fd = bpf_map__fd(skel_->maps.slab_caches);
+  for (const auto& c : out.objects) {
+    const uint64_t cache = c.key.cache;
+    if (!cache) continue;
+    auto known = slab_cache_names_.find(cache);
+    if (known == slab_cache_names_.end()) {
+      huc_slab_cache info{};
+      if (bpf_map_lookup_elem(fd, &cache, &info) != 0) continue;
+      known = slab_cache_names_.emplace(cache, slab_cache_name(info)).first;
+    }
+    out.slab_caches[cache] = known->second;
+  }
+}
+
 void ProbeSession::drain(RawDrain& out) {
   out.probes = true;
   const uint8_t generation = static_cast<uint8_t>(seq_);
@@ -433,6 +451,8 @@ void ProbeSession::drain(RawDrain& out) {
         add_classified_subchecks(key, v.ended_at, out.subchecks);
       });
   drain_retired_counts(bpf_map__fd(skel_->maps.subchecks), generation, out.subchecks);
+  drain_retired_counts(bpf_map__fd(skel_->maps.objects), generation, out.objects);
+  name_slab_caches(out);
   merge_equal_keys(out.sites);
   merge_equal_keys(out.subchecks);
   for (const auto& c : out.sites) {
@@ -441,6 +461,7 @@ void ProbeSession::drain(RawDrain& out) {
   }
   if (latency_) drain_retired_counts(bpf_map__fd(skel_->maps.latency), generation, out.latency);
   for (const auto& c : out.subchecks) read_short(c.key.site);
+  for (const auto& c : out.objects) read_short(c.key.site);
   for (const auto& c : out.latency) read_short(c.key.site);
   delete_retired_stacks(short_fd, generation);
   delete_retired_stacks(full_fd, generation);

@@ -58,6 +58,7 @@ class ProbeSession {
  private:
   ProbeSession() = default;
   void drain_site_tables(RawDrain& out) const;
+  void name_slab_caches(RawDrain& out);
   // An attached program, for the runs of it the kernel skipped.
   struct Attached {
     const bpf_program* program = nullptr;
@@ -80,6 +81,9 @@ class ProbeSession {
   ProbeBuild build_ = ProbeBuild::HelperReads;  // which build of probe.bpf.c is loaded
   // The generation sequence the programs count in; keys carry its low byte.
   uint32_t seq_ = 0;
+  // Slab cache names by kmem_cache address, read once per address (a cache lives as long as
+  // the kernel's users of it, which outlive a profiling session for every cache copied from).
+  std::map<uint64_t, std::string> slab_cache_names_;
 };
 
 }  // namespace hucprof

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/latency_slots.h"
+#include "core/raw_drain.h"
 #include "core/top_k_ranking.h"
 
 namespace hucprof {
@@ -24,7 +25,8 @@ struct CallsAndBytes {
 using CheckKey = std::tuple<std::string, std::string, std::string>;   // callsite, syscall, dir
 using SubcheckKey = std::pair<std::string, std::string>;              // callsite, step
 using SampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, step
-using ObjectKey = std::tuple<std::string, std::string, std::string>;  // callsite, kind, object
+// callsite, kind, object, region
+using ObjectKey = std::tuple<std::string, std::string, std::string, std::string>;
 // callsite, syscall, direction, copy
 using CopyCheckKey = std::tuple<std::string, std::string, std::string, std::string>;
 using CopySampleKey = std::tuple<std::string, std::string, std::string>;  // callsite, syscall, copy
@@ -72,7 +74,21 @@ bool all_zero(const std::vector<uint64_t>& v) {
 
 struct Aggregator::Impl {
   explicit Impl(size_t top_k)
-      : by_calls(top_k), by_samples(top_k), by_workload(top_k), by_workload_calls(top_k) {}
+      : by_calls(top_k),
+        by_samples(top_k),
+        by_workload(top_k),
+        by_workload_calls(top_k),
+        top_k(top_k) {}
+
+  TopKRanking& object_ranking(const std::string& callsite) {
+    return objects_by_callsite.try_emplace(callsite, top_k).first->second;
+  }
+  // Whether an object label of a call site label is exported now.
+  bool object_exported(std::string_view callsite, std::string_view object) const {
+    if (object == kOtherCallsite || object == kUnknownObject) return true;
+    auto ranking = objects_by_callsite.find(callsite);
+    return ranking != objects_by_callsite.end() && ranking->second.label(object) == object;
+  }
 
   TopKRanking by_calls;           // checks, bytes, subchecks, latency
   TopKRanking by_samples;         // cpu samples
@@ -83,6 +99,10 @@ struct Aggregator::Impl {
   std::map<CheckKey, CallsAndBytes> checks;
   std::map<SubcheckKey, uint64_t> subchecks;
   std::map<ObjectKey, uint64_t> objects;
+  // Per call site label: which identified objects (slab caches) it exports by name, its top-K by
+  // checks; the rest as object="other".
+  std::map<std::string, TopKRanking, std::less<>> objects_by_callsite;
+  size_t top_k;
   std::map<SampleKey, uint64_t> samples;
   std::map<std::string, std::vector<uint64_t>> latency;
   std::map<std::string, uint64_t> sampled_by_context;
@@ -114,6 +134,8 @@ void Aggregator::set_top_k(size_t top_k) {
   impl_->by_samples.set_top_k(top_k);
   impl_->by_workload.set_top_k(top_k);
   impl_->by_workload_calls.set_top_k(top_k);
+  impl_->top_k = top_k;
+  for (auto& [callsite, ranking] : impl_->objects_by_callsite) ranking.set_top_k(top_k);
 }
 
 void Aggregator::apply_workloads(const IntervalDeltas& deltas) {
@@ -172,9 +194,23 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
     if (d.count == 0) continue;
     s.subchecks[{std::string(s.by_calls.label(d.callsite)), d.step}] += d.count;
   }
+  // Objects are ranked within their call site's label, as call sites are among themselves; the
+  // unidentified ones ("[unknown]") are one series per kind, never ranked out.
+  std::set<std::string> reranked;
+  for (const ObjectDelta& d : deltas.objects) {
+    if (d.count == 0 || d.object == kUnknownObject) continue;
+    const std::string callsite(s.by_calls.label(d.callsite));
+    s.object_ranking(callsite).add(d.object, d.count);
+    reranked.insert(callsite);
+  }
+  for (const std::string& callsite : reranked) s.object_ranking(callsite).rerank();
   for (const ObjectDelta& d : deltas.objects) {
     if (d.count == 0) continue;
-    s.objects[{std::string(s.by_calls.label(d.callsite)), d.object_kind, d.object}] += d.count;
+    const std::string callsite(s.by_calls.label(d.callsite));
+    const std::string object = d.object == kUnknownObject
+                                   ? d.object
+                                   : std::string(s.object_ranking(callsite).label(d.object));
+    s.objects[{callsite, d.object_kind, object, d.region}] += d.count;
   }
   for (const LatencyDelta& d : deltas.latency) {
     if (all_zero(d.bucket_counts)) continue;
@@ -251,10 +287,12 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   }
   for (const auto& [key, count] : s.objects) {
     if (!exported(s.by_calls, std::get<0>(key))) continue;
+    if (!s.object_exported(std::get<0>(key), std::get<2>(key))) continue;
     auto* out = snapshot.add_object_checks();
     out->set_callsite(std::get<0>(key));
     out->set_object_kind(std::get<1>(key));
     out->set_object(std::get<2>(key));
+    out->set_region(std::get<3>(key));
     out->set_count(count);
   }
   for (const auto& [key, n] : s.samples) {

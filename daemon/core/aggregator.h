@@ -24,8 +24,9 @@ struct SubcheckDelta {
 };
 // Classified checks by the kind of object copied (probe mode) and its identity.
 struct ObjectDelta {
-  std::string callsite, object_kind, object;
+  std::string callsite, object_kind, object;  // object: a slab cache's name, or kUnknownObject
   uint64_t count = 0;
+  std::string region;  // slab: inside/outside the cache's usercopy region; else "none"
 };
 // The step of time in __check_object_size's own code, and in what is inlined into it.
 inline constexpr const char* kEntryStep = "entry";

@@ -215,6 +215,8 @@ const char* probe_build_name(ProbeBuild build) {
 std::vector<BpfFeature> probe_needs(ProbeBuild build, BpfProgram flavour) {
   std::vector<BpfFeature> needs = {flavour == BpfProgram::Fentry ? kFentryType : kKprobeType};
   append(needs, common_helpers(flavour));
+  needs.push_back(helper("bpf_probe_read_kernel_str", flavour, since_in(flavour, "5.5"),
+                         "a slab cache's name, once per cache"));
   if (flavour == BpfProgram::Fentry) append(needs, fentry_helpers());
   if (build == ProbeBuild::Compat) {
     append(needs, task_by_helper(flavour));

@@ -1,5 +1,8 @@
 #include "core/interval_builder.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "core/copy_path.h"
 #include "core/latency_slots.h"
 
@@ -295,6 +298,33 @@ void IntervalBuilder::add_busy(IntervalDeltas& out, const RawDrain& drain,
   }
 }
 
+// The slab checks of each call site by cache and region; what the objects map could not count
+// (it was full) stays an unidentified slab object, so the call site's slab checks add up.
+void IntervalBuilder::add_slab_objects(const RawDrain& drain, Symbolizer& symbols,
+                                       std::map<std::string, uint64_t> slab_checks,
+                                       IntervalDeltas& out) {
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> identified;
+  for (const auto& object : drain.objects) {
+    if (object.count == 0) continue;
+    Fold fold = fold_site(object.key.site, drain, symbols);
+    auto name = drain.slab_caches.find(object.key.cache);
+    const std::string cache = name == drain.slab_caches.end() ? kUnknownObject : name->second;
+    identified[{fold.site.callsite, cache, slab_region_name(object.key.region)}] += object.count;
+  }
+  for (const auto& [key, count] : identified) {
+    const auto& [callsite, cache, region] = key;
+    uint64_t& left = slab_checks[callsite];
+    left -= std::min(left, count);
+    out.objects.push_back({callsite, object_kind_name(HUC_END_SLAB), cache, count, region});
+  }
+  for (const auto& [callsite, left] : slab_checks) {
+    if (left) {
+      out.objects.push_back({callsite, object_kind_name(HUC_END_SLAB), kUnknownObject, left,
+                             slab_region_name(HUC_REGION_UNKNOWN)});
+    }
+  }
+}
+
 IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols,
                                       WorkloadNames* workloads) {
   ++drain_;
@@ -308,6 +338,7 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
 
   // Sites first: their folds and stacks serve the sub-check and timing keys of the same call
   // sites.
+  std::map<std::string, uint64_t> slab_checks;  // call site → classified checks of slab objects
   for (const auto& site : drain.sites) {
     if (site.calls == 0 && site.bytes == 0) continue;
     Fold fold = fold_site(site.key, drain, symbols);
@@ -319,9 +350,12 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     delta.workload_kind = labels->workload_kind;
     out.checks.push_back(std::move(delta));
     for (uint32_t end = 0; end < HUC_CLASSIFY_ENDS; ++end) {
-      if (site.ended_at[end]) {
-        out.objects.push_back(
-            {fold.site.callsite, object_kind_name(end), kUnknownObject, site.ended_at[end]});
+      if (!site.ended_at[end]) continue;
+      if (end == HUC_END_SLAB) {
+        slab_checks[fold.site.callsite] += site.ended_at[end];
+      } else {
+        out.objects.push_back({fold.site.callsite, object_kind_name(end), kUnknownObject,
+                               site.ended_at[end], kNoRegion});
       }
     }
     Held held;
@@ -332,6 +366,7 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
     held.copy = CopyDelta{fold.site.callsite, fold.site.syscall, direction, "", site.calls, 0};
     offer(out, std::move(held), symbols);
   }
+  add_slab_objects(drain, symbols, std::move(slab_checks), out);
   for (const auto& sub : drain.subchecks) {
     if (sub.count == 0) continue;
     Fold fold = fold_site(sub.key.site, drain, symbols);

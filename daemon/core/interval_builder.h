@@ -114,6 +114,8 @@ class IntervalBuilder {
 
   static SiteTuple tuple_of(const huc_site_key& key);
   Fold fold_site(const huc_site_key& key, const RawDrain& drain, Symbolizer& symbols);
+  void add_slab_objects(const RawDrain& drain, Symbolizer& symbols,
+                        std::map<std::string, uint64_t> slab_checks, IntervalDeltas& out);
   Fold fold_sample(const huc_sample_key& key, const RawDrain& drain, Symbolizer& symbols);
   Fold fold_frames(const ResolvedStack& frames) const;
   std::string syscall_label(int32_t nr, const FoldedCallsite& folded) const;

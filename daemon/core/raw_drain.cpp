@@ -51,6 +51,24 @@ const char* object_kind_name(uint32_t end) {
   return "unknown";
 }
 
+const char* slab_region_name(uint32_t region) {
+  switch (region) {
+    case HUC_REGION_INSIDE: return "inside";
+    case HUC_REGION_OUTSIDE: return "outside";
+  }
+  return "unknown";
+}
+
+std::string slab_cache_name(const huc_slab_cache& cache) {
+  std::string name;
+  for (char c : cache.name) {
+    if (c == '\0') break;
+    if (c < 0x20 || c > 0x7e) return "[unreadable]";
+    name += c;
+  }
+  return name.empty() ? "[unreadable]" : name;
+}
+
 const char* exclude_reason_name(uint32_t reason) {
   switch (reason) {
     case HUC_EXCLUDE_INTERRUPT: return "interrupt";

@@ -32,6 +32,7 @@ struct RawCount {
   uint64_t count = 0;
 };
 using RawSubcheckCount = RawCount<huc_subcheck_key>;
+using RawObjectCount = RawCount<huc_object_key>;
 using RawLatencyCount = RawCount<huc_latency_key>;
 using RawSampleCount = RawCount<huc_sample_key>;
 using RawBusyCount = RawCount<huc_busy_key>;
@@ -51,6 +52,11 @@ struct RawDrain {
   bool sampling = false;  // sampler maps were read
   std::vector<RawSiteCount> sites;
   std::vector<RawSubcheckCount> subchecks;
+  // Classified slab checks by call site key, cache and usercopy region (probe mode).
+  std::vector<RawObjectCount> objects;
+  // The name of every cache `objects` references whose name was read (kmem_cache address →
+  // name).
+  std::map<uint64_t, std::string> slab_caches;
   std::vector<RawLatencyCount> latency;
   std::vector<RawSampleCount> samples;
   // Busy samples by cgroup (sampling): the split of contexts' kernel and user counts by workload.
@@ -91,8 +97,16 @@ const char* subcheck_step_name(uint32_t kind);
 // The `object_kind` label of a classified call's end (enum huc_classify_end): what the
 // classifier saw of the object, and nothing it did not ("other": neither stack, vmalloc nor slab).
 const char* object_kind_name(uint32_t end);
-// The `object` label while hucprof does not identify objects.
+// The `object` label of an object hucprof does not identify: every kind but slab, and a slab
+// object whose cache it could not count or name.
 inline constexpr const char* kUnknownObject = "[unknown]";
+// The `region` label (enum huc_slab_region) of a slab object; kNoRegion for other kinds, which
+// have no usercopy region.
+const char* slab_region_name(uint32_t region);
+inline constexpr const char* kNoRegion = "none";
+// A cache's name as BPF read it (NUL-terminated, cut to HUC_CACHE_NAME_LEN - 1 bytes); one that
+// could not be read, or holds a byte outside printable ASCII, is "[unreadable]".
+std::string slab_cache_name(const huc_slab_cache& cache);
 const char* helper_walk_name(uint32_t walk);
 const char* exclude_reason_name(uint32_t reason);
 

@@ -132,11 +132,13 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   FamilyBuilder objects(
       "usercopy_object_checks_total",
       "Hardened-usercopy checks whose sub-checks probe mode classified, counted exactly, by kernel "
-      "call site, the kind of object copied (stack, vmalloc, slab; other: none of these) and the "
-      "object's identity ([unknown] where hucprof does not know it).",
-      MetricType::Counter, {"callsite", "object_kind", "object"});
+      "call site, the kind of object copied (stack, vmalloc, slab; other: none of these), the "
+      "object's identity (a slab object's cache, top-K per call site and other beyond; [unknown] "
+      "where hucprof does not know it) and, for slab, whether the copy lay inside the cache's "
+      "usercopy region (none for other kinds).",
+      MetricType::Counter, {"callsite", "object_kind", "object", "region"});
   for (const auto& series : snapshot.object_checks()) {
-    objects.add({series.callsite(), series.object_kind(), series.object()},
+    objects.add({series.callsite(), series.object_kind(), series.object(), series.region()},
                 as_double(series.count()));
   }
   out.push_back(std::move(objects).build());

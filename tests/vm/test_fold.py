@@ -5,6 +5,7 @@ guests: the reference's stacks must fold to the call sites the VM tier compares 
 Usage: test_fold.py PATH/TO/hucvm_fold        (no VM, a second)
 """
 
+import re
 import subprocess
 import sys
 import unittest
@@ -59,6 +60,32 @@ class FoldRealStacks(unittest.TestCase):
         r = subprocess.run([FOLD], input="12 x to_user a;b\n", capture_output=True, text=True)
         self.assertEqual(r.returncode, 2)
         self.assertIn("line 1", r.stderr)
+
+
+class FoldSlabReference(unittest.TestCase):
+    """bpftrace's kfunc:__check_heap_object map keyed by cache, direction and kstack, captured
+    around udp_pairs 1000 64 on Debian 6.12.118+deb12 (vm_tier_checks.slab_object_rows)."""
+
+    def test_udp_slab_checks_fold_to_the_udp_call_sites(self):
+        import vm_tier_checks
+        text = (DATA / "slabref-6.12-udp.txt").read_text()
+        entries = vm_tier_checks.parse_slab_ref(text)
+        # Every map entry bpftrace printed is parsed, with its count.
+        printed = [int(n) for n in re.findall(r"^\]: (\d+)$", text, re.M)]
+        self.assertEqual(sorted(e[3] for e in entries), sorted(printed))
+        got = vm_tier_checks.fold_slab_ref(FOLD, entries)
+        self.assertEqual(got[("udp_recvmsg", "to_user", "skbuff_small_head")], 1000)
+        self.assertEqual(got[("udp_sendmsg", "from_user", "skbuff_small_head")], 1000)
+        self.assertEqual(sum(got.values()), sum(printed))
+        self.assertFalse([k for k in got if k[0] in ("__check_object_size",
+                                                     "__check_heap_object", "[unknown]")])
+
+    def test_a_bpftrace_that_did_not_exit_cleanly_is_no_reference(self):
+        import vm_tier_checks
+        text = (DATA / "slabref-6.12-udp.txt").read_text()
+        self.assertIsNone(vm_tier_checks.parse_slab_ref(
+            text.replace("hucvm-bpftrace-rc 0", "hucvm-bpftrace-rc 1")))
+        self.assertIsNone(vm_tier_checks.parse_slab_ref("ERROR: kfunc not supported\n"))
 
 
 if __name__ == "__main__":

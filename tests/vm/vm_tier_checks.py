@@ -14,7 +14,7 @@ import pprof_raw
 from vm_tier_model import (
     log_error_lines, MEMLOCK_PER_CPU_LIMIT, MIN_FLOOD_SAMPLES, NETLINK_SITES, NL_BIG_M,
     NL_BIG_SIZE, NL_M, NL_SIZE, PROBES, Row, RR_N, RR_PAIRS, RunContext, RunSpec, Session,
-    SUBCHECK_PROBES, TARGETS, UDP_N, UDP_PAYLOAD, UDP_SITES
+    parse_folded, SUBCHECK_PROBES, TARGETS, UDP_N, UDP_PAYLOAD, UDP_SITES
 )
 
 
@@ -503,6 +503,89 @@ def profile_rows(c: RunContext, s: Session) -> list[Row]:
     return rows
 
 
+SLAB_REF_KEY = re.compile(r"^@\[(?P<cache>[^,\]]+), (?P<to_user>[01]), *$")
+SLAB_REF_END = re.compile(r"^\]: (?P<n>\d+)$")
+DIRECTIONS = {"0": "from_user", "1": "to_user"}
+
+
+def parse_slab_ref(text: str) -> list[tuple[str, str, list[str], int]] | None:
+    """bpftrace's map from S-T-slabref.txt as (cache, direction, frames above
+    __check_object_size leaf first, count); None when bpftrace did not attach or exit 0. Its
+    keys span lines: `@[CACHE, TO_USER, ` then one `func+off` frame a line, then `]: COUNT`."""
+    if "Attaching" not in text or "hucvm-bpftrace-rc 0" not in text:
+        return None
+    out = []
+    key, frames = None, []
+    for line in text.splitlines():
+        line = line.strip()
+        if (m := SLAB_REF_KEY.match(line)):
+            key, frames = m, []
+        elif key is not None and (m := SLAB_REF_END.match(line)):
+            names = [f.split("+", 1)[0] for f in frames]
+            above = names[names.index("__check_object_size") + 1:] \
+                if "__check_object_size" in names else []
+            out.append((key["cache"], DIRECTIONS[key["to_user"]], above, int(m["n"])))
+            key = None
+        elif key is not None and line:
+            frames.append(line)
+    return out
+
+
+def fold_slab_ref(fold: Path, entries: list[tuple[str, str, list[str], int]]
+                  ) -> dict[tuple[str, str, str], int]:
+    """(callsite, direction, cache) -> bpftrace's count, its stacks folded by hucvm_fold (the
+    daemon's CallsiteFolder), one run per cache."""
+    out: dict[tuple[str, str, str], int] = {}
+    for cache in sorted({e[0] for e in entries}):
+        lines = [f"{n} 0 {direction} {';'.join(frames) or '[unknown]'}"
+                 for name, direction, frames, n in entries if name == cache]
+        r = subprocess.run([str(fold)], input="\n".join(lines) + "\n", capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise ValueError(f"hucvm_fold failed on bpftrace's stacks: {r.stderr.strip()}")
+        for (callsite, _syscall, direction), (count, _bytes) in parse_folded(r.stdout).items():
+            out[(callsite, direction, cache)] = out.get((callsite, direction, cache), 0) + count
+    return out
+
+
+def slab_object_rows(c: RunContext, tag: str, sites: list[tuple[str, str]]) -> list[Row]:
+    """Per call site of the workload and slab cache, the rise of usercopy_object_checks_total
+    == bpftrace's __check_heap_object count (kfunc, keyed by cache and kernel stack, the stacks
+    folded by hucprof's own CallsiteFolder), each inside the cache's usercopy region."""
+    text = c.text(f"{tag}-slabref.txt")
+    entries = parse_slab_ref(text) if text is not None else None
+    before, after = c.metrics(f"{tag}-before.txt"), c.metrics(f"{tag}-after.txt")
+    if entries is None or before is None or after is None:
+        why = "no bpftrace output" if text is None else \
+            ("bpftrace did not attach or exit 0: " + " ".join(text.split()[-12:])
+             if entries is None else "no scrape")
+        return [c.row(tag, "slab checks by call site and cache == bpftrace", "ref", None,
+                      why[:200])]
+    ref = fold_slab_ref(c.tools.fold, entries)
+    (c.res.file(f"slabref-{tag}.tsv")).write_text(
+        "# callsite\tdirection\tcache\tcount (bpftrace, folded by hucprof's CallsiteFolder)\n"
+        + "".join(f"{k[0]}\t{k[1]}\t{k[2]}\t{v}\n" for k, v in sorted(ref.items())))
+    ours: dict[tuple[str, str, str], int] = {}
+    not_inside = 0
+    for callsite, direction in sites:
+        for scrape, sign in ((after, 1), (before, -1)):
+            for labels, v in tl.select(scrape, "usercopy_object_checks_total",
+                                       callsite=callsite, object_kind="slab"):
+                key = (callsite, direction, labels["object"])
+                ours[key] = ours.get(key, 0) + sign * round(v)
+                if labels.get("region") != "inside":
+                    not_inside += sign * round(v)
+    wanted = {k for k in ref if (k[0], k[1]) in sites} | {k for k, v in ours.items() if v}
+    rows = [c.row(tag, f"usercopy_object_checks_total{{{k[0]},slab,{k[2]}}} += bpftrace ({k[1]})",
+                  ref.get(k, 0), ours.get(k, 0)) for k in sorted(wanted)]
+    if not wanted:
+        rows.append(c.row(tag, "slab checks on the workload's call sites (bpftrace)", ">0", 0,
+                          "bpftrace saw none: nothing compared"))
+    rows.append(c.row(tag, "slab checks not region=\"inside\" (unknown cache or outside)", 0,
+                      not_inside))
+    return rows
+
+
 def exactness_rows(c: RunContext, s: Session) -> list[Row]:
     rows = []
     for w in s.workloads:
@@ -510,6 +593,8 @@ def exactness_rows(c: RunContext, s: Session) -> list[Row]:
         if w.tag == "udp":
             rows += udp_ref_rows(c, tag, hardened=True) + udp_rows(c, tag)
             rows += compare_rows(c, tag, UDP_SITES)
+            if w.slab_ref:
+                rows += slab_object_rows(c, tag, UDP_SITES)
         elif w.tag == "netlink64k":
             rows += netlink_rows(c, tag, NL_M, NL_SIZE,
                                  c.spec.netlink_64k_vmalloc and c.spec.vmalloc_subcheck)

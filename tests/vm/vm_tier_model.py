@@ -86,6 +86,8 @@ class Workload:
     # in (tests/vm/workloads/in_cgroup.c); "" makes none.
     cgroup: str = ""
     cpus: list[int] | None = None  # the vCPUs it may run on (None: any)
+    # bpftrace counts its slab checks by cache around it (guestlib.SlabRef; slab_object_rows)
+    slab_ref: bool = False
 
 
 @dataclasses.dataclass

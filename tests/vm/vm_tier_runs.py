@@ -73,6 +73,10 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
     base = DAEMON_ARGS
     by_workload = mode == "kprobe"
     probe_workloads = workloads(spec, tools) + ([flood(tools)] if by_workload else [])
+    # bpftrace's slab reference (kfunc __check_heap_object with its struct slab argument, 5.17+)
+    # once per kernel that classifies, in the fentry boot: a bpftrace start costs tens of seconds
+    # under TCG.
+    probe_workloads[0].slab_ref = spec.classifies and mode == "fentry"
     if by_workload:
         udp = probe_workloads[0]
         udp.cgroup = WORKLOAD_CGROUP

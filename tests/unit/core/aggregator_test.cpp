@@ -153,7 +153,7 @@ TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
       const uint64_t samples = rng() % 5 + static_cast<uint64_t>(interval);
       d.checks.push_back(check(site, calls, j % 2 ? "read" : "recvfrom"));
       d.subchecks.push_back({site, "stack_object", calls / 2});
-      d.objects.push_back({site, "slab", "[unknown]", calls / 3});
+      d.objects.push_back({site, "slab", "[unknown]", calls / 3, "unknown"});
       objects_total += calls / 3;
       d.samples.push_back({site, "recvfrom", "entry", samples});
       d.copies.push_back({site, "recvfrom", "", "copy_to_iter", 0, samples});
@@ -242,6 +242,53 @@ TEST(Aggregator, SubchecksFollowTheCallsRanking) {
             (std::map<std::pair<std::string, std::string>, uint64_t>{{{"other", "slab_object"}, 3},
                                                                      {{"other", "vmap_area"}, 1},
                                                                      {{"top", "slab_object"}, 7}}));
+}
+
+using ObjectLabels = std::tuple<std::string, std::string, std::string, std::string>;
+
+std::map<ObjectLabels, uint64_t> objects_by_series(const v1::Snapshot& s) {
+  std::map<ObjectLabels, uint64_t> out;
+  for (const auto& c : s.object_checks()) {
+    out[{c.callsite(), c.object_kind(), c.object(), c.region()}] = c.count();
+  }
+  return out;
+}
+
+// A call site's caches are ranked among themselves like call sites: its top-K by checks named,
+// the rest "other"; unidentified objects stay "[unknown]" whatever the ranking; and a cache
+// that leaves the top-K keeps its value unexported while its increments go to "other".
+TEST(Aggregator, ObjectsAreTopKPerCallSite) {
+  Aggregator agg(2);
+  IntervalDeltas d;
+  d.checks = {check("udp_recvmsg", 100), check("tcp_recvmsg", 50)};
+  d.objects = {{"udp_recvmsg", "slab", "kmalloc-512", 40, "inside"},
+               {"udp_recvmsg", "slab", "kmalloc-1k", 30, "inside"},
+               {"udp_recvmsg", "slab", "kmalloc-64", 3, "inside"},
+               {"udp_recvmsg", "slab", "kmalloc-64", 1, "outside"},
+               {"udp_recvmsg", "slab", "[unknown]", 2, "unknown"},
+               {"udp_recvmsg", "stack", "[unknown]", 24, "none"},
+               {"tcp_recvmsg", "slab", "kmalloc-64", 50, "inside"}};
+  agg.apply(d);
+  EXPECT_EQ(
+      objects_by_series(snapshot_of(agg)),
+      (std::map<ObjectLabels, uint64_t>{{{"tcp_recvmsg", "slab", "kmalloc-64", "inside"}, 50},
+                                        {{"udp_recvmsg", "slab", "[unknown]", "unknown"}, 2},
+                                        {{"udp_recvmsg", "slab", "kmalloc-1k", "inside"}, 30},
+                                        {{"udp_recvmsg", "slab", "kmalloc-512", "inside"}, 40},
+                                        {{"udp_recvmsg", "slab", "other", "inside"}, 3},
+                                        {{"udp_recvmsg", "slab", "other", "outside"}, 1},
+                                        {{"udp_recvmsg", "stack", "[unknown]", "none"}, 24}}));
+
+  IntervalDeltas more;
+  more.checks = {check("udp_recvmsg", 100)};
+  more.objects = {{"udp_recvmsg", "slab", "kmalloc-64", 100, "inside"},
+                  {"udp_recvmsg", "slab", "kmalloc-1k", 5, "inside"}};
+  agg.apply(more);
+  const auto series = objects_by_series(snapshot_of(agg));
+  EXPECT_EQ(series.at({"udp_recvmsg", "slab", "kmalloc-64", "inside"}), 100u);
+  EXPECT_EQ(series.at({"udp_recvmsg", "slab", "kmalloc-512", "inside"}), 40u);
+  EXPECT_EQ(series.at({"udp_recvmsg", "slab", "other", "inside"}), 3u + 5u);
+  EXPECT_FALSE(series.contains({"udp_recvmsg", "slab", "kmalloc-1k", "inside"}));
 }
 
 TEST(Aggregator, LatencyFollowsTheCallsRankingAndSumsBuckets) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 // The target architecture's numbers: the builder names syscalls by the ABI it is built for
 // (SyscallName.KnownNumbers pins them per architecture).
@@ -112,6 +113,46 @@ TEST(IntervalBuilder, ClassifiedEndsBecomeObjectKinds) {
     kinds[o.object_kind] += o.count;
   }
   EXPECT_EQ(kinds, (std::map<std::string, uint64_t>{{"other", 2}, {"slab", 7}, {"stack", 1}}));
+}
+
+// Slab checks by cache and region: two CPUs' counts of one key add up, a cache whose name was
+// read is named, one whose name is missing and the checks the full objects map could not count
+// (the site's slab end minus what was identified) are "[unknown]".
+TEST(IntervalBuilder, SlabChecksAreSplitByCacheAndWhatIsLeftIsUnknown) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.probes = true;
+  const huc_site_key key = direct_key(kUdpRecvmsg, SYS_recvfrom, HUC_DIR_TO_USER);
+  RawSiteCount site{key, 20, 640};
+  site.ended_at[HUC_END_SLAB] = 20;
+  site.ended_at[HUC_END_STACK] = 0;
+  drain.sites.push_back(site);
+  auto object = [&](uint64_t cache, uint32_t region, uint64_t count) {
+    RawObjectCount c;
+    c.key.site = key;
+    c.key.cache = cache;
+    c.key.region = region;
+    c.count = count;
+    drain.objects.push_back(c);
+  };
+  object(0xffff888001000000, HUC_REGION_INSIDE, 9);
+  object(0xffff888001000000, HUC_REGION_INSIDE, 3);  // the same key from another drain read
+  object(0xffff888001000000, HUC_REGION_OUTSIDE, 1);
+  object(0xffff888002000000, HUC_REGION_INSIDE, 2);  // no name read
+  drain.slab_caches[0xffff888001000000] = "kmalloc-512";
+  const auto deltas = b.build(drain, syms);
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> got;
+  for (const ObjectDelta& o : deltas.objects) {
+    EXPECT_EQ(o.callsite, "udp_recvmsg");
+    EXPECT_EQ(o.object_kind, "slab");
+    got[{o.object, o.region, o.callsite}] += o.count;
+  }
+  EXPECT_EQ(got, (std::map<std::tuple<std::string, std::string, std::string>, uint64_t>{
+                     {{"kmalloc-512", "inside", "udp_recvmsg"}, 12},
+                     {{"kmalloc-512", "outside", "udp_recvmsg"}, 1},
+                     {{"[unknown]", "inside", "udp_recvmsg"}, 2},
+                     {{"[unknown]", "unknown", "udp_recvmsg"}, 5}}));
 }
 
 TEST(IntervalBuilder, EachDrainReportsTheCountsOfItsGeneration) {

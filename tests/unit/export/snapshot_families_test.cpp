@@ -264,11 +264,12 @@ TEST(SnapshotFamilies, ObjectKindsWithTheirIdentity) {
   auto* o = s.add_object_checks();
   o->set_callsite("udp_recvmsg");
   o->set_object_kind("slab");
-  o->set_object("[unknown]");
+  o->set_object("kmalloc-512");
+  o->set_region("inside");
   o->set_count(7);
   EXPECT_THAT(text_lines(render(s)),
               Contains("usercopy_object_checks_total{callsite=\"udp_recvmsg\",object_kind=\"slab\","
-                       "object=\"[unknown]\"} 7"));
+                       "object=\"kmalloc-512\",region=\"inside\"} 7"));
 }
 
 TEST(SnapshotFamilies, InvalidUtf8AndControlBytesAreEscaped) {

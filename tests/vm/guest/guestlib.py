@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -177,3 +179,43 @@ def prog_runs_since(before: dict[str, tuple[int, int]]) -> dict[str, list[int]]:
     after = bpf_prog_runs()
     return {n: [runs - before.get(n, (0, 0))[0], ns - before.get(n, (0, 0))[1]]
             for n, (runs, ns) in after.items()}
+
+
+# The slab reference (tests/vm/README.md, "Slab objects"): bpftrace's kfunc on
+# __check_heap_object counts the checks of slab objects by cache, direction and kernel stack; the
+# host folds the stacks to call sites with hucprof's CallsiteFolder, as it does the hist
+# reference's.
+SLAB_REF_SCRIPT = ("kfunc:__check_heap_object "
+                   "{ @[str(args->slab->slab_cache->name), args->to_user, kstack] = count(); }")
+
+
+class SlabRef:
+    """bpftrace running SLAB_REF_SCRIPT from start() (it returns once bpftrace says it attached)
+    to stop() (SIGINT: bpftrace prints the map and exits), its output in out_path."""
+
+    def __init__(self, out_path: Path, attach_timeout: float = 240):
+        bpftrace = shutil.which("bpftrace") or "/usr/bin/bpftrace"
+        self.out_path = out_path
+        self.out = open(out_path, "w")
+        self.proc = subprocess.Popen([bpftrace, "-e", SLAB_REF_SCRIPT], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + attach_timeout
+        for line in self.proc.stdout:
+            self.out.write(line)
+            if line.startswith("Attaching"):
+                break
+            if time.monotonic() > deadline:
+                break
+        self.out.flush()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            rest, _ = self.proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rest, _ = self.proc.communicate()
+        self.out.write(rest or "")
+        self.out.write(f"\nhucvm-bpftrace-rc {self.proc.returncode}\n")
+        self.out.close()

@@ -20,6 +20,7 @@ Files, for session S and workload T (all in $HUCVM_RESULTS):
   S-T-{progs,rescued}-{quiet-before,before,after}.json (sessions with "progs": `bpftool -j prog
   show` and the rescue program's `rescued` array around the workload: run_counted_workload)
   hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
+  S-T-slabref.txt (bpftrace's slab checks by cache, direction and task, when the workload asks)
   guest-steps.json (guest uptime per step)
 """
 
@@ -56,6 +57,7 @@ def run_counted_workload(run, alive: bool, ref, w: dict, tag: str, results: Path
       S-T-progs-after/-rescued-after: right after it, before the quiet spell and the scrape"""
     if w.get("reference"):
         ref.call("ref_start")
+    slab_ref = start_slab_ref(w, tag, results, step)
     record_progs(results, tag, "quiet-before")
     time.sleep(QUIET_S)
     if alive:
@@ -65,6 +67,8 @@ def run_counted_workload(run, alive: bool, ref, w: dict, tag: str, results: Path
     rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log", cpus=w.get("cpus"))
     (results / f"{tag}-workload.rc").write_text(f"{rc}\n")
     record_progs(results, tag, "after")
+    if slab_ref:
+        slab_ref.stop()
     step(f"{tag}: workload exit {rc}")
     time.sleep(QUIET_S)
     if alive:
@@ -117,6 +121,16 @@ def main() -> int:
             ref.close()
     step("done")
     return 0
+
+
+def start_slab_ref(w: dict, tag: str, results: Path, step):
+    """S-T-slabref.txt: bpftrace's count of slab checks by cache over the workload, for a
+    workload that asks for it (the host compares it with usercopy_object_checks_total)."""
+    if not w.get("slab_ref"):
+        return None
+    ref = guestlib.SlabRef(results / f"{tag}-slabref.txt")
+    step(f"{tag}: bpftrace attached")
+    return ref
 
 
 def run_doctor(binary: str, name: str, flags: list[str], results: Path) -> None:
@@ -175,12 +189,15 @@ def run_session_here(plan: dict, session: dict, results: Path, ref, step,
             else:
                 if w.get("reference"):
                     ref.call("ref_start")
+                slab_ref = start_slab_ref(w, tag, results, step)
                 if alive:
                     run.scrape_after_drain(results / f"{tag}-before.txt")
                 step(f"{tag}: run {' '.join(w['argv'])}")
                 rc = guestlib.run_workload(w["argv"], results / f"{tag}-workload.log",
                                            cpus=w.get("cpus"))
                 (results / f"{tag}-workload.rc").write_text(f"{rc}\n")
+                if slab_ref:
+                    slab_ref.stop()
                 if w.get("reference"):
                     ref.call("ref_stop", tag)
                 step(f"{tag}: workload exit {rc}")
