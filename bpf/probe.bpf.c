@@ -40,6 +40,8 @@ const volatile bool check_leaves_state = false;
 /* The rescue program is attached (hucprof_abi.h, "Probe mode's rescue"): the check's program
  * counts its runs per task for it. */
 const volatile bool rescue_enabled = false;
+/* --probe.objects: classified slab checks also counted by cache (usercopy_objects.bpf.h). */
+const volatile bool count_objects = false;
 /*
  * Benchmarks only (bench/vm/probe_overhead.py --stages, through the daemon's environment): the
  * check's program returns after this stage, 0: never. The verifier drops what a known rodata
@@ -461,7 +463,7 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 			huc_add_end(&own->value, end, false);
 		else if (value)
 			huc_add_end(value, end, true);
-		if (end == HUC_END_SLAB)
+		if (count_objects && end == HUC_END_SLAB)
 			huc_count_slab_object(own ? &own->key : &key, slab, ptr, bytes, direct);
 	}
 	if (!check_leaves_state)
@@ -660,7 +662,7 @@ static __always_inline void huc_rescue_count(void *ctx, struct task_struct *task
 		bpf_get_func_arg(ctx, 0, &object);
 		end = huc_classify_subchecks(task, object, n, direct, &slab);
 		huc_add_end(value, end, true);
-		if (end == HUC_END_SLAB)
+		if (count_objects && end == HUC_END_SLAB)
 			huc_count_slab_object(&key, slab, object, n, direct);
 	}
 	counted = bpf_map_lookup_elem(&rescued, &zero);

@@ -72,6 +72,7 @@ AttachOptions attach_options(const RunOptions& options) {
   out.only_cgroup_id = options.only_cgroup_id;
   out.probe_workloads = options.probe_workloads;
   out.rescue = options.probe_rescue;
+  out.objects = options.probe_objects;
   const FoldingRules rules = FoldingRules::defaults();
   out.helper_symbols.assign(rules.copy_helpers.begin(), rules.copy_helpers.end());
   return out;

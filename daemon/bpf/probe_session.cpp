@@ -157,6 +157,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
                     plan.dispatcher_ranges);
   rodata->latency_enabled = plan.maps.latency;
   rodata->classify_subchecks = plan.classifies();
+  rodata->count_objects = plan.counts_objects();
   rodata->compound_info_mask = plan.compound_info_mask;
   rodata->check_leaves_state = plan.check_leaves_state;
   rodata->key_by_cgroup = plan.probe_workloads;
@@ -175,7 +176,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
   const MapSizing sizing[] = {
       {skel.maps.sites, plan.maps.max_keys, MapSizing::Preallocated},
       {skel.maps.subchecks, plan.maps.subcheck_keys, MapSizing::Preallocated},
-      {skel.maps.objects, plan.classifies() ? plan.maps.max_keys : 1, MapSizing::Preallocated},
+      {skel.maps.objects, plan.counts_objects() ? plan.maps.max_keys : 1, MapSizing::Preallocated},
       {skel.maps.latency, plan.maps.latency ? plan.maps.max_keys : 0, MapSizing::Preallocated},
       // Part of a key: never allowed to fail for want of memory at run time.
       {skel.maps.short_stacks, plan.maps.max_stacks, MapSizing::Preallocated},

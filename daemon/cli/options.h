@@ -38,6 +38,8 @@ struct RunOptions {
   // --probe.rescue auto|off: the rescue program where a run of the check's program can be
   // preempted (auto), or never (off: one program run per check, the skipped checks only counted).
   bool probe_rescue = true;
+  // --probe.objects: classified slab checks also counted by cache and usercopy region.
+  bool probe_objects = false;
   // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
   CapabilityKeep capabilities_keep = default_capability_keep();
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.

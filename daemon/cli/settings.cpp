@@ -150,6 +150,10 @@ std::string apply_probe_rescue(std::string_view value, RunOptions& options) {
   return store(find_named(kProbeRescue, value), options.probe_rescue);
 }
 
+std::string apply_probe_objects(std::string_view value, RunOptions& options) {
+  return store_boolean(value, options.probe_objects);
+}
+
 std::string apply_probe_workloads(std::string_view value, RunOptions& options) {
   return store_boolean(value, options.probe_workloads);
 }
@@ -209,7 +213,7 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
   return store(parse_capability_keep(value), options.capabilities_keep);
 }
 
-const std::array<Setting, 21> kSettings{{
+const std::array<Setting, 22> kSettings{{
     {"mode", "MODE",
      "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
      true, true, OnReload::Restart, apply_mode,
@@ -265,6 +269,12 @@ const std::array<Setting, 21> kSettings{{
      "check)",
      true, true, OnReload::Restart, apply_probe_workloads,
      [](const RunOptions& o) { return std::string(o.probe_workloads ? "true" : "false"); }},
+    {"probe.objects", "",
+     "also count probe mode's slab checks by the object's slab cache and whether the copy fell "
+     "inside the cache's usercopy region: usercopy_object_checks_total{object,region} (with "
+     "--probe.subchecks classify; a map lookup or two more per slab check)",
+     true, true, OnReload::Restart, apply_probe_objects,
+     [](const RunOptions& o) { return std::string(o.probe_objects ? "true" : "false"); }},
     {"probe.rescue", "HOW",
      "the rescue program, which counts at their call sites most checks the kernel skipped the "
      "check's program for: auto (where a run of the check's program can be preempted: 7.x, "

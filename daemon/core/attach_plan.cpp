@@ -391,6 +391,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   plan.task_stack_size = static_cast<uint32_t>(facts.task_stack_size);
   plan.only_cgroup_id = options.only_cgroup_id;
   plan.probe_workloads = options.probe_workloads && plan.probes;
+  plan.objects = options.objects && plan.probes;
   decide_rescue(plan, facts, options.rescue);
 
   plan.maps.max_keys = options.max_keys;

@@ -62,6 +62,8 @@ struct AttachOptions {
   bool probe_workloads = false;
   // The rescue program where a run of the check's program can be preempted (--probe.rescue).
   bool rescue = true;
+  // Classified slab checks also counted by cache and usercopy region (--probe.objects).
+  bool objects = false;
 };
 
 enum class Flavour { None, Fentry, Kprobe };
@@ -124,6 +126,7 @@ struct AttachPlan {
   InterruptRanges interrupt_ranges;
   uint64_t only_cgroup_id = 0;   // sampling: AttachOptions::only_cgroup_id
   bool probe_workloads = false;  // probes: AttachOptions::probe_workloads
+  bool objects = false;          // probes: AttachOptions::objects, where sub-checks are classified
   // A program that runs after the check on the same CPU reads what the check left there (the
   // call site, the entry time): a probed sub-check function, or the check's exit (--latency).
   bool check_leaves_state = false;
@@ -147,6 +150,8 @@ struct AttachPlan {
   const TargetPlan& check() const;
   // The check's program counts slab/vmalloc/page/stack itself.
   bool classifies() const { return subchecks == SubcheckMethod::Classified; }
+  // Slab checks by cache: asked for, and the sub-checks classified where they are found.
+  bool counts_objects() const { return objects && classifies(); }
 };
 
 // The exact symbols whose fentry support the edge must probe before compute_attach_plan (none

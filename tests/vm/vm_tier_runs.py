@@ -76,13 +76,16 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
     # bpftrace's slab reference (kfunc __check_heap_object with its struct slab argument, 5.17+)
     # once per kernel that classifies, in the fentry boot: a bpftrace start costs tens of seconds
     # under TCG.
-    probe_workloads[0].slab_ref = spec.classifies and mode == "fentry"
+    # The same boot's probe session counts slab checks by cache (--probe.objects).
+    slab_ref = spec.classifies and mode == "fentry"
+    probe_workloads[0].slab_ref = slab_ref
     if by_workload:
         udp = probe_workloads[0]
         udp.cgroup = WORKLOAD_CGROUP
         udp.argv = [str(tools.in_cgroup), f"/sys/fs/cgroup/{WORKLOAD_CGROUP}", *udp.argv]
     probe = Session("probe", ["--mode", "probe", "--probe.attach", mode] + base
-                    + (["--probe.workloads"] if by_workload else []), probe_workloads,
+                    + (["--probe.workloads"] if by_workload else [])
+                    + (["--probe.objects"] if slab_ref else []), probe_workloads,
                     doctor=["--mode", "probe", "--probe.attach", mode] + NO_DEBUGINFO,
                     profile=True)
     busy = busy_session(tools, mode)

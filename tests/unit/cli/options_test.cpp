@@ -58,6 +58,8 @@ TEST(Options, EachRunFlag) {
   EXPECT_EQ(parse_run({"run", "--probe.subchecks", "attach"}).probe_subchecks,
             SubcheckCounting::Attach);
   EXPECT_TRUE(parse_run({"run"}).probe_rescue);
+  EXPECT_FALSE(parse_run({"run"}).probe_objects);
+  EXPECT_TRUE(parse_run({"run", "--probe.objects"}).probe_objects);
   EXPECT_TRUE(parse_run({"run", "--probe.rescue", "auto"}).probe_rescue);
   EXPECT_FALSE(parse_run({"run", "--probe.rescue", "off"}).probe_rescue);
   for (const char* level : {"debug", "info", "warn", "error"}) {

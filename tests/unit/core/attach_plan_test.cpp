@@ -308,6 +308,21 @@ TEST(AttachPlan, TheRescueProgramOnlyWhereAFentryRunCanBePreempted) {
   EXPECT_FALSE(sample.rescue);
 }
 
+// Slab checks are counted by cache only when asked (--probe.objects: it costs a lookup or two per
+// slab check), and only where the sub-checks are classified (the cache comes from that walk).
+TEST(AttachPlan, ObjectsCountedOnlyWhenAskedAndClassified) {
+  const auto k = index_of(kDebianKallsyms);
+  const AttachFacts facts = debian_facts(k);
+  EXPECT_FALSE(compute_attach_plan(k, facts, options()).counts_objects());
+  AttachOptions asked = options();
+  asked.objects = true;
+  asked.subchecks = SubcheckCounting::Classify;
+  const auto classified = compute_attach_plan(k, facts, asked);
+  EXPECT_EQ(classified.classifies(), classified.counts_objects());
+  asked.subchecks = SubcheckCounting::Attach;
+  EXPECT_FALSE(compute_attach_plan(k, facts, asked).counts_objects());
+}
+
 // --probe.rescue off keeps it off even where a run can be preempted, and says why.
 TEST(AttachPlan, TheRescueProgramStaysOffWhenAskedTo) {
   const auto k = index_of(kDebianKallsyms);
