@@ -64,6 +64,7 @@ inline constexpr std::string_view kCommentLatency = "latency";  // "on" with --l
 inline constexpr std::string_view kCommentMissedPrefix = "missed_checks.";  // + reason
 inline constexpr std::string_view kCommentMissedUncounted = "missed_checks_uncounted";
 inline constexpr std::string_view kCommentHeadline = "headline";
+inline constexpr std::string_view kCommentTarget = "target";  // StackProfile::target
 
 // Largest profile `hucprof report` and the reader accept, inflated.
 inline constexpr size_t kMaxProfileBytes = size_t{256} << 20;
