@@ -36,7 +36,7 @@ Result<std::vector<int>> parse_pids(const std::string& text) {
     if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || pid <= 0 ||
         pid > kMaxPid) {
       return Error{"-p " + quoted_value(text) + ": " + quoted_value(std::string(item)) +
-                   " is not a process id (a list like 1234,5678)"};
+                   " is not a process id (e.g. 1234,5678)"};
     }
     pids.push_back(static_cast<int>(pid));
     if (comma == std::string_view::npos) break;
@@ -63,7 +63,7 @@ Result<std::vector<int>> parse_cpus(const std::string& text, const std::vector<i
                    " is not online (online: " + format_cpu_list(online) + ")"};
     }
     if (cpu > kMaxFollowedCpu) {
-      return Error{"-C: CPU " + std::to_string(cpu) + " is above the highest -C can name, " +
+      return Error{"-C: CPU " + std::to_string(cpu) + " is above the highest CPU -C takes, " +
                    std::to_string(kMaxFollowedCpu)};
     }
   }

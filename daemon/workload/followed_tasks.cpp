@@ -31,11 +31,11 @@ std::optional<long> status_tgid(const std::string& status) {
 Result<std::vector<int>> check_processes(const std::vector<int>& pids, const std::string& proc) {
   for (int pid : pids) {
     const auto status = read_file_text(proc + "/" + std::to_string(pid) + "/status");
-    if (!status) return Error{"-p " + std::to_string(pid) + ": no such process"};
+    if (!status) return Error{"-p " + std::to_string(pid) + ": no process runs with that id"};
     const auto tgid = status_tgid(*status);
     if (tgid && *tgid != pid) {
       return Error{"-p " + std::to_string(pid) + ": a thread of process " + std::to_string(*tgid) +
-                   " (-p takes process ids)"};
+                   " (-p takes the ids of processes)"};
     }
   }
   return pids;

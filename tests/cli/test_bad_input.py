@@ -177,7 +177,7 @@ class BadInput(unittest.TestCase):
             (["record", "-p", "1", "-G", "/"], "-p and -G: name processes or a cgroup, not both"),
             (["record", "-p", "1", "--", "true"], "-p and -- COMMAND"),
             (["record", "-a", "-p", "1"], "-p and -a"),
-            (["record", "-p", "4194304"], "-p 4194304: no such process"),
+            (["record", "-p", "4194304"], "-p 4194304: no process runs with that id"),
             (["record", "-p", "1x"], "is not a process id"),
             (["record", "-C", "65535"], "CPU 65535 is not online"),
             (["record", "-C", "1-0"], "not a CPU list like 0,2-3"),

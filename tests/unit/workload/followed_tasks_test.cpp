@@ -59,10 +59,10 @@ TEST(CheckProcesses, AThreadOrAMissingPidIsNamed) {
   EXPECT_TRUE(check_processes({10}, proc.root()).ok());
   auto thread = check_processes({10, 11}, proc.root());
   ASSERT_FALSE(thread.ok());
-  EXPECT_EQ(thread.error().text, "-p 11: a thread of process 10 (-p takes process ids)");
+  EXPECT_EQ(thread.error().text, "-p 11: a thread of process 10 (-p takes the ids of processes)");
   auto missing = check_processes({12}, proc.root());
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().text, "-p 12: no such process");
+  EXPECT_EQ(missing.error().text, "-p 12: no process runs with that id");
 }
 
 }  // namespace
