@@ -2,7 +2,7 @@
 """Coverage of the sampled share's 95 % interval, on this machine's kernel.
 
 Runs RECORDINGS independent recordings of one steady load: each is its own
-`hucprof record --mode sample --only-command -F HZ -- huc_udp_flood --seconds S` (a fresh
+`hucprof record --mode sample -F HZ -- huc_udp_flood --seconds S` (a fresh
 process, fresh BPF programs, the same loopback flood in a cgroup of its own, so other work on a
 shared machine stays out of both counts). huc_share_coverage then gives each recording's share,
 its interval (core/share_interval.h, as `hucprof report` takes it) and how many of the intervals
@@ -47,7 +47,7 @@ def main() -> int:
     files = []
     for i in range(args.recordings):
         out = os.path.join(workdir, f"rec-{i:03d}.pb.gz")
-        cmd = [hucprof, "record", "--mode", "sample", "--only-command", "-F", str(args.frequency),
+        cmd = [hucprof, "record", "--mode", "sample", "-F", str(args.frequency),
                "--interval", "1s", "--log.level", "warn", "-o", out, "--",
                flood, "--seconds", str(args.seconds), "--payload", str(args.payload)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds + 120)

@@ -19,6 +19,10 @@
  * of copy_{from,to}_sockptr_offset, 81 ranges in all, more with modules). A helper left out
  * loses its callers' call site ("[truncated]"). probe mode memoizes the search per address. */
 #define HUC_MAX_HELPER_RANGES 1024
+/* `record -p`: the most processes, and `record -C`: CPUs 0 to HUC_MAX_FOLLOW_CPUS - 1, a bit each
+ * (core/record_target.h). */
+#define HUC_MAX_FOLLOW_TGIDS 64
+#define HUC_MAX_FOLLOW_CPUS 1024
 /* Stack depths. SHORT is what a copy-helper caller needs to reach the real call site; FULL is
  * the kernel's own PERF_MAX_STACK_DEPTH. */
 #define HUC_SHORT_STACK_DEPTH 16

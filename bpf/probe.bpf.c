@@ -425,6 +425,16 @@ static __always_inline int huc_on_check(void *ctx, __u64 slot, bool slot_in_ctx,
 	struct huc_scratch *s;
 	__u32 zero = 0;
 
+	/* Not followed (`record -p/-C/-G/-- COMMAND`): not counted, and no state of this check is
+	 * left for its sub-checks and return to find (they would take another task's for it). */
+	if (!huc_followed(0)) {
+		state = check_leaves_state ? bpf_map_lookup_elem(&cpu_state, &zero) : NULL;
+		if (state) {
+			state->active = 0;
+			state->entry_ns = 0;
+		}
+		return 0;
+	}
 	/* The one scratch lookup of the check: the recent keys, the memo, the walk and the hot
 	 * sites' table. */
 	s = bpf_map_lookup_elem(&scratch, &zero);
@@ -690,7 +700,8 @@ static __always_inline int huc_fentry_rescue_check(void *ctx, __u64 n, bool to_u
 		slot->seen = runs;
 		return 0;
 	}
-	huc_rescue_count(ctx, task, n, to_user, direct);
+	if (huc_followed(0))
+		huc_rescue_count(ctx, task, n, to_user, direct);
 	return 0;
 }
 

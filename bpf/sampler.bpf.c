@@ -23,10 +23,6 @@ const volatile __u32 nr_check_ranges = 0;
 const volatile struct huc_range interrupt_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_interrupt_ranges = 0;
 
-/* Set before load by `record --only-command`: count only the tasks of this cgroup v2 id, as if
- * the rest of the machine did not exist (0: every task). */
-const volatile __u64 only_cgroup_id = 0;
-
 /* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
 volatile __u8 generation = 0;
 
@@ -137,7 +133,7 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	__u8 verdict;
 	long len;
 
-	if (only_cgroup_id && cgroup_id != only_cgroup_id)
+	if (!huc_followed(cgroup_id))
 		return 0;
 	key.generation = generation;
 	if (huc_sample_is_user(ctx)) {

@@ -80,6 +80,44 @@ static __always_inline struct task_struct *huc_current_task(void)
  * build so that all share one skeleton. */
 const volatile __u32 task_stack_size = 0;
 
+/* What `hucprof record` follows (core/record_target.h), set before load; every program counts
+ * only what it follows, as if the rest of the machine did not exist. follow_cgroup_id: the tasks
+ * of this cgroup v2 id (COMMAND's own, or -G's; 0: any); follow_tgids: the tasks of these
+ * processes (-p; none: any); follow_cpu_mask: these CPUs (-C; follow_cpus false: any). */
+const volatile __u64 follow_cgroup_id = 0;
+const volatile __u32 follow_tgids[HUC_MAX_FOLLOW_TGIDS] = {};
+const volatile __u32 nr_follow_tgids = 0;
+const volatile __u64 follow_cpu_mask[HUC_MAX_FOLLOW_CPUS / 64] = {};
+const volatile bool follow_cpus = false;
+
+/* Whether the current task on this CPU is followed; cgroup_id: bpf_get_current_cgroup_id() where
+ * the caller has it, else 0 (then it is asked here, only when a cgroup is followed). Every test
+ * is on constants set before load, so what is not followed costs nothing. */
+static __always_inline bool huc_followed(__u64 cgroup_id)
+{
+	if (follow_cgroup_id &&
+	    (cgroup_id ? cgroup_id : bpf_get_current_cgroup_id()) != follow_cgroup_id)
+		return false;
+	if (follow_cpus) {
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		if (cpu >= HUC_MAX_FOLLOW_CPUS || !(follow_cpu_mask[cpu / 64] & (1ULL << (cpu % 64))))
+			return false;
+	}
+	if (nr_follow_tgids) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+		for (__u32 i = 0; i < HUC_MAX_FOLLOW_TGIDS; i++) {
+			if (i >= nr_follow_tgids)
+				return false;
+			if (follow_tgids[i] == tgid)
+				return true;
+		}
+		return false;
+	}
+	return true;
+}
+
 /*
  * The syscall task (the current one, from huc_current_task()) is in, from its saved user
  * registers (arch_reads.bpf.h): O(1) and exact, unlike walking the stack for a sys_* frame.

@@ -69,7 +69,7 @@ AttachOptions attach_options(const RunOptions& options) {
   out.subchecks = options.probe_subchecks;
   out.max_keys = options.bpf_max_keys;
   out.max_stacks = options.bpf_max_stacks;
-  out.only_cgroup_id = options.only_cgroup_id;
+  out.follow = options.follow;
   out.probe_workloads = options.probe_workloads;
   out.rescue = options.probe_rescue;
   out.objects = options.probe_objects;

@@ -16,10 +16,14 @@
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
 #include "cli/duration.h"
+#include "core/cpu_list.h"
+#include "core/file_text.h"
+#include "core/record_target.h"
 #include "core/stack_profile.h"
 #include "export/pprof_writer.h"
 #include "workload/cgroup_index.h"
 #include "workload/command_cgroup.h"
+#include "workload/followed_tasks.h"
 
 namespace hucprof {
 
@@ -83,6 +87,64 @@ void release(CommandCgroup& cgroup, const std::string& command, bool exited) {
   }
 }
 
+// What the flags name (core/record_target.h), checked on this machine: the processes of -p, the
+// cgroup of -G, and COMMAND's own cgroup, made before anything is attached (the programs are
+// loaded with its id) and before COMMAND starts (it is in it from its first instruction).
+struct Followed {
+  FollowFilter filter;
+  std::string words;  // whose CPU busy CPU is: StackProfile::target
+  std::unique_ptr<CommandCgroup> cgroup;
+};
+
+Result<Followed> follow(const RecordOptions& record) {
+  auto online_text = read_file_text("/sys/devices/system/cpu/online");
+  auto online = online_text ? parse_cpu_list(*online_text) : std::nullopt;
+  if (!online) {
+    return Error{"cannot read the online CPU list from /sys/devices/system/cpu/online",
+                 kExitCannotRun};
+  }
+  auto planned = plan_record_target(record.target, *online);
+  if (!planned.ok()) return planned.error();
+  const RecordTarget& target = planned.value();
+  if (target.deprecated_only_command) {
+    spdlog::warn("--only-command is deprecated: `record -- COMMAND` follows COMMAND by itself now");
+  }
+  Followed out;
+  if (!target.pids.empty()) {
+    auto running = check_processes(target.pids);
+    if (!running.ok()) return running.error();
+  }
+  out.filter.tgids = target.pids;
+  out.filter.cpus = target.cpus;
+  std::string cgroup_path;
+  if (target.cgroup || target.follow_command) {
+    const Result<std::string> root = find_unified_root();
+    if (!root.ok()) {
+      return Error{(target.cgroup ? "-G: " : "following COMMAND: ") + root.error().text +
+                       (target.cgroup ? "" : " (-a records the whole machine instead)"),
+                   kExitCannotRun};
+    }
+    if (target.cgroup) {
+      auto resolved = resolve_cgroup(root.value(), *target.cgroup);
+      if (!resolved.ok()) return resolved.error();
+      out.filter.cgroup_id = resolved.value().id;
+      cgroup_path = resolved.value().path;
+    } else {
+      auto made = CommandCgroup::make(root.value());
+      if (!made.ok()) {
+        return Error{
+            "following COMMAND: " + made.error().text + " (-a records the whole machine instead)",
+            kExitCannotRun};
+      }
+      out.cgroup = std::move(made).value();
+      out.filter.cgroup_id = out.cgroup->id();
+    }
+  }
+  out.words = describe_record_target(target, joined(record.command), cgroup_path);
+  spdlog::info("recording {}{}", target.whole_machine() ? "" : "only ", out.words);
+  return out;
+}
+
 }  // namespace
 
 int record_command(const RunOptions& run, const RecordOptions& record) {
@@ -99,29 +161,11 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
       return log_and_exit_code(runnable.error());
     }
   }
-  // --only-command: COMMAND's own cgroup, made before anything is attached (the sampler is
-  // loaded with its id) and before COMMAND starts (it is in it from its first instruction).
-  std::unique_ptr<CommandCgroup> cgroup;
+  auto followed = follow(record);
+  if (!followed.ok()) return log_and_exit_code(followed.error());
+  std::unique_ptr<CommandCgroup> cgroup = std::move(followed.value().cgroup);
   RunOptions options = run;
-  if (record.only_command) {
-    if (run.mode != Mode::Sample) {
-      return log_and_exit_code(
-          Error{"--only-command: only sampling can be restricted to COMMAND's cgroup (add --mode "
-                "sample)"});
-    }
-    const Result<std::string> root = find_unified_root();
-    if (!root.ok()) {
-      return log_and_exit_code(Error{"--only-command: " + root.error().text, kExitCannotRun});
-    }
-    auto made = CommandCgroup::make(root.value());
-    if (!made.ok()) {
-      return log_and_exit_code(Error{"--only-command: " + made.error().text, kExitCannotRun});
-    }
-    cgroup = std::move(made).value();
-    options.only_cgroup_id = cgroup->id();
-    spdlog::info("only `{}` is sampled: it runs in the cgroup {}", joined(record.command),
-                 cgroup->path());
-  }
+  options.follow = followed.value().filter;
   auto loaded = load_kernel_view(run.kallsyms_path);
   if (!loaded.ok()) return log_and_exit_code(loaded.error());
   KernelView& kernel = loaded.value();
@@ -176,7 +220,8 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
     }
   }
   pipeline.drain(true, true);
-  const StackProfile profile = difference(pipeline.profiles().cumulative(), attached);
+  StackProfile profile = difference(pipeline.profiles().cumulative(), attached);
+  profile.target = followed.value().words;
   started.value().reset();  // detach before writing and waiting
 
   if (auto written = output.commit(encode_pprof_gzip(profile)); !written.ok()) {

@@ -161,6 +161,7 @@ Result<ProbeSkeleton> open_for(const AttachPlan& plan, const std::set<size_t>& e
   rodata->compound_info_mask = plan.compound_info_mask;
   rodata->check_leaves_state = plan.check_leaves_state;
   rodata->key_by_cgroup = plan.probe_workloads;
+  set_rodata_follow(*rodata, plan.follow);
   rodata->slab_page_type = static_cast<__s32>(plan.slab_marker.page_type);
   rodata->slab_flag_bit = static_cast<__s32>(plan.slab_marker.flag_bit);
   rodata->task_stack_size = plan.task_stack_size;

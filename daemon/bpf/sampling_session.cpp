@@ -65,7 +65,7 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
   set_rodata_ranges(rodata->check_ranges, &rodata->nr_check_ranges, plan.dispatcher_ranges);
   set_rodata_ranges(rodata->interrupt_ranges, &rodata->nr_interrupt_ranges,
                     plan.interrupt_ranges.ranges);
-  rodata->only_cgroup_id = plan.only_cgroup_id;
+  set_rodata_follow(*rodata, plan.follow);
   rodata->task_stack_size = plan.task_stack_size;
   const MapSizing sizing[] = {
       {self->skel_->maps.samples, plan.maps.max_keys, MapSizing::Preallocated},
@@ -88,6 +88,7 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
     return out;
   }
   self->possible_cpus_ = libbpf_num_possible_cpus();
+  self->cpus_ = plan.follow.cpus;
   out.session = std::move(self);
   return out;
 }
@@ -105,8 +106,10 @@ SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequen
     return out;
   }
   std::unique_ptr<SamplingSession> self = std::move(loaded.session);
+  // `record -C`: no event on the other CPUs at all (the program's CPU test is then moot).
+  const std::vector<int>& cpus = self->cpus_.empty() ? *online : self->cpus_;
   int last_errno = 0;
-  for (int cpu : *online) {
+  for (int cpu : cpus) {
     int fd = open_cpu_clock(cpu, frequency_hz);
     if (fd < 0) {
       last_errno = errno;

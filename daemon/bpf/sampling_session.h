@@ -48,6 +48,7 @@ class SamplingSession {
   sampler_bpf* skel_ = nullptr;
   std::vector<BpfLinkPtr> links_;  // each owns its perf event fd
   int possible_cpus_ = 1;
+  std::vector<int> cpus_;  // `record -C`: the CPUs sampled; empty: every online CPU
   uint8_t generation_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/privilege_plan.h"
+#include "core/record_target.h"
 #include "core/report_rows.h"
 #include "core/run_mode.h"
 #include "log/log_line.h"
@@ -60,8 +61,8 @@ struct RunOptions {
   // --debuginfo.debuginfod: ask the servers in DEBUGINFOD_URLS by build-id when no file matches.
   bool debuginfo_debuginfod = false;
 
-  // Not a flag: `record --only-command` samples only the cgroup v2 id it made for COMMAND.
-  uint64_t only_cgroup_id = 0;
+  // Not a flag: what `record` follows (-- COMMAND, -p, -C, -G); everything for `run`.
+  FollowFilter follow;
 };
 
 // `hucprof record`: the run pipeline without the HTTP server, into one pprof file.
@@ -70,8 +71,8 @@ struct RecordOptions {
   std::optional<std::chrono::milliseconds> duration;
   std::string output = "usercopy.pb.gz";  // -o / --output
   std::vector<std::string> command;       // after "--": run it and record while it runs
-  // --only-command: COMMAND runs in a cgroup of its own, and only that cgroup is sampled.
-  bool only_command = false;
+  // -a, -p, -C, -G, --only-command as given; core/record_target.h decides what they mean.
+  RecordTargetFlags target;
 };
 
 // `hucprof report FILE`: the table and verdict of a recorded profile.

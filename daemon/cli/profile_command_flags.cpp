@@ -17,10 +17,22 @@ void add_record_flags(CLI::App* app, RecordFlags& flags) {
   app->add_option("-o,--output", flags.output, "the pprof file to write (gzipped)")
       ->type_name("FILE")
       ->default_str(RecordOptions().output);
+  app->add_flag("-a,--all-cpus", flags.all_cpus,
+                "the whole machine (with COMMAND: while it runs); the default without COMMAND");
+  flags.pids = app->add_option("-p,--pid", flags.pids_text,
+                               "only the tasks of these running processes (no COMMAND)")
+                   ->type_name("PID[,PID...]");
+  flags.cpus = app->add_option("-C,--cpu", flags.cpus_text, "only these CPUs, e.g. 0,2-3")
+                   ->type_name("CPUS");
+  flags.cgroup =
+      app->add_option("-G,--cgroup", flags.cgroup_text,
+                      "only the tasks of this cgroup v2 (a path below /sys/fs/cgroup) or "
+                      "systemd unit")
+          ->type_name("PATH|UNIT");
   app->add_flag("--only-command", flags.only_command,
-                "count only COMMAND and what it starts: it runs in a cgroup of its own and "
-                "nothing else is sampled (with --mode sample)");
-  app->add_option("command", flags.command, "run this and record while it runs (after --)")
+                "deprecated: what -- COMMAND does by itself now");
+  app->add_option("command", flags.command,
+                  "run this and record it and its children while it runs (after --)")
       ->type_name("COMMAND");
 }
 
@@ -33,10 +45,12 @@ std::optional<std::string> apply_record_flags(const RecordFlags& flags, RecordOp
   if (flags.output.empty()) return std::string("--output: empty path");
   record.output = flags.output;
   record.command = flags.command;
-  record.only_command = flags.only_command;
-  if (record.only_command && record.command.empty()) {
-    return std::string("--only-command: needs a COMMAND after --");
-  }
+  record.target.all_cpus = flags.all_cpus;
+  if (flags.pids->count() > 0) record.target.pids = flags.pids_text;
+  if (flags.cpus->count() > 0) record.target.cpus = flags.cpus_text;
+  if (flags.cgroup->count() > 0) record.target.cgroup = flags.cgroup_text;
+  record.target.only_command = flags.only_command;
+  record.target.has_command = !record.command.empty();
   return std::nullopt;
 }
 

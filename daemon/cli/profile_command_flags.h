@@ -18,6 +18,13 @@ struct RecordFlags {
   std::string duration_text;
   std::string output = RecordOptions().output;
   std::vector<std::string> command;
+  bool all_cpus = false;
+  CLI::Option* pids = nullptr;
+  std::string pids_text;
+  CLI::Option* cpus = nullptr;
+  std::string cpus_text;
+  CLI::Option* cgroup = nullptr;
+  std::string cgroup_text;
   bool only_command = false;
 };
 void add_record_flags(CLI::App* app, RecordFlags& flags);

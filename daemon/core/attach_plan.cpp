@@ -389,7 +389,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   if (plan.sampling) plan.interrupt_ranges = build_interrupt_ranges(kallsyms);
   if (plan.probes) choose_probe_build(plan, facts);
   plan.task_stack_size = static_cast<uint32_t>(facts.task_stack_size);
-  plan.only_cgroup_id = options.only_cgroup_id;
+  plan.follow = options.follow;
   plan.probe_workloads = options.probe_workloads && plan.probes;
   plan.objects = options.objects && plan.probes;
   decide_rescue(plan, facts, options.rescue);

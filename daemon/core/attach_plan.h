@@ -13,6 +13,7 @@
 #include "core/kallsyms_index.h"
 #include "core/page_layout.h"
 #include "core/probe_targets.h"
+#include "core/record_target.h"
 #include "core/run_mode.h"
 #include "core/slab_marker.h"
 
@@ -56,8 +57,8 @@ struct AttachOptions {
   uint32_t max_stacks = 8192;
   // Copy-helper symbols (normalized) whose callers are the real call sites.
   std::vector<std::string> helper_symbols;
-  // Sampling counts only the tasks of this cgroup v2 id (`record --only-command`); 0: all.
-  uint64_t only_cgroup_id = 0;
+  // What `record` follows: both sessions count only these tasks and CPUs (core/record_target.h).
+  FollowFilter follow;
   // Probe mode keys each check also by its task's cgroup v2 id (--probe.workloads).
   bool probe_workloads = false;
   // The rescue program where a run of the check's program can be preempted (--probe.rescue).
@@ -124,7 +125,7 @@ struct AttachPlan {
   // Sampling: interrupt entry code. A check the sampler finds above it was interrupted, and the
   // sample is kernel CPU, not the check's (bpf/kernel_ranges.h).
   InterruptRanges interrupt_ranges;
-  uint64_t only_cgroup_id = 0;   // sampling: AttachOptions::only_cgroup_id
+  FollowFilter follow;           // AttachOptions::follow, for both sessions
   bool probe_workloads = false;  // probes: AttachOptions::probe_workloads
   bool objects = false;          // probes: AttachOptions::objects, where sub-checks are classified
   // A program that runs after the check on the same CPU reads what the check left there (the

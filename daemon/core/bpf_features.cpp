@@ -47,6 +47,7 @@ std::vector<BpfFeature> common_helpers(BpfProgram p) {
              "the idle task, the task a check ran in"),
       helper("bpf_get_current_cgroup_id", p, since_in(p, "4.18"), "which workload pays"),
       helper("bpf_get_stack", p, since_in(p, "4.18"), "stacks"),
+      helper("bpf_get_smp_processor_id", p, since_in(p, "4.1"), "record -C"),
   };
   if (p != P::PerfEvent) {
     out.push_back(helper("bpf_probe_read_kernel", p, since_in(p, "5.5"), "reading kernel memory"));

@@ -130,6 +130,9 @@ struct StackProfile {
   std::string kernel;  // release, e.g. "6.1.0-18-amd64"
   std::string hucprof_version;
   std::string hardened_usercopy;  // "on" / "off" and why, in words
+  // Whose CPU busy CPU is (`record` -p/-C/-G/-- COMMAND, core/record_target.h), in words: "PID
+  // 1234", "`make` and its children"; "" for the daemon's profiles (the whole node).
+  std::string target;
 };
 
 // later - earlier, sample by sample (same stack and labels, compared as pointers) and for the

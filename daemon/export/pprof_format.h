@@ -70,6 +70,7 @@ inline constexpr std::string_view kCommentHeadline = "headline";
 // interval and samples (written, never read back).
 inline constexpr std::string_view kCommentCallsitePrefix = "callsite.";  // + call site
 inline constexpr size_t kCommentCallsites = 10;
+inline constexpr std::string_view kCommentTarget = "target";  // StackProfile::target
 
 // Largest profile `hucprof report` and the reader accept, inflated.
 inline constexpr size_t kMaxProfileBytes = size_t{256} << 20;

@@ -268,6 +268,7 @@ class Reader {
       if (key == kCommentKernel) out_.kernel = value;
       if (key == kCommentHardened) out_.hardened_usercopy = value;
       if (key == kCommentMissedUncounted) out_.missed_checks_uncounted = value;
+      if (key == kCommentTarget) out_.target = value;
       const bool sampled = key.starts_with(kCommentSampledPrefix);
       if (sampled || key.starts_with(kCommentMissedPrefix)) {
         uint64_t n = 0;

@@ -320,6 +320,7 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_comment(out, strings, kCommentHardened, profile.hardened_usercopy);
   }
   if (profile.latency) add_comment(out, strings, kCommentLatency, "on");
+  if (!profile.target.empty()) add_comment(out, strings, kCommentTarget, profile.target);
   for (const auto& [reason, n] : profile.missed_checks) {
     add_comment(out, strings, std::string(kCommentMissedPrefix) + reason, std::to_string(n));
   }

@@ -109,6 +109,8 @@ std::string report_header_text(const StackProfile& p) {
   if (!p.kernel.empty()) out += ", kernel " + printable_name(p.kernel);
   if (!what.empty()) out += ", " + what;
   out += "\n";
+  // `record -p/-C/-G/-- COMMAND`: every share of busy CPU below is of the target's CPU alone.
+  if (!p.target.empty()) out += "busy CPU of: " + printable_name(p.target) + "\n";
   if (!p.hardened_usercopy.empty()) {
     out += "hardened usercopy: " + printable_name(p.hardened_usercopy) + "\n";
   }

@@ -12,15 +12,15 @@
 
 namespace hucprof {
 
-// A cgroup of hucprof's own on the unified hierarchy for `record --only-command`'s COMMAND, named
+// A cgroup of hucprof's own on the unified hierarchy for `record -- COMMAND`, named
 // hucprof-record-PID after the recorder: made before COMMAND starts (so COMMAND is in it from its
 // first instruction), removed when done. Its id is what bpf_get_current_cgroup_id() returns for
 // the tasks in it: the directory's inode number (docs/design.md, "Which workload").
 //
 // Nothing of the user's is harmed to remove it: what COMMAND left running (a daemon it started, a
 // `sleep &`) is moved back to the recorder's own cgroup, where it would have run without
-// --only-command, not killed or stopped. `perf record -- COMMAND` likewise stops at COMMAND's exit
-// and leaves what it started running.
+// following COMMAND, not killed or stopped. `perf record -- COMMAND` likewise stops at COMMAND's
+// exit and leaves what it started running.
 class CommandCgroup {
  public:
   // `root`: the unified root (find_unified_root). Also removes the empty cgroups that recorders

@@ -1730,7 +1730,7 @@ def unchunk(body):
 def record_commands(c):
     """COMMANDs given to `record` (D10 and what is next to it)."""
     s = "record_commands"
-    names = ["--only-command, a child outlives it", "--only-command, three children outlive it",
+    names = ["-- COMMAND followed, a child outlives it", "-- COMMAND followed, three children outlive it",
              "a COMMAND that does not exist", "a directory as COMMAND", "a COMMAND that is not executable",
              "a COMMAND named with ESC and BEL", "a COMMAND of 100 KB", "a COMMAND killed by SIGSEGV"]
     why = can_record()
@@ -1747,7 +1747,7 @@ def record_commands(c):
         tag = "campaign-child-%d-%d" % (os.getpid(), children)
         script = "for i in %s; do sh -c 'sleep 8; :' %s & done; exit 0" % (" ".join(["x"] * children), tag)
         rc, _, err, rss, seconds, timed_out = run_cli(
-            ["record", "--mode", "sample", "--only-command", "-o", out, "--", "sh", "-c", script], timeout=60)
+            ["record", "--mode", "sample", "-o", out, "--", "sh", "-c", script], timeout=60)
         bad = harm(rc, rss, timed_out, CLI_RSS_MIB * 2)
         alive = pids_with_arg(tag)
         left = [e for e in os.listdir(root) if e.startswith("hucprof-record-")] if root else []

@@ -171,8 +171,17 @@ class BadInput(unittest.TestCase):
             # Bytes that are not UTF-8 come back escaped, never raw.
             (["run", "--log.level", b"tr\xffce"], '--log.level: "tr\\xffce" is not one of'),
             (["record", "--only-command"], "--only-command: needs a COMMAND after --"),
-            (["record", "--only-command", "--", "true"],
-             "--only-command: only sampling can be restricted to COMMAND's cgroup"),
+            # What perf refuses together, and targets that are not there (PID_MAX_LIMIT is
+            # above every pid the kernel hands out; CPU 65535 is online nowhere).
+            (["record", "--only-command", "-a", "--", "true"], "--only-command: it follows COMMAND"),
+            (["record", "-p", "1", "-G", "/"], "-p and -G: name processes or a cgroup, not both"),
+            (["record", "-p", "1", "--", "true"], "-p and -- COMMAND"),
+            (["record", "-a", "-p", "1"], "-p and -a"),
+            (["record", "-p", "4194304"], "-p 4194304: no process runs with that id"),
+            (["record", "-p", "1x"], "is not a process id"),
+            (["record", "-C", "65535"], "CPU 65535 is not online"),
+            (["record", "-C", "1-0"], "not a CPU list like 0,2-3"),
+            (["record", "-G", "/sys/fs/cgroup/../etc"], "\"..\" are not allowed"),
         ]
         for words, expected in cases:
             with self.subTest(words=words):

@@ -11,7 +11,7 @@ workload's busy CPU, and Google's pprof reading the profile's workload labels. T
 cgroups that live 1-2 s each and are gone before the drain at the default --interval: each keeps
 its name (`[unknown]` at most 1 % of the checks' CPU). Then 500 short-lived cgroups: the
 workload series stay bounded by --top-k and the kernel map is drained.
-`record --only-command` removes its cgroup, also when COMMAND leaves a process running (which
+`record -- COMMAND` removes its cgroup, also when COMMAND leaves a process running (which
 runs on, back in the recorder's cgroup by /proc/PID/cgroup) or the recording is stopped by
 SIGTERM; the test looks at its own recorder's cgroup only, whatever others left.
 """
@@ -250,7 +250,7 @@ class ShortLivedWorkloadsKeepTheirNames(Measured, unittest.TestCase):
 
 
 class OnlyTheCommand(unittest.TestCase):
-    """`record --only-command` while another load runs outside: the profile is the command's."""
+    """`record -- COMMAND` while another load runs outside: the profile is the command's."""
 
     def test_the_profile_holds_only_the_commands_cpu(self):
         work = tempfile.mkdtemp(prefix="huc-only-", dir=ARGS.workdir)
@@ -272,7 +272,7 @@ class OnlyTheCommand(unittest.TestCase):
         self.assertEqual(len(workloads), 1, workloads)
         self.assertRegex(workloads.pop(), r"^/hucprof-record-\d+$")
         busy = sum(s.values[i] for s in samples) / FREQUENCY
-        print("--only-command: busy %.2f s in the profile, the command's own CPU %.2f s (bash "
+        print("record -- COMMAND: busy %.2f s in the profile, the command's own CPU %.2f s (bash "
               "times)" % (busy, command_cpu), flush=True)
         self.assertAlmostEqual(busy / command_cpu, 1.0, delta=0.1)
         self.assertFalse(os.path.exists(r.cgroup), "the command's cgroup is removed")
@@ -334,14 +334,14 @@ MOVED = "moved to hucprof's cgroup"
 
 
 def record_cgroup(pid):
-    """The cgroup `hucprof record --only-command` makes, named after its pid: the test looks at
+    """The cgroup `hucprof record -- COMMAND` makes, named after its pid: the test looks at
     its own recorder's only (another's, left by whoever, is none of its business)."""
     return os.path.join(t.unified_cgroup_root(), "hucprof-record-%d" % pid)
 
 
 def start_record(options, command):
-    """`hucprof record --mode sample --only-command OPTIONS -- COMMAND`, running."""
-    return subprocess.Popen([ARGS.hucprof, "record", "--mode", "sample", "--only-command"] +
+    """`hucprof record --mode sample OPTIONS -- COMMAND` (COMMAND followed), running."""
+    return subprocess.Popen([ARGS.hucprof, "record", "--mode", "sample"] +
                             options + ["--"] + command, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 

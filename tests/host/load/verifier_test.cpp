@@ -21,6 +21,7 @@
 #include "bpf/kernel_facts.h"
 #include "bpf/libbpf_ptr.h"
 #include "bpf/map_sizing.h"
+#include "bpf/rodata_ranges.h"
 #include "hucprof_abi.h"
 #include "probe.skel.h"
 #include "probe_compat.skel.h"
@@ -184,6 +185,40 @@ TEST_F(VerifierTest, CompatBuildsLoad) {
   probe->rodata->task_stack_size = 16384;
   EXPECT_EQ(probe_bpf__load(probe), 0) << "run with LIBBPF_LOG for the verifier log";
   probe_bpf__destroy(probe);
+}
+
+// `record -p/-C/-G/-- COMMAND`: every build with all of huc_followed()'s tests on and its process
+// list full (rodata that is 0 lets the verifier drop the tests unseen), the probe's as probe mode
+// runs them, leaving state for sub-checks and the return. Probe mode cannot attach on the
+// development host: this is what is verified of its following there.
+TEST_F(VerifierTest, FollowingLoadsInEveryBuild) {
+  hucprof::FollowFilter follow{.cgroup_id = 12345, .tgids = {}, .cpus = {0, 1, 63, 64, 1023}};
+  for (int pid = 1; pid <= HUC_MAX_FOLLOW_TGIDS; ++pid) follow.tgids.push_back(pid * 100);
+  using ElfBytes = const void* (*)(size_t*);
+  for (ElfBytes elf : {&sampler_bpf__elf_bytes, &sampler_compat_bpf__elf_bytes}) {
+    sampler_bpf* sampler = hucprof::open_skeleton_over<sampler_bpf, sampler_bpf__create_skeleton,
+                                                       sampler_bpf__destroy>(elf);
+    ASSERT_NE(sampler, nullptr);
+    hucprof::set_rodata_follow(*sampler->rodata, follow);
+    sampler->rodata->task_stack_size = 16384;
+    EXPECT_EQ(sampler_bpf__load(sampler), 0) << "run with LIBBPF_LOG for the verifier log";
+    sampler_bpf__destroy(sampler);
+  }
+  for (ElfBytes elf : {&probe_bpf__elf_bytes, &probe_compat_bpf__elf_bytes}) {
+    probe_bpf* probe =
+        hucprof::open_skeleton_over<probe_bpf, probe_bpf__create_skeleton, probe_bpf__destroy>(elf);
+    ASSERT_NE(probe, nullptr);
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, probe->obj) {
+      bpf_program__set_autoload(prog, bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE);
+    }
+    hucprof::set_rodata_follow(*probe->rodata, follow);
+    probe->rodata->check_leaves_state = true;
+    probe->rodata->latency_enabled = true;
+    probe->rodata->task_stack_size = 16384;
+    EXPECT_EQ(probe_bpf__load(probe), 0) << "run with LIBBPF_LOG for the verifier log";
+    probe_bpf__destroy(probe);
+  }
 }
 
 // As the attach plan configures them on a kernel with bpf_mem_alloc: stack maps allocated on

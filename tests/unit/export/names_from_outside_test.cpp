@@ -66,6 +66,7 @@ class NamesFromOutside : public testing::Test {
     p.sampled_by_context = {{"kernel", 100}, {"user", 50}};
     p.kernel = "6.1\x1b[31m";
     p.hardened_usercopy = "on\x07";
+    p.target = "cgroup /x\x1b[2J";  // a cgroup's name is anyone's to choose
     ProfileFrame inlined{kLong, "", 0, 0};
     inlined.source = std::make_shared<const SourceLines>(
         SourceLines{{kNonchar, "fs/\x1b[2Jread.c", 12}, {kLong, "net/x\xff.c", 40}});
@@ -89,6 +90,7 @@ TEST_F(NamesFromOutside, TheReportIsPrintableTextWithTheNamesShownEscaped) {
   EXPECT_THAT(report, HasSubstr("evil\\x1b]0;pwned\\x07\\x00nul [bad\\xff]"));
   EXPECT_THAT(report, HasSubstr("csi\\xc2\\x9b2J"));
   EXPECT_THAT(report, HasSubstr("kernel 6.1\\x1b[31m"));
+  EXPECT_THAT(report, HasSubstr("busy CPU of: cgroup /x\\x1b[2J\n"));
   EXPECT_THAT(report, HasSubstr("pod\\x0a<script>&"));
   EXPECT_THAT(report, Not(HasSubstr(std::string(kMaxNameBytes, 'x'))))
       << "a name is shown at most kMaxNameBytes long";

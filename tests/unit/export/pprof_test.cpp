@@ -248,7 +248,8 @@ TEST_F(PprofTest, NoKernelAddressOnlyOffsetsFromStext) {
 }
 
 TEST_F(PprofTest, ReadsBackWhatItWrote) {
-  const StackProfile original = both_modes();
+  StackProfile original = both_modes();
+  original.target = "`make -j2` and its children";
   auto read = read_pprof(encode_pprof_gzip(original));
   ASSERT_TRUE(read.ok()) << read.error().text;
   const StackProfile& back = read.value();
@@ -258,6 +259,7 @@ TEST_F(PprofTest, ReadsBackWhatItWrote) {
   EXPECT_EQ(back.kernel, "6.1.0-18-amd64");
   EXPECT_EQ(back.hucprof_version, "fixture");
   EXPECT_EQ(back.hardened_usercopy, "on (default)");
+  EXPECT_EQ(back.target, "`make -j2` and its children");
   EXPECT_EQ(back.time_unix_ns, original.time_unix_ns);
   EXPECT_EQ(back.duration_ns, original.duration_ns);
   ASSERT_EQ(back.samples.size(), 4u);
