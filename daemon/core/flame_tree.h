@@ -28,7 +28,7 @@ struct FlameNode {
 };
 
 inline constexpr size_t kMaxFlameDepth = 256;  // frames kept from the root end of a stack
-                                                // (inlined calls count as frames)
+                                               // (inlined calls count as frames)
 
 // Every sample with a non-zero `value` contributes its stack. The root is named `root_name`.
 FlameNode build_flame_tree(const StackProfile& profile, ProfileValue value,

@@ -281,7 +281,8 @@ TEST(SnapshotFamilies, InvalidUtf8AndControlBytesAreEscaped) {
   // \xff and ESC as text: the exposition format then writes the backslash as "\\".
   EXPECT_THAT(
       text_lines(render(s)),
-      Contains("usercopy_subchecks_total{callsite=\"bad\\\\xff\\\\x1b[2J\",step=\"heap_object\"} 1"));
+      Contains(
+          "usercopy_subchecks_total{callsite=\"bad\\\\xff\\\\x1b[2J\",step=\"heap_object\"} 1"));
 }
 
 TEST(SnapshotFamilies, NoRawKernelAddressIsExported) {
