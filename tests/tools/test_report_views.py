@@ -185,11 +185,13 @@ def main():
                      "Google's pprof was not built (needs golang-go and "
                      "golang-github-google-pprof-dev: scripts/install-deps.sh)")]
     if ARGS.check == "folded":
+        rest = ["FoldedStacks.test_counts_are_pprofs_stacks_and_total"] + rest
+    elif ARGS.check == "flamegraph_pl":
         requirements.append((ARGS.flamegraph_pl and os.access(ARGS.flamegraph_pl, os.X_OK),
                              "no flamegraph.pl (Brendan Gregg's FlameGraph; Debian's `flamegraph` "
                              "package where it exists) on PATH or given by "
                              "-DHUC_FLAMEGRAPH_PL=PATH"))
-        rest = ["FoldedStacks"] + rest
+        rest = ["FoldedStacks.test_flamegraph_pl_draws_every_frame_with_its_count"] + rest
     else:
         rest = ["Tables"] + rest
     return t.run_unittests(rest, requirements=requirements)
