@@ -12,7 +12,6 @@ steering is put back when the test ends. Then:
   - the share of would-be check samples hucprof excluded matches perf's, within counting error;
   - the checks' share of busy CPU matches perf's, within counting error."""
 
-import math
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import hucprof_testlib as t  # noqa: E402
 import perf_stacks as ps  # noqa: E402
+from hucprof_testlib import within_counting_error  # noqa: E402
 import pprof_raw  # noqa: E402
 
 ARGS = None
@@ -39,15 +39,6 @@ RECEIVER_CPU, SENDER_CPU = 1, 0
 # that measured spread on top of the counting error. A sampler that excluded nothing, or
 # everything, still fails: perf's share was 45-77 % in those runs.
 EXCLUDED_SHARE_SPREAD = 0.12
-
-
-def within_counting_error(a_hits, a_total, b_hits, b_total, sigmas=4.0, spread=0.0):
-    """Two binomial proportions agree: |pa - pb| within `sigmas` standard errors (pooled),
-    plus `spread`."""
-    pa, pb = a_hits / a_total, b_hits / b_total
-    p = (a_hits + b_hits) / (a_total + b_total)
-    se = math.sqrt(max(p * (1 - p), 1e-12) * (1 / a_total + 1 / b_total))
-    return abs(pa - pb) <= sigmas * se + spread + 1e-9, pa, pb, se
 
 
 class InterruptsDuringChecks(unittest.TestCase):

@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import hucprof_testlib as t  # noqa: E402
 import perf_stacks as ps  # noqa: E402
 import pprof_raw  # noqa: E402
-from test_interrupts import within_counting_error  # noqa: E402
+from hucprof_testlib import within_counting_error  # noqa: E402
 
 WINDOW = 10  # seconds each recording lasts
 LOOP_SYSCALLS = {"sendto", "recvfrom"}

@@ -4,6 +4,7 @@ own client library (Debian's python3-prometheus-client) as the reader of /metric
 by parse_metrics so stdlib-only guests can use the rest."""
 
 import contextlib
+import math
 import os
 import signal
 import socket
@@ -192,6 +193,15 @@ def held_bpf_ids(pid, kind):
         except OSError:
             pass  # closed meanwhile
     return ids
+
+
+def within_counting_error(a_hits, a_total, b_hits, b_total, sigmas=4.0, spread=0.0):
+    """Two binomial proportions agree: |pa - pb| within `sigmas` standard errors (pooled),
+    plus `spread`."""
+    pa, pb = a_hits / a_total, b_hits / b_total
+    p = (a_hits + b_hits) / (a_total + b_total)
+    se = math.sqrt(max(p * (1 - p), 1e-12) * (1 / a_total + 1 / b_total))
+    return abs(pa - pb) <= sigmas * se + spread + 1e-9, pa, pb, se
 
 
 def is_root():
