@@ -34,7 +34,7 @@ MIN_FLOOD_SAMPLES = 20  # fewer usercopy samples than this and "top call site" m
 RR_PAIRS = 4
 RR_N = 2000
 RR_SIZE = 100
-RR_CPU = 1      # the workload's vCPU; the daemon and the guest script keep to the other one
+RR_CPU = 1      # the workload's vCPU (and the guest script's); the daemon keeps to the other one
 HOUSE_CPU = 0
 
 MEMLOCK_LIMIT = 32 << 20         # bytes, in --mode auto at 64 possible CPUs

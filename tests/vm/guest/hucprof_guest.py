@@ -156,11 +156,21 @@ def run_session(plan: dict, session: dict, results: Path, ref, step) -> None:
 
 def record_progs(results: Path, tag: str, when: str) -> None:
     """bpftool's programs (run counts, recursion_misses) and the rescue program's count of
-    rescued checks (its per-CPU `rescued` array, absent without it), read together."""
+    rescued checks (its per-CPU `rescued` array, absent without it), read one after the other
+    with nothing else entering checks on this vCPU meanwhile: each bpftool writes its own file
+    while this script blocks in waitpid. Reading its output from a pipe instead, this script
+    polls (poll() copies its fd array: a check) beside bpftool on the same vCPU, and a check of
+    one can be skipped for a preempted run of the other's; such a skip between the two readings
+    lands on one side of a bracket and its rescue on the other (the busy session once counted
+    one check too many that way: missed_rows)."""
     for what, argv in (("progs", ["prog", "show"]), ("rescued", ["map", "dump", "name",
                                                                    "rescued"])):
-        r = subprocess.run(["bpftool", "-j", *argv], capture_output=True, text=True)
-        (results / f"{tag}-{what}-{when}.json").write_text(r.stdout if r.returncode == 0 else "")
+        path = results / f"{tag}-{what}-{when}.json"
+        with open(path, "w") as out:
+            rc = subprocess.run(["bpftool", "-j", *argv], stdout=out,
+                                stderr=subprocess.DEVNULL).returncode
+        if rc != 0:
+            path.write_text("")
 
 
 def run_session_here(plan: dict, session: dict, results: Path, ref, step,
