@@ -5,7 +5,7 @@
 # main build to register their ctest runs (label `fuzz`).
 huc_fuzz_target(config config_fuzz.cpp hucprof_cli)
 huc_fuzz_target(command_line command_line_fuzz.cpp hucprof_cli)
-huc_fuzz_target(duration duration_fuzz.cpp hucprof_cli)
+huc_fuzz_target(duration duration_fuzz.cpp hucprof_core)
 huc_fuzz_target(kallsyms kallsyms_fuzz.cpp hucprof_core)
 huc_fuzz_target(cpu_list cpu_list_fuzz.cpp hucprof_core)
 huc_fuzz_target(kernel_params kernel_params_fuzz.cpp hucprof_core)

@@ -23,7 +23,7 @@
 #include "app/kernel_view.h"
 #include "app/profiling_pipeline.h"
 #include "app/top_terminal.h"
-#include "cli/duration.h"
+#include "core/duration.h"
 #include "core/file_text.h"
 #include "core/message_text.h"
 #include "core/metrics_snapshot.h"

@@ -2,18 +2,14 @@
 
 #include <map>
 
-#include "cli/safe_yaml.h"
+#include "config/safe_yaml.h"
+#include "config/yaml_fields.h"
 #include "core/message_text.h"
 
 namespace hucprof {
 namespace {
 
-// yaml-cpp marks are 0-based; people count lines from 1. Nodes without a position (-1) fall
-// back to the line of their parent.
-int line_of(const YAML::Node& node, int fallback) {
-  const int line = node.Mark().line;
-  return line >= 0 ? line + 1 : fallback;
-}
+using yaml_fields::line_of;
 
 class Flattener {
  public:

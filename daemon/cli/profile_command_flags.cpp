@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "cli/duration.h"
+#include "core/duration.h"
 #include "core/quoted_value.h"
 
 namespace hucprof {

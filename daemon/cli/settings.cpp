@@ -7,10 +7,10 @@
 #include <cstdint>
 
 #include "cli/capability_names.h"
-#include "cli/duration.h"
-#include "cli/named_values.h"
+#include "core/duration.h"
 #include "core/listen_address.h"
 #include "core/message_text.h"
+#include "core/named_values.h"
 
 namespace hucprof {
 namespace {

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <chrono>
 
-#include "cli/duration.h"
+#include "core/duration.h"
 #include "core/message_text.h"
 #include "core/metrics_url.h"
 

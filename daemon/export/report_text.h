@@ -6,6 +6,7 @@
 #include "core/share_interval.h"
 #include "core/stack_profile.h"
 #include "core/usercopy_cost.h"
+#include "export/report_numbers.h"  // the report's numbers, which its callers print too
 
 namespace hucprof {
 
@@ -85,21 +86,5 @@ std::string format_interrupts(const UsercopyCost& cost);
 // samples with its 95 % interval and its samples, "virt_addr_valid 41% ±11 (52), entry 23% ±9
 // (29)"; probes, exact step runs per check call, "slab_object 0.90/call, vmap_area 0.10/call".
 std::string format_steps(const CallsiteCost& row, bool sampling);
-
-// Number formatting shared by the report and the web view.
-std::string format_percent(double fraction);  // "5.8 %", "0.04 %", "<0.01 %"
-std::string format_share(double fraction);    // the headline's: "3.12 %", "0.04 %", as pprof
-// A sampled share k of n with its 95 % interval (Wilson's, at the least design effect unless
-// given), as the tables print it: "1.4 % ±0.3", "0.52 % ±0.14". The ± is the larger of the
-// interval's two sides, rounded up at the share's precision.
-std::string format_percent_pm(double k, double n, double design_effect = kMinDesignEffect);
-// The same with its own samples, for a part that has no samples column: "76.3 % ±4.5 (450)".
-std::string format_part(uint64_t k, uint64_t n, double design_effect = kMinDesignEffect);
-std::string format_interval(const ShareInterval& interval);  // "2.77-3.51 %"
-std::string format_count_exact(uint64_t n);                  // "8,084"
-std::string format_count(uint64_t n);                        // "950", "12.3k", "4.56M"
-std::string format_bytes(uint64_t n);                        // "512 B", "62.5 KiB", "1.2 GiB"
-std::string format_seconds(double seconds);                  // "0.505 s", "12.3 s"
-std::string format_wait(double seconds);                     // "42 s", "8 min", "3 h"
 
 }  // namespace hucprof

@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "cli/duration.h"
+#include "core/duration.h"
 #include "core/quoted_value.h"
 #include "core/shown_windows.h"
 #include "core/usercopy_cost.h"

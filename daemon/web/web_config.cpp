@@ -4,144 +4,30 @@
 #include <array>
 #include <cctype>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <vector>
 
-#include "cli/duration.h"
-#include "cli/named_values.h"
-#include "cli/safe_yaml.h"
+#include "config/safe_yaml.h"
+#include "config/yaml_fields.h"
+#include "core/duration.h"
 #include "core/file_text.h"
 #include "core/message_text.h"
+#include "core/named_values.h"
 
 namespace hucprof {
 namespace {
 
+using namespace yaml_fields;  // the strict readers every section of the file is read with
+
 // Bounds far above any real web config and far below what costs memory.
 constexpr size_t kMaxUsers = 1000;
-constexpr size_t kMaxListItems = 1000;
 // bcrypt doubles its work per cost step: cost 10 takes ~70 ms, 14 about a second. Above that
 // one check holds the login thread (and a clean stop) for many seconds.
 constexpr int kMaxBcryptCost = 14;
 // Go's bcrypt.DefaultCost, what exporter-toolkit's documentation generates hashes with; below it
 // a leaked hash is cheap to try passwords against.
 constexpr int kLowBcryptCost = 10;
-
-int line_of(const YAML::Node& node, int fallback) {
-  const int line = node.Mark().line;
-  return line >= 0 ? line + 1 : fallback;
-}
-
-// What is wrong at a line of the file; parse_web_config puts the file's name before it.
-Error at(int line, std::string words) { return Error{std::to_string(line) + ": " + words}; }
-
-// Reads one value of a mapping; its Error stops the whole file.
-using Reader = std::function<Result<void>(const YAML::Node& value, int line)>;
-
-// One mapping of the file: each known key is read by its own function, anything else is an
-// error naming the key, as exporter-toolkit's strict unmarshalling does.
-Result<void> read_section(const YAML::Node& node, const std::string& name, int line,
-                          const std::map<std::string_view, Reader>& readers) {
-  line = line_of(node, line);
-  if (!node.IsMap()) {
-    return at(line, name.empty() ? "expected a mapping of tls_server_config, http_server_config, "
-                                   "basic_auth_users and rate_limit"
-                                 : name + ": expected a mapping of keys");
-  }
-  std::set<std::string> seen;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const int key_line = line_of(it->first, line);
-    if (!it->first.IsScalar()) return at(key_line, name + ": keys must be plain names");
-    const std::string key = it->first.Scalar();
-    const auto reader = readers.find(key);
-    if (reader == readers.end()) {
-      return at(key_line, "unknown key " + in_quotes(key) + (name.empty() ? "" : " in " + name));
-    }
-    if (!seen.insert(key).second) return at(key_line, "duplicate key " + in_quotes(key));
-    if (Result<void> read = reader->second(it->second, key_line); !read.ok()) return read;
-  }
-  return {};
-}
-
-Result<std::string> scalar(const YAML::Node& value, int line, const std::string& key) {
-  if (value.IsNull()) return std::string();
-  if (!value.IsScalar()) return at(line, key + ": expected a single value");
-  return value.Scalar();
-}
-
-Reader set_text(std::string& into, std::string key) {
-  return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
-    Result<std::string> text = scalar(v, l, key);
-    if (!text.ok()) return text.error();
-    into = std::move(text.value());
-    return {};
-  };
-}
-
-Result<bool> boolean(const YAML::Node& value, int line, const std::string& key) {
-  const Result<std::string> text = scalar(value, line, key);
-  if (!text.ok()) return text.error();
-  // YAML 1.1 spellings too, as Go's yaml.v2 reads them.
-  if (const auto on = parse_boolean(text.value())) return *on;
-  return at(line, key + ": " + in_quotes(text.value()) + " is not a boolean (true or false)");
-}
-
-Reader set_boolean(bool& into, std::string key) {
-  return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
-    const Result<bool> on = boolean(v, l, key);
-    if (!on.ok()) return on.error();
-    into = on.value();
-    return {};
-  };
-}
-
-Result<std::vector<std::string>> string_list(const YAML::Node& value, int line,
-                                             const std::string& key) {
-  if (value.IsNull()) return std::vector<std::string>();
-  if (!value.IsSequence()) return at(line, key + ": expected a list");
-  if (value.size() > kMaxListItems) {
-    return at(line, key + ": more than " + std::to_string(kMaxListItems) + " items");
-  }
-  std::vector<std::string> items;
-  for (const YAML::Node& item : value) {
-    Result<std::string> text = scalar(item, line_of(item, line), key);
-    if (!text.ok()) return text.error();
-    items.push_back(std::move(text.value()));
-  }
-  return items;
-}
-
-Reader set_list(std::vector<std::string>& into, std::string key) {
-  return [&into, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
-    Result<std::vector<std::string>> items = string_list(v, l, key);
-    if (!items.ok()) return items.error();
-    into = std::move(items.value());
-    return {};
-  };
-}
-
-template <typename T, size_t N>
-Result<T> one_of(const std::string& text, const NamedValues<T, N>& choices, int line,
-                 const std::string& key) {
-  auto found = find_named(choices, text);
-  if (!found.ok()) return at(line, key + ": " + found.error().text);
-  return found.value();
-}
-
-// A reader that stores one_of's answer for the key's scalar.
-template <typename T, size_t N>
-Reader set_one_of(T& into, const NamedValues<T, N>& choices, std::string key) {
-  return [&into, &choices, key = std::move(key)](const YAML::Node& v, int l) -> Result<void> {
-    const Result<std::string> text = scalar(v, l, key);
-    if (!text.ok()) return text.error();
-    const Result<T> value = one_of(text.value(), choices, l, key);
-    if (!value.ok()) return value.error();
-    into = value.value();
-    return {};
-  };
-}
 
 constexpr NamedValues<ClientAuth, 6> kClientAuth{{
     {"NoClientCert", ClientAuth::NoClientCert},
@@ -478,29 +364,35 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
   // yaml-cpp's node access throws on a malformed tree; the screen in load_yaml_text makes this
   // unlikely.
   try {
-    read = read_section(root, "", 1,
-                        {
-                            {"tls_server_config",
-                             [&](const YAML::Node& v, int l) -> Result<void> {
-                               if (v.IsNull()) return {};
-                               Result<std::optional<WebTlsConfig>> tls = read_tls(v, l, base_dir);
-                               if (!tls.ok()) return tls.error();
-                               config.tls = std::move(tls.value());
-                               return {};
-                             }},
-                            {"http_server_config",
-                             [&](const YAML::Node& v, int l) -> Result<void> {
-                               if (v.IsNull()) return {};
-                               return read_http(v, l, config);
-                             }},
-                            {"basic_auth_users",
-                             [&](const YAML::Node& v, int l) { return read_users(v, l, config); }},
-                            {"rate_limit",
-                             [&](const YAML::Node& v, int l) -> Result<void> {
-                               if (v.IsNull()) return {};
-                               return read_rate_limit(v, l, config);
-                             }},
-                        });
+    if (!root.IsMap()) {
+      read = at(line_of(root, 1),
+                "expected a mapping of tls_server_config, http_server_config, basic_auth_users "
+                "and rate_limit");
+    } else {
+      read = read_section(root, "", 1,
+                          {
+                              {"tls_server_config",
+                               [&](const YAML::Node& v, int l) -> Result<void> {
+                                 if (v.IsNull()) return {};
+                                 Result<std::optional<WebTlsConfig>> tls = read_tls(v, l, base_dir);
+                                 if (!tls.ok()) return tls.error();
+                                 config.tls = std::move(tls.value());
+                                 return {};
+                               }},
+                              {"http_server_config",
+                               [&](const YAML::Node& v, int l) -> Result<void> {
+                                 if (v.IsNull()) return {};
+                                 return read_http(v, l, config);
+                               }},
+                              {"basic_auth_users", [&](const YAML::Node& v,
+                                                       int l) { return read_users(v, l, config); }},
+                              {"rate_limit",
+                               [&](const YAML::Node& v, int l) -> Result<void> {
+                                 if (v.IsNull()) return {};
+                                 return read_rate_limit(v, l, config);
+                               }},
+                          });
+    }
   } catch (const YAML::Exception& e) {
     read = at(e.mark.line >= 0 ? e.mark.line + 1 : 1, e.msg);
   }

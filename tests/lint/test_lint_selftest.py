@@ -3,35 +3,22 @@
 of each kind) and on the real dashboards, and check the verdicts. Also unit-checks the PromQL
 metric-name extraction the lint and the e2e test rely on."""
 
-import io
 import os
 import sys
-import contextlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import lint_dashboards  # noqa: E402
+from lint_selftest import Expectations, run_main  # noqa: E402
 import promql_sources as ps  # noqa: E402
 
-failures = []
-passed = 0
-
-
-def expect(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print(f"FAIL {what}")
+expect = Expectations()
 
 
 def run_lint(*args):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = lint_dashboards.main(list(args))
-    return rc, out.getvalue()
+    return run_main(lint_dashboards.main, *args)
 
 
 # 1. metric-name extraction
@@ -76,5 +63,4 @@ for needle in [
 ]:
     expect(needle in out, f"lint reports {needle!r}; output was:\n{out}")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(expect.exit_code())

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "cli/safe_yaml.h"
+#include "config/safe_yaml.h"
 #include "parse_helpers.h"
 
 namespace hucprof {

@@ -1,4 +1,4 @@
-#include "cli/safe_yaml.h"
+#include "config/safe_yaml.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "cli/duration.h"
+#include "core/duration.h"
 
 namespace hucprof {
 namespace {

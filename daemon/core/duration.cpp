@@ -1,4 +1,4 @@
-#include "cli/duration.h"
+#include "core/duration.h"
 
 #include <array>
 #include <cstdint>
