@@ -18,12 +18,14 @@
 #include "core/cpu_list.h"
 #include "core/duration.h"
 #include "core/file_text.h"
+#include "core/followed_exits.h"
 #include "core/record_target.h"
 #include "core/stack_profile.h"
 #include "export/pprof_writer.h"
 #include "workload/cgroup_index.h"
 #include "workload/command_cgroup.h"
 #include "workload/followed_tasks.h"
+#include "workload/process_exits.h"
 
 namespace hucprof {
 
@@ -31,8 +33,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kDefaultDuration{30000};
-// How often the loop looks at COMMAND (a signalfd cannot tell us it exited).
-constexpr std::chrono::milliseconds kChildPoll{100};
+// How often the loop looks at COMMAND or -p's processes (a signalfd cannot tell us they exited).
+constexpr std::chrono::milliseconds kExitPoll{100};
 
 std::string joined(const std::vector<std::string>& argv) {
   std::string out;
@@ -48,7 +50,7 @@ int wait_for(ChildCommand& child, SignalInbox& signals, const std::string& comma
   spdlog::info("waiting for `{}` to exit{}", command, passed_on ? " (Ctrl-C again kills it)" : "");
   while (true) {
     if (const auto status = child.poll()) return *status;
-    const auto received = signals.wait_for(kChildPoll);
+    const auto received = signals.wait_for(kExitPoll);
     if (!received) continue;
     if (received->action == SignalAction::Ignore) {
       spdlog::warn("received {}: ignored while waiting for `{}`", received->name, command);
@@ -94,7 +96,15 @@ struct Followed {
   FollowFilter filter;
   std::string words;  // whose CPU busy CPU is: StackProfile::target
   std::unique_ptr<CommandCgroup> cgroup;
+  std::optional<ProcessExits> pids;  // -p's processes, watched: when all have exited, it ends
 };
+
+// Every process of -p has exited (said once, with those that exit before the last): the
+// recording ends, as `perf record -p`'s does.
+bool none_left(ProcessExits& watch, FollowedExits& exits) {
+  if (const auto line = exits.note(watch.exited())) spdlog::info("{}", *line);
+  return exits.none_left();
+}
 
 Result<Followed> follow(const RecordOptions& record) {
   auto online_text = read_file_text("/sys/devices/system/cpu/online");
@@ -113,6 +123,9 @@ Result<Followed> follow(const RecordOptions& record) {
   if (!target.pids.empty()) {
     auto running = check_processes(target.pids);
     if (!running.ok()) return running.error();
+    auto watched = ProcessExits::watch(target.pids);
+    if (!watched.ok()) return watched.error();
+    out.pids = std::move(watched).value();
   }
   out.filter.tgids = target.pids;
   out.filter.cpus = target.cpus;
@@ -164,6 +177,8 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   auto followed = follow(record);
   if (!followed.ok()) return log_and_exit_code(followed.error());
   std::unique_ptr<CommandCgroup> cgroup = std::move(followed.value().cgroup);
+  std::optional<ProcessExits>& pids = followed.value().pids;
+  FollowedExits exits(followed.value().filter.tgids);
   RunOptions options = run;
   options.follow = followed.value().filter;
   auto loaded = load_kernel_view(run.kallsyms_path);
@@ -186,8 +201,10 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   // No --duration: 30 s, or as long as COMMAND runs.
   const bool bounded = record.duration.has_value() || !child;
   const std::chrono::milliseconds limit = record.duration.value_or(kDefaultDuration);
-  spdlog::info("recording{}{}; Ctrl-C stops early", bounded ? " for " + format_duration(limit) : "",
-               child ? " while `" + joined(record.command) + "` runs" : "");
+  spdlog::info("recording{}{}{}; Ctrl-C stops early",
+               bounded ? " for " + format_duration(limit) : "",
+               child ? " while `" + joined(record.command) + "` runs" : "",
+               pids ? " or " + exits.until_words() : "");
 
   const auto begin = Clock::now();
   auto next_drain = begin + run.interval;
@@ -201,7 +218,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
       wait = std::min(wait,
                       std::chrono::duration_cast<std::chrono::milliseconds>(limit - (now - begin)));
     }
-    if (child) wait = std::min(wait, kChildPoll);
+    if (child || pids) wait = std::min(wait, kExitPoll);
     if (const auto received = signals.wait_for(std::max(wait, std::chrono::milliseconds(0)))) {
       // SIGHUP too: the terminal went away, and the recording so far is worth keeping.
       if (received->action != SignalAction::Ignore) {
@@ -214,6 +231,7 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
                    received->name);
     }
     if (child && (child_status = child->poll())) break;
+    if (pids && none_left(*pids, exits)) break;  // the drain after the loop takes their last
     if (Clock::now() >= next_drain) {
       pipeline.drain(true);
       next_drain += run.interval;

@@ -20,7 +20,8 @@ void add_record_flags(CLI::App* app, RecordFlags& flags) {
   app->add_flag("-a,--all-cpus", flags.all_cpus,
                 "the whole machine (with COMMAND: while it runs); the default without COMMAND");
   flags.pids = app->add_option("-p,--pid", flags.pids_text,
-                               "only the tasks of these running processes (no COMMAND)")
+                               "only the tasks of these running processes (no COMMAND); the "
+                               "recording ends early once they have all exited")
                    ->type_name("PID[,PID...]");
   flags.cpus = app->add_option("-C,--cpu", flags.cpus_text, "only these CPUs, e.g. 0,2-3")
                    ->type_name("CPUS");

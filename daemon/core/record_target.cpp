@@ -139,16 +139,17 @@ Result<RecordTarget> plan_record_target(const RecordTargetFlags& flags,
   return target;
 }
 
+std::string pid_words(const std::vector<int>& pids) {
+  std::string words = pids.size() == 1 ? "PID " : "PIDs ";
+  for (size_t i = 0; i < pids.size(); ++i) words += (i ? "," : "") + std::to_string(pids[i]);
+  return words;
+}
+
 std::string describe_record_target(const RecordTarget& target, const std::string& command,
                                    const std::string& cgroup_path) {
   std::string tasks;
   if (target.follow_command) tasks = "`" + command + "` and its children";
-  if (!target.pids.empty()) {
-    tasks = target.pids.size() == 1 ? "PID " : "PIDs ";
-    for (size_t i = 0; i < target.pids.size(); ++i) {
-      tasks += (i ? "," : "") + std::to_string(target.pids[i]);
-    }
-  }
+  if (!target.pids.empty()) tasks = pid_words(target.pids);
   if (target.cgroup) tasks = "cgroup " + cgroup_path;
   std::string cpus;
   if (!target.cpus.empty()) {

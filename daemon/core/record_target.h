@@ -71,4 +71,7 @@ Result<CgroupName> parse_cgroup_name(const std::string& text);
 std::string describe_record_target(const RecordTarget& target, const std::string& command,
                                    const std::string& cgroup_path);
 
+// Processes as the lines about -p name them: "PID 1234", "PIDs 7,30".
+std::string pid_words(const std::vector<int>& pids);
+
 }  // namespace hucprof

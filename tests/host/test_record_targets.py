@@ -16,6 +16,9 @@ hucprof's own labels of who ran it: sendto/recvfrom are the loop's, write/read t
   competitor's checks, and the busy CPU is at most one CPU's (the whole machine's two would be
   twice that).
 - `record -a` of the same two loads holds both kinds: the two tests above could fail.
+- `record -p LOOP --duration 30s` and `perf record -p LOOP` (no end of its own) of a loop that
+  exits 2 s into both recordings: both stop soon after it, not 30 s later, hucprof saying why,
+  and each file holds the loop's samples.
 """
 
 import os
@@ -142,6 +145,87 @@ class FollowedProcess(unittest.TestCase):
                                 text=True)
         self.assertEqual(report.returncode, 0, report.stderr)
         self.assertIn("busy CPU of: PID %d\n" % self.pid, report.stdout)
+
+
+def perf_events_open(pid):
+    """Whether process `pid` holds a perf event (perf record has attached), by its descriptors."""
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
+                return True
+        except OSError:
+            pass
+    return False
+
+
+class ExitingProcess(unittest.TestCase):
+    LIMIT = 20  # seconds: a blow-up guard (the recordings are for 30 s), not a timing test
+
+    def test_record_p_stops_when_the_process_exits_as_perf_does(self):
+        d = tempfile.mkdtemp(prefix="huc-target-exit-", dir=ARGS.workdir)
+        out, perf_data = os.path.join(d, "exit.pb.gz"), os.path.join(d, "perf.data")
+        loop = subprocess.Popen([ARGS.pairs, "1000000000", "64"], stdout=subprocess.DEVNULL)
+        recorders = []
+        try:
+            hucprof = subprocess.Popen(
+                [ARGS.hucprof, "record", "--mode", "sample", "--sample-frequency", "499",
+                 "--duration", "30s", "-o", out, "-p", str(loop.pid)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            recorders.append(hucprof)
+            head = []
+            for line in hucprof.stdout:
+                head.append(line)
+                if "recording for" in line:
+                    break
+            self.assertIsNone(hucprof.poll(), "".join(head))
+            perf = subprocess.Popen([ARGS.perf, "record", "-q", "-g", "-F", "497", "-p",
+                                     str(loop.pid), "-o", perf_data],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            recorders.append(perf)
+            attach_deadline = time.monotonic() + 60
+            while not perf_events_open(perf.pid) and perf.poll() is None:
+                self.assertLess(time.monotonic(), attach_deadline, "perf record never attached")
+                time.sleep(0.05)
+            time.sleep(2)
+            # Not reaped until both have stopped: the exit is what ends a recording, as for perf.
+            loop.terminate()
+            exited = time.monotonic()
+            stopped = {}
+            while len(stopped) < 2 and time.monotonic() < exited + 60:
+                for name, proc in (("hucprof", hucprof), ("perf", perf)):
+                    if name not in stopped and proc.poll() is not None:
+                        stopped[name] = time.monotonic() - exited
+                time.sleep(0.05)
+            log = "".join(head) + hucprof.communicate(timeout=60)[0]
+            perf_err = perf.communicate(timeout=60)[1]
+        finally:
+            for proc in recorders + [loop]:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+        print("a followed process exited: hucprof record -p stopped %s s after, perf record -p "
+              "%s s after" % (stopped.get("hucprof", "> 60"), stopped.get("perf", "> 60")),
+              flush=True)
+        self.assertEqual(hucprof.returncode, 0, log)
+        self.assertLess(stopped.get("hucprof", float("inf")), self.LIMIT, log)
+        self.assertIn("PID %d exited: stopping the recording" % loop.pid, log)
+        self.assertEqual(perf.returncode, 0, perf_err)
+        self.assertLess(stopped.get("perf", float("inf")), self.LIMIT, perf_err)
+
+        checks, busy = check_samples_by_syscall(out)
+        print("record -p of the exiting loop: checks by syscall %s of %d busy" % (checks, busy),
+              flush=True)
+        # Over the 2 s or more it ran (fewer checks than above: a shorter window).
+        self.assertGreater(busy, 100)
+        self.assertGreater(sum(checks.get(s, 0) for s in LOOP_SYSCALLS), 5, checks)
+        self.assertEqual(set(checks) - LOOP_SYSCALLS, set(), checks)
+        perf_samples = sum(1 for pid, _ in ps.perf_kernel_stacks(perf_data, ARGS.perf)
+                           if pid == loop.pid)
+        self.assertGreater(perf_samples, 10)
 
 
 class FollowedCpu(unittest.TestCase):
