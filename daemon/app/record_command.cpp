@@ -198,13 +198,14 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
     if (!spawned.ok()) return log_and_exit_code(spawned.error());
     child = std::move(spawned).value();
   }
-  // No --duration: 30 s, or as long as COMMAND runs.
-  const bool bounded = record.duration.has_value() || !child;
+  // No --duration: as long as COMMAND runs or -p's processes live (perf record -p has no limit
+  // either), else 30 s.
+  const bool bounded = record.duration.has_value() || (!child && !pids);
   const std::chrono::milliseconds limit = record.duration.value_or(kDefaultDuration);
   spdlog::info("recording{}{}{}; Ctrl-C stops early",
                bounded ? " for " + format_duration(limit) : "",
                child ? " while `" + joined(record.command) + "` runs" : "",
-               pids ? " or " + exits.until_words() : "");
+               pids ? (bounded ? " or " : " ") + exits.until_words() : "");
 
   const auto begin = Clock::now();
   auto next_drain = begin + run.interval;

@@ -12,7 +12,7 @@ namespace hucprof {
 void add_record_flags(CLI::App* app, RecordFlags& flags) {
   flags.duration =
       app->add_option("--duration", flags.duration_text,
-                      "how long to record, e.g. 30s, 5m (default 30s, or while COMMAND runs)")
+                      "how long to record, e.g. 30s, 5m (default 30s, or while COMMAND runs or -p's processes live)")
           ->type_name("DURATION");
   app->add_option("-o,--output", flags.output, "the pprof file to write (gzipped)")
       ->type_name("FILE")
