@@ -299,9 +299,11 @@ def missed_rows(c: RunContext, tag: str, cgroup: str, mode: str) -> list[Row]:
     processes), with the skipped and rescued checks bpftool reads right before and right after
     the workload (the check program's recursion_misses, the rescue program's `rescued` array):
     every skip in that window is the workload's, nothing else entering checks on its vCPU and the
-    daemon's vCPU having one task doing so. And hucprof's own skipped and rescued checks are what
-    bpftool read between its scrapes, which quiet spells keep apart from the readings
-    (hucprof_guest.run_counted_workload)."""
+    daemon's vCPU having one task doing so. And hucprof's own skipped and rescued checks rose
+    between its scrapes by what bpftool read between them: a scrape reports what a drain read
+    between the bpftool readings on either side of it (hucprof_guest.run_counted_workload), which
+    are equal unless something was skipped or rescued during the scrape itself; then the rise
+    must lie within what the readings allow."""
     log = c.text(f"{tag}-workload.log") or ""
     pids = {int(p) for p in IN_CGROUP_PID.findall(log) + RR_CHILD_PID.findall(log)}
     text = c.text(f"hist-upid-{tag}.txt")
@@ -316,14 +318,16 @@ def missed_rows(c: RunContext, tag: str, cgroup: str, mode: str) -> list[Row]:
     if after is not None:
         info = tl.select(after, "hucprof_missed_runs_info", what="checks")
         coverage = info[0][0].get("counted") if info else None
+    readings = {w: (check_program_misses(c, f"{tag}-progs-{w}.json"),
+                    percpu_sum(c, f"{tag}-rescued-{w}.json"))
+                for w in ("quiet-before", "before", "after", "after-scrape")}
+
     def counts_between(first: str, last: str) -> tuple[int | None, int | None]:
-        skips = [check_program_misses(c, f"{tag}-progs-{w}.json") for w in (first, last)]
-        rescues = [percpu_sum(c, f"{tag}-rescued-{w}.json") for w in (first, last)]
-        return (None if None in skips else skips[1] - skips[0],
-                None if None in rescues else rescues[1] - rescues[0])
+        (s0, r0), (s1, r1) = readings[first], readings[last]
+        return (None if None in (s0, s1) else s1 - s0,
+                None if None in (r0, r1) else r1 - r0)
 
     skipped, rescued = counts_between("before", "after")
-    scrape_skipped, scrape_rescued = counts_between("quiet-before", "after")
     # The kernel counts a kprobe program's skipped runs from 6.7 (trace_call_bpf); a trampoline's
     # wherever bpf_prog_info has recursion_misses (5.12).
     counts = mode == "fentry" or c.res.kernel.version() >= (6, 7)
@@ -340,16 +344,47 @@ def missed_rows(c: RunContext, tag: str, cgroup: str, mode: str) -> list[Row]:
               coverage),
         c.row(tag, "usercopy_workload_checks_total rise + (bpftool: skipped - rescued) == kernel "
               "ref", ref, total, rate),
-        c.row(tag, "usercopy_checks_missed_total rise == bpftool: skipped - rescued, between the "
-              "scrapes", None if not counts or scrape_skipped is None
-              else scrape_skipped - (scrape_rescued or 0),
-              c.delta(tag, "usercopy_checks_missed_total")),
     ]
-    if scrape_rescued is not None:
-        rows.append(c.row(tag, "hucprof_probe_rescued_checks_total rise == the rescue program's "
-                          "`rescued` (bpftool), between the scrapes", scrape_rescued,
-                          c.delta(tag, "hucprof_probe_rescued_checks_total")))
+    # A scrape's drain read the skips at t1 and the rescues at t2 >= t1 (in that order), both
+    # between the readings before and after the scrape: its missed count lies within
+    # [skips(before) - rescues(after), skips(after) - rescues(before)], its rescued count within
+    # [rescues(before), rescues(after)]; the rise between the scrapes within the differences.
+    first, second = ("quiet-before", "before"), ("after", "after-scrape")
+    skips = {w: readings[w][0] for w in first + second}
+    rescues = {w: readings[w][1] or 0 for w in first + second}
+    missed_what = ("usercopy_checks_missed_total rise == bpftool: skipped - rescued, between the "
+                   "scrapes")
+    missed_rise = c.delta(tag, "usercopy_checks_missed_total")
+    if not counts:
+        rows.append(c.row(tag, missed_what, None, missed_rise))
+    elif None in skips.values():
+        rows.append(c.row(tag, missed_what, "bpftool's readings around both scrapes", None,
+                          "missing: " + ", ".join(w for w, v in skips.items() if v is None)))
+    else:
+        def missed_at(lo_end: bool, scrape: tuple[str, str]) -> int:
+            pre, post = scrape
+            return (skips[pre] - rescues[post]) if lo_end else (skips[post] - rescues[pre])
+        rows.append(bounded_row(c, tag, missed_what,
+                                missed_at(True, second) - missed_at(False, first),
+                                missed_at(False, second) - missed_at(True, first), missed_rise))
+    if None not in (readings[w][1] for w in first + second):
+        rows.append(bounded_row(
+            c, tag, "hucprof_probe_rescued_checks_total rise == the rescue program's `rescued` "
+            "(bpftool), between the scrapes", rescues["after"] - rescues["before"],
+            rescues["after-scrape"] - rescues["quiet-before"],
+            c.delta(tag, "hucprof_probe_rescued_checks_total")))
     return rows
+
+
+def bounded_row(c: RunContext, tag: str, what: str, lo: int, hi: int, got) -> Row:
+    """A row that holds exactly when nothing moved while the scrapes were taken (lo == hi), and
+    within [lo, hi] when something did: the note says which."""
+    if lo == hi:
+        return c.row(tag, what, lo, got)
+    span = f"{lo}..{hi}"
+    within = isinstance(got, int) and lo <= got <= hi
+    return c.row(tag, what, span, span if within else got,
+                 f"{got}: bpftool's readings around the scrapes moved while they were taken")
 
 
 def checks_off_entered(c: RunContext) -> bool:

@@ -48,13 +48,17 @@ QUIET_S = 2.5
 def run_counted_workload(run, alive: bool, ref, w: dict, tag: str, results: Path,
                          step) -> int:
     """A workload whose every check the kernel ran is to be accounted for against bpftool's
-    counters: the scrapes and the bpftool readings are kept apart by quiet spells (nothing but
-    the daemon's drains, which alone on their vCPU skip nothing), so that the drains a scrape
-    reports and the bpftool readings beside it see the same skipped and rescued checks; and a
-    reading right before and right after the workload brackets it alone.
-      S-T-progs-quiet-before/-rescued-quiet-before: before the quiet spell and the scrape
-      S-T-progs-before/-rescued-before: right before the workload
-      S-T-progs-after/-rescued-after: right after it, before the quiet spell and the scrape"""
+    counters. A reading right before and right after the workload brackets it alone. Each scrape
+    follows a quiet spell (nothing but the daemon's drains, which alone on their vCPU skip
+    nothing) and is bracketed by the readings on either side of it: what the scrape reports was
+    read by a drain between them. Its own request is the one thing beside the drains then (the
+    daemon's handler thread enters checks on the daemon's vCPU; a skip of its first check is
+    never rescued), so the readings around each scrape bound what it can report
+    (vm_tier_checks.missed_rows).
+      S-T-progs-quiet-before/-rescued-quiet-before: before the quiet spell and the first scrape
+      S-T-progs-before/-rescued-before: after that scrape, right before the workload
+      S-T-progs-after/-rescued-after: right after it, before the quiet spell and the second scrape
+      S-T-progs-after-scrape/-rescued-after-scrape: right after the second scrape"""
     if w.get("reference"):
         ref.call("ref_start")
     slab_ref = start_slab_ref(w, tag, results, step)
@@ -73,6 +77,7 @@ def run_counted_workload(run, alive: bool, ref, w: dict, tag: str, results: Path
     time.sleep(QUIET_S)
     if alive:
         (results / f"{tag}-after.txt").write_text(run.daemon.scrape())
+    record_progs(results, tag, "after-scrape")
     if w.get("reference"):
         ref.call("ref_stop", tag)
     return rc
