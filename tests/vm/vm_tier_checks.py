@@ -345,34 +345,34 @@ def missed_rows(c: RunContext, tag: str, cgroup: str, mode: str) -> list[Row]:
         c.row(tag, "usercopy_workload_checks_total rise + (bpftool: skipped - rescued) == kernel "
               "ref", ref, total, rate),
     ]
-    # A scrape's drain read the skips at t1 and the rescues at t2 >= t1 (in that order), both
-    # between the readings before and after the scrape: its missed count lies within
-    # [skips(before) - rescues(after), skips(after) - rescues(before)], its rescued count within
-    # [rescues(before), rescues(after)]; the rise between the scrapes within the differences.
+    # A scrape reports what one drain read: the skips at t1, then the rescues at t2 >= t1, both
+    # between the bpftool readings on either side of the scrape. Its missed plus rescued checks
+    # are the skips at t1, its rescued checks the rescues at t2: each rise between the scrapes
+    # lies within what the readings around them allow, exactly their difference when nothing
+    # moved while a scrape was taken.
     first, second = ("quiet-before", "before"), ("after", "after-scrape")
     skips = {w: readings[w][0] for w in first + second}
-    rescues = {w: readings[w][1] or 0 for w in first + second}
-    missed_what = ("usercopy_checks_missed_total rise == bpftool: skipped - rescued, between the "
-                   "scrapes")
+    rescues = {w: readings[w][1] for w in first + second}
     missed_rise = c.delta(tag, "usercopy_checks_missed_total")
+    rescued_rise = c.delta(tag, "hucprof_probe_rescued_checks_total")
+    with_rescue = None not in rescues.values()
+    seen_rise = (None if missed_rise is None or (with_rescue and rescued_rise is None)
+                 else missed_rise + (rescued_rise if with_rescue else 0))
+    skips_what = ("usercopy_checks_missed_total + hucprof_probe_rescued_checks_total rise == "
+                  "bpftool: skipped, between the scrapes")
     if not counts:
-        rows.append(c.row(tag, missed_what, None, missed_rise))
+        rows.append(c.row(tag, skips_what, None, seen_rise))
     elif None in skips.values():
-        rows.append(c.row(tag, missed_what, "bpftool's readings around both scrapes", None,
+        rows.append(c.row(tag, skips_what, "bpftool's readings around both scrapes", None,
                           "missing: " + ", ".join(w for w, v in skips.items() if v is None)))
     else:
-        def missed_at(lo_end: bool, scrape: tuple[str, str]) -> int:
-            pre, post = scrape
-            return (skips[pre] - rescues[post]) if lo_end else (skips[post] - rescues[pre])
-        rows.append(bounded_row(c, tag, missed_what,
-                                missed_at(True, second) - missed_at(False, first),
-                                missed_at(False, second) - missed_at(True, first), missed_rise))
-    if None not in (readings[w][1] for w in first + second):
+        rows.append(bounded_row(c, tag, skips_what, skips["after"] - skips["before"],
+                                skips["after-scrape"] - skips["quiet-before"], seen_rise))
+    if with_rescue:
         rows.append(bounded_row(
             c, tag, "hucprof_probe_rescued_checks_total rise == the rescue program's `rescued` "
             "(bpftool), between the scrapes", rescues["after"] - rescues["before"],
-            rescues["after-scrape"] - rescues["quiet-before"],
-            c.delta(tag, "hucprof_probe_rescued_checks_total")))
+            rescues["after-scrape"] - rescues["quiet-before"], rescued_rise))
     return rows
 
 
