@@ -13,6 +13,7 @@
 
 #include "bpf/map_access_probe.h"
 #include "cli/capability_names.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 namespace {
@@ -27,8 +28,6 @@ int capabilities_known() {
   const int bits = static_cast<int>(cap_max_bits());
   return bits > 64 ? 64 : bits;
 }
-
-std::string errno_text(int error) { return std::strerror(error); }
 
 // Names while they fit in a log line, else how many.
 std::string names_or_count(CapabilityMask mask) {

@@ -2,7 +2,7 @@
 
 #include <bpf/libbpf.h>
 
-#include <cstring>
+#include "core/message_text.h"
 
 namespace hucprof {
 
@@ -11,7 +11,7 @@ std::string apply_map_sizing(std::span<const MapSizing> sizings) {
     if (!s.map) return "a BPF map of the plan is missing from the object";
     const std::string name = bpf_map__name(s.map);
     auto failed = [&](const char* what, int err) {
-      return "map " + name + ": cannot " + what + ": " + strerror(err < 0 ? -err : err);
+      return "map " + name + ": cannot " + what + ": " + errno_text(err);
     };
     if (s.max_entries == 0) {
       if (int err = bpf_map__set_autocreate(s.map, false)) return failed("skip creating it", err);

@@ -11,6 +11,7 @@
 #include "bpf/libbpf_ptr.h"
 #include "bpf/map_sizing.h"
 #include "bpf/rodata_ranges.h"
+#include "core/message_text.h"
 #include "probe_compat.skel.h"
 #include "probe_helper_reads.skel.h"
 
@@ -60,8 +61,6 @@ bpf_program* program_for(const probe_bpf& skel, const TargetPlan& target, ProbeB
   return target.flavour == Flavour::Fentry ? programs.fentry : programs.kprobe;
 }
 
-std::string errno_text(int err) { return strerror(err < 0 ? -err : err); }
-
 bpf_program* rescue_program(const probe_bpf& skel, ProbeBuild build) {
   return build == ProbeBuild::DirectReads ? skel.progs.huc_fentry_rescue_direct
                                           : skel.progs.huc_fentry_rescue;
@@ -88,7 +87,7 @@ Result<ProbeSkeleton> open_probe_object(const AttachPlan& plan, const std::set<s
           : open_skeleton_over<probe_bpf, probe_bpf__create_skeleton, probe_bpf__destroy>(
                 probe_compat_bpf__elf_bytes));
   if (!opened) {
-    return Error{std::string("cannot open the probe BPF object: ") + strerror(errno),
+    return Error{std::string("cannot open the probe BPF object: ") + errno_text(errno),
                  kExitCannotRun};
   }
   probe_bpf& skel = *opened;

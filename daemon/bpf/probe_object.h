@@ -40,7 +40,5 @@ std::string read_kernel_layout(const probe_bpf& skel);
 
 // Why the kernel refused to load a program, for a status or a log line.
 std::string load_error(int err);
-// strerror of a libbpf or errno error, negative or not.
-std::string errno_text(int err);
 
 }  // namespace hucprof

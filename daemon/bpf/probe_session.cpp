@@ -18,6 +18,7 @@
 #include "bpf/map_reader.h"
 #include "bpf/probe_object.h"
 #include "bpf/program_stats.h"
+#include "core/message_text.h"
 #include "core/result.h"
 #include "core/site_table.h"
 #include "log/log_fields.h"

@@ -1,5 +1,6 @@
 #pragma once
 #include <cctype>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,9 @@ inline Error cannot_read(const std::string& path, std::string_view what, const E
   return {path + ": cannot read " + std::string(what) + ": " + lowercase_first(why.text),
           why.exit_code};
 }
+
+// strerror's words for an errno value, of either sign (libbpf returns them negated).
+inline std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
 
 // What the user gave, in double quotes, inside a message that is made one line as a whole
 // (on_one_line, control_bytes_escaped) once it is complete.

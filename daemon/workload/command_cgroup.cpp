@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/file_text.h"
+#include "core/message_text.h"
 
 namespace hucprof {
 
@@ -28,8 +29,6 @@ constexpr std::string_view kPrefix = "hucprof-record-";
 constexpr int kMaxRounds = 200;
 // The kernel counts a cgroup empty a moment after its last task exited (or left).
 constexpr std::chrono::milliseconds kSettle{10};
-
-std::string errno_text() { return std::strerror(errno); }
 
 std::vector<pid_t> pids_in(const std::string& procs) {
   std::vector<pid_t> pids;
@@ -78,7 +77,7 @@ class Destination {
       if (fd_ >= 0 && errno == ESRCH) return false;
       if (path_ == "/") {
         return Error{
-            "cannot move process " + text + " to " + root_ + "/cgroup.procs: " + errno_text(),
+            "cannot move process " + text + " to " + root_ + "/cgroup.procs: " + errno_text(errno),
             kExitCannotRun};
       }
       // Our own cgroup refuses it (gone, a threaded one): the root takes any process.
@@ -132,18 +131,18 @@ Result<std::unique_ptr<CommandCgroup>> CommandCgroup::make(const std::string& ro
   self->path_ = "/" + name;
   if (::mkdir(self->dir_.c_str(), 0755) != 0) {
     self->released_ = true;  // not ours to remove
-    return Error{"cannot make the cgroup " + self->dir_ + ": " + errno_text(), kExitCannotRun};
+    return Error{"cannot make the cgroup " + self->dir_ + ": " + errno_text(errno), kExitCannotRun};
   }
   // From here on the destructor removes the directory again.
   struct stat st {};
   if (::stat(self->dir_.c_str(), &st) != 0) {
-    return Error{"cannot stat the cgroup " + self->dir_ + ": " + errno_text(), kExitCannotRun};
+    return Error{"cannot stat the cgroup " + self->dir_ + ": " + errno_text(errno), kExitCannotRun};
   }
   self->id_ = st.st_ino;
   const std::string procs = self->dir_ + "/cgroup.procs";
   self->procs_fd_ = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
   if (self->procs_fd_ < 0) {
-    return Error{"cannot open " + procs + ": " + errno_text(), kExitCannotRun};
+    return Error{"cannot open " + procs + ": " + errno_text(errno), kExitCannotRun};
   }
   return self;
 }
@@ -161,7 +160,7 @@ Result<CommandCgroup::Released> CommandCgroup::release() {
       return released;
     }
     if (errno != EBUSY) {
-      return Error{"cannot remove the cgroup " + dir_ + ": " + errno_text(), kExitCannotRun};
+      return Error{"cannot remove the cgroup " + dir_ + ": " + errno_text(errno), kExitCannotRun};
     }
     const std::vector<pid_t> pids = pids_in(dir_ + "/cgroup.procs");
     if (pids.empty()) {
