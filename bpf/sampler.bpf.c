@@ -33,6 +33,9 @@ HUC_PERCPU_SLOTS(contexts, HUC_CTX_COUNT);
 /* Names unique across both objects: they label hucprof_bpf_map_memory_bytes{map}. */
 HUC_PERCPU_SLOTS(sample_drops, HUC_DROP_REASONS);
 HUC_PERCPU_SLOTS(sample_excluded, HUC_EXCLUDE_REASONS);
+/* Every run, followed or not: user space holds it against the runs each CPU's event owed, to
+ * count the samples the kernel skipped and counts nowhere (docs/design.md). */
+HUC_PERCPU_SLOTS(sample_runs, 1);
 
 /* Stacks are too big for the 512-byte BPF stack: the scan and the stored stack live here. */
 struct sample_scratch {
@@ -133,6 +136,7 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	__u8 verdict;
 	long len;
 
+	huc_count(&sample_runs, 0);
 	if (!huc_followed(cgroup_id))
 		return 0;
 	key.generation = generation;

@@ -59,7 +59,7 @@ void print_misses(const Preemption& preemption, const LoadedSessions& sessions) 
                        : checks.uncounted);
   }
   if (sessions.sampler.session) {
-    row("counts skipped samples", false, kSamplesUncounted);
+    row("counts skipped samples", true, kSamplesCounted);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "bpf/map_sizing.h"
 #include "bpf/rodata_ranges.h"
 #include "core/cpu_list.h"
+#include "core/cpu_time.h"
 #include "core/file_text.h"
 #include "hucprof_abi.h"
 #include "sampler.skel.h"
@@ -29,6 +30,9 @@ int open_cpu_clock(int cpu, uint32_t frequency_hz) {
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.freq = 1;
   attr.sample_freq = frequency_hz;
+  // Enabled once the program is attached (libbpf does), so the event's count, which tells the
+  // samples it owed, starts with the program's runs.
+  attr.disabled = 1;
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
@@ -122,6 +126,7 @@ SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequen
       continue;
     }
     self->links_.emplace_back(link);
+    self->events_.push_back({cpu, fd});
   }
   if (self->links_.empty()) {
     out.error =
@@ -129,6 +134,7 @@ SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequen
     return out;
   }
   out.cpus = self->links_.size();
+  self->skipped_.emplace(cpu_clock_period_ns(frequency_hz));
   out.session = std::move(self);
   return out;
 }
@@ -158,8 +164,35 @@ void SamplingSession::drain(RawDrain& out) {
   RawMisses samples;
   samples.program = bpf_program__name(skel_->progs.huc_sample);
   samples.what = MissedWhat::samples;
-  samples.uncounted = kSamplesUncounted;
+  if (auto cpus = read_sampled_cpus(); cpus && skipped_) {
+    samples.skipped = skipped_->update(*cpus);
+  } else {
+    samples.uncounted = kSamplesUncounted;
+  }
   out.misses.push_back(std::move(samples));
+}
+
+std::optional<std::vector<SampledCpu>> SamplingSession::read_sampled_cpus() const {
+  std::vector<SampledCpu> out;
+  // The counts first, then the runs: a run that comes between belongs to a period the count
+  // already owed (SkippedSamples settles the rest).
+  for (const Event& e : events_) {
+    uint64_t count = 0;
+    if (read(e.fd, &count, sizeof(count)) != static_cast<ssize_t>(sizeof(count))) {
+      return std::nullopt;
+    }
+    out.push_back({e.cpu, count, 0});
+  }
+  std::vector<uint64_t> runs(static_cast<size_t>(possible_cpus_));
+  const uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sample_runs), &zero, runs.data()) != 0) {
+    return std::nullopt;
+  }
+  for (SampledCpu& c : out) {
+    if (c.cpu < 0 || c.cpu >= possible_cpus_) return std::nullopt;
+    c.runs = runs[static_cast<size_t>(c.cpu)];
+  }
+  return out;
 }
 
 }  // namespace hucprof

@@ -1,11 +1,13 @@
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bpf/libbpf_ptr.h"
 #include "core/attach_plan.h"
 #include "core/raw_drain.h"
+#include "core/skipped_samples.h"
 
 struct sampler_bpf;
 
@@ -45,8 +47,16 @@ class SamplingSession {
 
  private:
   SamplingSession() = default;
+  // Every CPU's event count and program runs, nullopt when one cannot be read.
+  std::optional<std::vector<SampledCpu>> read_sampled_cpus() const;
   sampler_bpf* skel_ = nullptr;
   std::vector<BpfLinkPtr> links_;  // each owns its perf event fd
+  struct Event {
+    int cpu = 0;
+    int fd = -1;  // owned by its link
+  };
+  std::vector<Event> events_;
+  std::optional<SkippedSamples> skipped_;  // from attach on
   int possible_cpus_ = 1;
   std::vector<int> cpus_;  // `record -C`: the CPUs sampled; empty: every online CPU
   uint8_t generation_ = 0;

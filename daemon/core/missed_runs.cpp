@@ -60,6 +60,10 @@ MissedCounts MissedRuns::update(const std::vector<RawMisses>& programs) {
     if (p.kprobe_missed) {
       out[{what, kMissKprobe}] += last_.update({p.program, kMissKprobe}, *p.kprobe_missed);
     }
+    if (p.skipped) {
+      out[{what, kMissSamplesSkipped}] +=
+          last_.update({p.program, kMissSamplesSkipped}, *p.skipped);
+    }
   }
   return out;
 }
@@ -68,7 +72,7 @@ MissedCoverages missed_coverage(const std::vector<RawMisses>& programs) {
   MissedCoverages out;
   for (const RawMisses& p : programs) {
     auto [it, first] = out.try_emplace(missed_what_name(p.what), MissedCoverage{true, ""});
-    if (!p.recursion && !p.kprobe_missed && it->second.counted) {
+    if (!p.recursion && !p.kprobe_missed && !p.skipped && it->second.counted) {
       it->second = {false, p.uncounted.empty() ? "the kernel does not count them" : p.uncounted};
     }
   }

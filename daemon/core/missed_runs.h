@@ -21,6 +21,8 @@ namespace hucprof {
 //   counts that only from 6.7.
 // - kprobe_missed: the kprobe's own missed count (bpf_link_info, 6.7+): a hit the kprobe skipped
 //   because another kprobe handler ran on that CPU.
+// - samples_skipped: samples the sampler was owed and never ran for, which no kernel counts:
+//   hucprof counts them itself (core/skipped_samples.h).
 enum class MissedWhat { checks, subchecks, latency, samples };
 const char* missed_what_name(MissedWhat what);
 // What a skipped run of a target's program would have counted.
@@ -28,6 +30,9 @@ MissedWhat missed_what_of(TargetProgram program);
 
 inline constexpr const char* kMissRecursion = "recursion";
 inline constexpr const char* kMissKprobe = "kprobe_missed";
+// The sampler's: samples its CPU's cpu-clock event owed the program and it never ran for, which
+// hucprof counts itself (core/skipped_samples.h).
+inline constexpr const char* kMissSamplesSkipped = "samples_skipped";
 
 // One loaded program and what the kernel counted of its skipped runs, cumulative since it was
 // loaded. Unset: the kernel does not count that kind of skip here (then nothing is made up).
@@ -36,11 +41,14 @@ struct RawMisses {
   MissedWhat what = MissedWhat::checks;
   std::optional<uint64_t> recursion;
   std::optional<uint64_t> kprobe_missed;
-  // Both unset: why the kernel does not count this program's skipped runs, in words.
+  // All unset: why this program's skipped runs are not counted, in words.
   std::string uncounted = {};
   // The check's program with a rescue program beside it: the skipped runs the rescue counted
   // after all (read before `recursion`), which are no misses.
   std::optional<uint64_t> rescued = {};
+  // The sampler: the samples it was owed and never ran for, as hucprof counts them where the
+  // kernel counts none (SkippedSamples).
+  std::optional<uint64_t> skipped = {};
 };
 
 // Whether the kernel counts the skipped runs of the programs counting `what`, and if not why:
@@ -53,11 +61,17 @@ struct MissedCoverage {
 using MissedCoverages = std::map<std::string, MissedCoverage>;
 MissedCoverages missed_coverage(const std::vector<RawMisses>& programs);
 
-// Why no kernel counts the samples it skips: bpf_overflow_handler() drops a sample while
-// bpf_prog_active is held on its CPU and counts nothing (docs/design.md).
+// Why the samples the kernel skips are not counted, when hucprof cannot read what it counts them
+// from: bpf_overflow_handler() drops a sample while bpf_prog_active is held on its CPU and counts
+// nothing (docs/design.md).
 inline constexpr const char* kSamplesUncounted =
     "the kernel skips a sample while a kprobe or perf_event BPF program, or a bpf() map "
-    "operation, is active on its CPU, and counts none of them";
+    "operation, is active on its CPU, and counts none of them; hucprof could not read its "
+    "cpu-clock events' counts to count them itself";
+// How they are counted otherwise, in words (doctor).
+inline constexpr const char* kSamplesCounted =
+    "the kernel counts none; hucprof counts them as each CPU's cpu-clock count over the period "
+    "less the program's runs there: hucprof_dropped_total{reason=\"samples_skipped\"}";
 
 // (what, reason) → count; a key is present exactly for what the kernel counts.
 using MissedCounts = std::map<std::pair<std::string, std::string>, uint64_t>;

@@ -55,6 +55,18 @@ TEST(MissedRuns, ProgramsCountingTheSameWhatAreSummed) {
   EXPECT_EQ(got.at(Key{"subchecks", "recursion"}), 5u);
 }
 
+TEST(MissedRuns, SamplesHucprofCountedSkippedAreMissesOfTheirOwnReason) {
+  MissedRuns runs;
+  RawMisses sampler{"huc_sample", MissedWhat::samples, {}, {}};
+  sampler.skipped = 3;
+  EXPECT_EQ(runs.update({sampler}), (MissedCounts{{Key{"samples", "samples_skipped"}, 3}}));
+  sampler.skipped = 10;
+  EXPECT_EQ(runs.update({sampler}), (MissedCounts{{Key{"samples", "samples_skipped"}, 7}}));
+  EXPECT_TRUE(missed_coverage({sampler}).at("samples").counted);
+  // Not in the checks' count: a sample is no check.
+  EXPECT_EQ(missed_checks(runs.update({sampler})), std::nullopt);
+}
+
 TEST(MissedRuns, EveryTargetProgramSaysWhatItsRunsCount) {
   EXPECT_EQ(missed_what_of(TargetProgram::Check), MissedWhat::checks);
   EXPECT_EQ(missed_what_of(TargetProgram::CheckReturn), MissedWhat::latency);
