@@ -18,18 +18,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import hucprof_testlib as t  # noqa: E402
 
 ARGS = None
-SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
+SYSCTL = t.BPF_STATS_SYSCTL
 INTERVAL_S = 1.0
-
-
-def read_sysctl():
-    with open(SYSCTL) as f:
-        return f.read().strip()
-
-
-def write_sysctl(value):
-    with open(SYSCTL, "w") as f:
-        f.write(value)
 
 
 def bpftool_programs(ids):
@@ -45,29 +35,29 @@ def bpftool_programs(ids):
 class ProgramCostTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.original = read_sysctl()
+        cls.original = t.read_bpf_stats()
         cls.daemon = t.Daemon.started(ARGS.hucprof, ["--mode", "sample", "--interval", "1s",
                                                      "--sample-frequency", "499"],
                                       os.path.join(ARGS.workdir, "program_cost.log"))
 
     @classmethod
     def tearDownClass(cls):
-        write_sysctl(cls.original)
+        t.write_bpf_stats(cls.original)
         cls.daemon.stop()
 
     def scrape_with(self, value):
         """Sets the sysctl, lets two drains pass, and returns (bpftool before, metrics, bpftool
         after): the last drain before the scrape lies between the two bpftool reads."""
-        write_sysctl(value)
+        t.write_bpf_stats(value)
         time.sleep(1.5 * INTERVAL_S)
         ids = t.held_bpf_ids(self.daemon.proc.pid, "prog")
         before = bpftool_programs(ids)
         time.sleep(2.5 * INTERVAL_S)
         metrics = t.parse_metrics(self.daemon.scrape())
         after = bpftool_programs(ids)
-        if read_sysctl() != value:
+        if t.read_bpf_stats() != value:
             self.fail("kernel.bpf_stats_enabled was changed by another process during the test "
-                      "(set %s, now %s)" % (value, read_sysctl()))
+                      "(set %s, now %s)" % (value, t.read_bpf_stats()))
         return before, metrics, after
 
     def test_stats_on_counts_match_bpftool(self):

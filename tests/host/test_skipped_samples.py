@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import hucprof_testlib as t  # noqa: E402
 
 ARGS = None
-SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
+SYSCTL = t.BPF_STATS_SYSCTL
 FREQUENCY = 1000
 PERIOD_NS = 10**9 // FREQUENCY  # the kernel's hrtimer period (perf_swevent_init_hrtimer)
 NR_PIDFD_GETFD = 438
@@ -32,16 +32,6 @@ HAMMER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "map_syscall_l
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
-
-
-def read_sysctl():
-    with open(SYSCTL) as f:
-        return f.read().strip()
-
-
-def write_sysctl(value):
-    with open(SYSCTL, "w") as f:
-        f.write(value)
 
 
 def perf_event_counts(pid):
@@ -94,22 +84,22 @@ def program_fdinfo(pid, prog_id):
 class SkippedSamplesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.original = read_sysctl()
+        cls.original = t.read_bpf_stats()
         # Before the daemon: run_cnt counts only while this is on.
-        write_sysctl("1")
+        t.write_bpf_stats("1")
         try:
             cls.daemon = t.Daemon.started(ARGS.hucprof, [
                 "--mode", "sample", "--interval", "1s", "--sample-frequency", str(FREQUENCY)],
                 os.path.join(ARGS.workdir, "skipped_samples.log"))
         except BaseException:
-            write_sysctl(cls.original)
+            t.write_bpf_stats(cls.original)
             raise
         cls.prog_id = program_id(t.held_bpf_ids(cls.daemon.proc.pid, "prog"), "huc_sample")
 
     @classmethod
     def tearDownClass(cls):
         cls.daemon.stop()
-        write_sysctl(cls.original)
+        t.write_bpf_stats(cls.original)
 
     def kernel_skips(self):
         """The samples skipped so far by the kernel's counts: (at least, at most, owed, ran
@@ -139,7 +129,7 @@ class SkippedSamplesTest(unittest.TestCase):
         self.wait_drains(3)
         metrics = t.parse_metrics(self.daemon.scrape())
         late = self.kernel_skips()
-        if read_sysctl() != "1":
+        if t.read_bpf_stats() != "1":
             self.fail("kernel.bpf_stats_enabled was changed by another process during the test")
         served = t.total(metrics, "hucprof_dropped_total", reason="samples_skipped")
         cpus = len(perf_event_counts(self.daemon.proc.pid))

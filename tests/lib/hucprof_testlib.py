@@ -257,6 +257,21 @@ def vm_rss_kib(pid):
     return 0
 
 
+BPF_STATS_SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
+
+
+def read_bpf_stats():
+    """kernel.bpf_stats_enabled as the kernel shows it ("0" or "1"): tests that turn it on for
+    run_cnt put back what they read."""
+    with open(BPF_STATS_SYSCTL) as f:
+        return f.read().strip()
+
+
+def write_bpf_stats(value):
+    with open(BPF_STATS_SYSCTL, "w") as f:
+        f.write(value)
+
+
 def unified_cgroup_root():
     """The cgroup v2 hierarchy: /sys/fs/cgroup on a pure v2 host, .../unified on a hybrid one."""
     for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
