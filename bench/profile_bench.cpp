@@ -1,6 +1,8 @@
 // Profiles: what one /debug/pprof/usercopy request costs on a daemon holding N stacks (goal:
 // <= 200 ms at 10 000), what the web view costs, and whether a profile request in flight slows
 // the drain loop (it must not: requests copy the store under its lock, then encode unlocked).
+// `transient_heap_bytes`: the most heap one request (or page) held beyond what was held before
+// it, its response included (issue 40: a fetch must not hold several copies of the profile).
 // Run: build/bench/hucprof_profile_bench
 #include <benchmark/benchmark.h>
 
@@ -17,6 +19,7 @@
 #include "export/pprof_handler.h"
 #include "export/web_view.h"
 #include "fake_kernel.h"
+#include "heap_peak.h"
 
 namespace hucprof {
 namespace {
@@ -62,6 +65,18 @@ struct Pipeline {
   void next_drain() { drain(kernel.sample_drain(++round), now_ns += 10'000'000'000); }
 };
 
+// The most heap `serve` holds at once beyond what was held before it, what it returns included.
+template <typename Serve>
+double transient_heap_bytes(Serve serve) {
+  const size_t before = bench::heap_live();
+  bench::reset_heap_peak();
+  {
+    auto response = serve();
+    benchmark::DoNotOptimize(response);
+  }
+  return static_cast<double>(bench::heap_peak() - before);
+}
+
 HttpRequest profile_request() {
   HttpRequest r;
   r.method = "GET";
@@ -79,6 +94,8 @@ void BM_ProfileRequest(benchmark::State& state) {
   for (auto _ : state) bytes = handler(profile_request()).body.size();
   state.counters["stacks"] = static_cast<double>(p.store.cumulative().samples.size());
   state.counters["gzipped_bytes"] = static_cast<double>(bytes);
+  state.counters["transient_heap_bytes"] =
+      transient_heap_bytes([&] { return handler(profile_request()); });
 }
 BENCHMARK(BM_ProfileRequest)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -93,6 +110,10 @@ void BM_WebView(benchmark::State& state) {
     bytes = render_web_view(in).size();
   }
   state.counters["html_bytes"] = static_cast<double>(bytes);
+  state.counters["transient_heap_bytes"] = transient_heap_bytes([&] {
+    WebViewInput in{hucprof::v1::Snapshot(), p.store.window(), "sample", std::chrono::seconds(10)};
+    return render_web_view(in);
+  });
 }
 BENCHMARK(BM_WebView)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -77,8 +77,11 @@ std::string fill_for(const FlameNode& node) {
 
 class Renderer {
  public:
-  Renderer(const FlameGraphStyle& style, uint64_t total, size_t depth)
-      : style_(style),
+  // Frames are appended to `out`, the SVG being written: the frames, most of a large flame
+  // graph, are never a string of their own to be copied into it (issue 40).
+  Renderer(const FlameGraphStyle& style, uint64_t total, size_t depth, std::string& out)
+      : out_(out),
+        style_(style),
         total_(total),
         height_(kTop + static_cast<int>(depth) * kFrameHeight + kBottom),
         scale_(total ? (style.width - 2.0 * kPad) / static_cast<double>(total) : 0) {}
@@ -107,8 +110,6 @@ class Renderer {
       child_x += static_cast<double>(child.value) * scale_;
     }
   }
-
-  std::string take() { return std::move(out_); }
 
  private:
   // Markup already: each name escaped (and bounded) on its own, so a long one cannot cut the
@@ -153,11 +154,11 @@ class Renderer {
     return name.substr(0, cut) + "..";
   }
 
+  std::string& out_;
   const FlameGraphStyle& style_;
   uint64_t total_;
   int height_;
   double scale_;
-  std::string out_;
 };
 
 void legend(std::string& out, int width, int height, bool inlined) {
@@ -189,23 +190,22 @@ void legend(std::string& out, int width, int height, bool inlined) {
 
 std::string render_flame_graph_svg(const FlameNode& root, const FlameGraphStyle& style) {
   const size_t depth = root.value ? flame_depth(root) : 1;
-  Renderer renderer(style, root.value, depth);
+  std::string out;
+  Renderer renderer(style, root.value, depth, out);
   const int width = style.width, height = renderer.height();
-  std::string out =
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + std::to_string(width) +
-      "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
-      std::to_string(height) + "\" font-family=\"monospace\" font-size=\"" +
-      std::to_string(kFontSize) +
-      "\" role=\"img\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fdfdfd\"/>\n<text x=\"" +
-      std::to_string(width / 2) + "\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">" +
-      markup_escape(style.title) + "</text>\n";
+  out = "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" +
+        std::to_string(width) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+        std::to_string(width) + " " + std::to_string(height) +
+        "\" font-family=\"monospace\" font-size=\"" + std::to_string(kFontSize) +
+        "\" role=\"img\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fdfdfd\"/>\n<text x=\"" +
+        std::to_string(width / 2) + "\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">" +
+        markup_escape(style.title) + "</text>\n";
   if (root.value == 0) {
     out += "<text x=\"" + std::to_string(width / 2) + "\" y=\"" + std::to_string(kTop + 12) +
            "\" text-anchor=\"middle\">no " + markup_escape(style.unit) +
            " in this profile</text>\n";
   } else {
     renderer.frame(root, kPad, 0);
-    out += renderer.take();
   }
   legend(out, width, height, has_inlined(root));
   out += "</svg>\n";

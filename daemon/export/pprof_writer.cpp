@@ -11,9 +11,12 @@
 #include "core/quoted_value.h"
 #include "core/usercopy_cost.h"
 #include "export/gzip_codec.h"
+#include "export/gzip_output_stream.h"
 #include "export/pprof_format.h"
 #include "export/report_text.h"
 #include "google/protobuf/arena.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
 
 namespace hucprof {
 
@@ -248,8 +251,11 @@ void add_comment(pprof::Profile& out, StringTable& strings, std::string_view key
 }  // namespace
 
 namespace {
+// `batch`, if given, is called with `out` every kSamplesBetweenPauses samples of the profile's
+// stacks, and may take the samples made so far out of it (encode_pprof_gzip writes them out).
+using SampleBatch = std::function<void(pprof::Profile&)>;
 void fill_pprof(const StackProfile& profile, pprof::Profile& out,
-                const std::function<void()>& pause = {});
+                const std::function<void()>& pause = {}, const SampleBatch& batch = {});
 }  // namespace
 
 pprof::Profile to_pprof(const StackProfile& profile) {
@@ -263,7 +269,7 @@ namespace {
 constexpr size_t kSamplesBetweenPauses = 256;
 
 void fill_pprof(const StackProfile& profile, pprof::Profile& out,
-                const std::function<void()>& pause) {
+                const std::function<void()>& pause, const SampleBatch& batch) {
   StringTable strings(out);
   // speedscope's importer takes default_sample_type (a string index) for an index into
   // sample_type: with "cpu" at string 1 it still picks cpu/nanoseconds, the second type.
@@ -277,7 +283,10 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
   LocationTable locations(out, strings);
   size_t done = 0;
   for (const ProfileSample& s : profile.samples) {
-    if (pause && ++done % kSamplesBetweenPauses == 0) pause();
+    if (++done % kSamplesBetweenPauses == 0) {
+      if (pause) pause();
+      if (batch) batch(out);
+    }
     const bool carried =
         std::any_of(values.begin(), values.end(), [&](ProfileValue v) { return s.values[v] != 0; });
     if (!carried || !s.stack || !s.labels) continue;
@@ -356,14 +365,65 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
 
 }  // namespace
 
+namespace {
+
+// Serializes a Profile into `to` a batch of samples at a time, so that the whole message is never
+// held (its samples are most of it): the same bytes as SerializeToString, which writes fields in
+// number order: sample_type (1), then sample (2), then the rest, which samples never refer to.
+class StreamedProfile {
+ public:
+  explicit StreamedProfile(google::protobuf::io::CodedOutputStream& to) : to_(to) {}
+
+  // Writes the samples `profile` holds, and takes them out of it (its cleared messages are reused
+  // for the next ones).
+  void samples(pprof::Profile& profile) {
+    if (!types_written_) {
+      for (const auto& type : profile.sample_type()) write(kSampleTypeField, type);
+      types_written_ = true;
+    }
+    for (const auto& sample : profile.sample()) write(kSampleField, sample);
+    profile.mutable_sample()->Clear();
+  }
+
+  // The samples left and every other field.
+  void rest(pprof::Profile& profile) {
+    samples(profile);
+    profile.clear_sample_type();
+    profile.ByteSizeLong();  // the sizes SerializeWithCachedSizes writes
+    profile.SerializeWithCachedSizes(&to_);
+  }
+
+ private:
+  static constexpr int kSampleTypeField = 1;
+  static constexpr int kSampleField = 2;
+
+  void write(int field, const google::protobuf::MessageLite& message) {
+    using google::protobuf::internal::WireFormatLite;
+    to_.WriteTag(WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+    to_.WriteVarint32(static_cast<uint32_t>(message.ByteSizeLong()));
+    message.SerializeWithCachedSizes(&to_);
+  }
+
+  google::protobuf::io::CodedOutputStream& to_;
+  bool types_written_ = false;
+};
+
+}  // namespace
+
 std::string encode_pprof_gzip(const StackProfile& profile, const std::function<void()>& pause) {
   // An arena: tens of thousands of small messages, allocated and freed at once.
   google::protobuf::Arena arena;
   auto* message = google::protobuf::Arena::CreateMessage<pprof::Profile>(&arena);
-  fill_pprof(profile, *message, pause);
-  if (pause) pause();
-  const std::string bytes = message->SerializeAsString();
-  auto packed = gzip_compress(bytes, GzipLevel::Fastest, pause);
+  GzipOutputStream gzip(GzipLevel::Fastest, pause);
+  {
+    google::protobuf::io::CodedOutputStream coded(&gzip);
+    StreamedProfile streamed(coded);
+    fill_pprof(profile, *message, pause, [&](pprof::Profile& out) { streamed.samples(out); });
+    if (pause) pause();
+    streamed.rest(*message);
+    if (coded.HadError()) throw std::runtime_error("zlib could not compress the profile");
+  }
+  auto packed = gzip.finish();
   if (!packed) throw std::runtime_error("zlib could not compress the profile (out of memory?)");
   return std::move(*packed);
 }

@@ -343,8 +343,10 @@ std::string render_web_view(const WebViewInput& in) {
   }
   out += "<h2>Top call sites</h2>\n" + callsite_table(cost, effects, in.telemetry_path);
   out += workload_table(cost);
-  out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n" + flame_graph(in, cost, estimate) +
-         "</div>\n";
+  // Appended as it is: the flame graph is most of the page, and `"…" + svg + "…"` would copy it.
+  out += "<h2>Flame graph</h2>\n<div class=\"flame\">\n";
+  out += flame_graph(in, cost, estimate);
+  out += "</div>\n";
   out += "<h2>Probes</h2>\n" + probe_table(in.snapshot);
   out += "<footer><a href=\"" + e(in.telemetry_path.substr(1)) + "\">" + e(in.telemetry_path) +
          "</a> · <a href=\"" + e(window_profile_link(in)) +
