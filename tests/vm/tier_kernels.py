@@ -62,6 +62,10 @@ KERNELS = [
     KernelSpec("trixie-backports", "linux-image-amd64", netlink_64k_vmalloc=False,
                suite="trixie-backports"),
     KernelSpec("sid", "linux-image-amd64", netlink_64k_vmalloc=False, suite="sid", ci=False),
+    # Debian's cloud flavour of the same release (what its cloud images boot): no 9p, so the guest
+    # sees the host's root over virtiofs.
+    KernelSpec("trixie-backports-cloud", "linux-image-cloud-amd64", netlink_64k_vmalloc=False,
+               suite="trixie-backports", ci=False),
     # The same release built with PREEMPT_RT: a run of the check's program is preemptible there
     # whatever the boot parameters say (the busy session's rescue and misses).
     KernelSpec("trixie-backports-rt", "linux-image-rt-amd64", netlink_64k_vmalloc=False,
