@@ -17,6 +17,7 @@ from pathlib import Path
 
 import accel
 import console_triage
+import virtiofs
 from initramfs import find_busybox, share_of, write_initramfs
 from kernel_packages import Kernel
 from vmlib import Skip, VmFailure, log
@@ -218,51 +219,6 @@ def tcg_thread_props() -> str:
     return f"thread={value}"
 
 
-def virtiofsd_binary() -> str:
-    """The vhost-user daemon behind a virtiofs share (QEMU's own up to 7.2, the Rust one after)."""
-    for cand in (shutil.which("virtiofsd"), "/usr/libexec/virtiofsd", "/usr/lib/qemu/virtiofsd"):
-        if cand and Path(cand).exists():
-            return cand
-    raise Skip("no virtiofsd (a kernel without 9p shares the host's root over virtiofs)")
-
-
-class VirtiofsShares:
-    """One virtiofsd per shared directory (the host's root, the results directory), started before
-    qemu and stopped after it: the guest mounts the root read-only (the C virtiofsd has no
-    read-only export). Its QEMU arguments need the guest's memory shared with the daemons."""
-
-    def __init__(self, shares: dict[str, Path], sockets: Path, mem_mib: int):
-        self.procs = []
-        self.args = ["-object", f"memory-backend-memfd,id=hucvm-mem,size={mem_mib}M,share=on",
-                     "-numa", "node,memdev=hucvm-mem"]
-        daemon = virtiofsd_binary()
-        sockets.mkdir(parents=True, exist_ok=True)
-        for tag, path in shares.items():
-            sock = sockets / f"{tag}.sock"
-            sock.unlink(missing_ok=True)
-            self.procs.append(subprocess.Popen(
-                [daemon, f"--socket-path={sock}", "-o", f"source={path}", "-o", "cache=none",
-                 "-o", "log_level=warn"], stdin=subprocess.DEVNULL))
-            deadline = time.monotonic() + 20
-            while not sock.exists():
-                if self.procs[-1].poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise VmFailure(f"virtiofsd for {path} did not come up")
-                time.sleep(0.1)
-            self.args += ["-chardev", f"socket,id=vfs-{tag},path={sock}",
-                          "-device", f"vhost-user-fs-pci,chardev=vfs-{tag},tag={tag}"]
-
-    def stop(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-
-
 def run_vm(k: Kernel, initrd: Path, script: Path, results_dir: Path, **kwargs) -> RunResult:
     """_run_vm_once, booted a second time after a known emulator artefact (console_triage: said
     loudly, and the first console kept next to the results as *.flake-console.log); any other
@@ -327,32 +283,26 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
             "-machine", "q35", "-accel", accel_arg, "-cpu", "host" if acc == "kvm" else "max",
             "-smp", str(cpus), "-m", str(mem_mib), "-nic", "none",
             "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", cmdline]
-    shares = None
     if share == "9p":
         args += ["-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
                             "multidevs=remap",
                  "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
                             "multidevs=remap"]
-    else:
-        shares = VirtiofsShares({"hostroot": Path("/"), "results": results_dir},
-                                results_dir.parent / (results_dir.name + ".virtiofs"), mem_mib)
-        args += shares.args
-    args += list(qemu_args)
-    log(f"boot {k.label} ({k.release}, {accel_arg}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
+    log(f"boot {k.label} ({k.release}, {accel_arg}, {cpus} vCPU, {mem_mib} MiB, {share}): "
+        f"{script.name}"
         + (f" [{extra_cmdline}]" if extra_cmdline else "")
         + (f" qemu {' '.join(qemu_args)}" if qemu_args else ""))
     console_path = results_dir.parent / (results_dir.name + ".console.log")
+    # Kernels without 9p see the same two directories over virtiofs, the root read-only.
+    shares = virtiofs.Shares({"hostroot": (Path("/"), True), "results": (results_dir, False)}
+                             if share == "virtiofs" else {}, mem_mib)
     t0 = time.monotonic()
-    try:
-        with open(console_path, "wb") as con:
-            proc = _spawn(args)
-            timed_out = _pump(proc, con, t0 + timeout_s, echo=echo_console) == "timeout"
-            if timed_out:
-                _ask_for_stacks(proc, con, echo_console)
-            _kill(proc)
-    finally:
-        if shares is not None:
-            shares.stop()
+    with shares, open(console_path, "wb") as con:
+        proc = _spawn(args + shares.args + list(qemu_args))
+        timed_out = _pump(proc, con, t0 + timeout_s, echo=echo_console) == "timeout"
+        if timed_out:
+            _ask_for_stacks(proc, con, echo_console)
+        _kill(proc)
     wall = time.monotonic() - t0
     console = console_path.read_text(errors="replace")
     rc_file = results_dir / ".hucvm-rc"

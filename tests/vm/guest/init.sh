@@ -34,7 +34,7 @@ done
 
 H=/mnt/host
 # The host's root over 9p, or over virtiofs where the kernel has no 9p (Debian's cloud flavour;
-# qemu_run.VirtiofsShares): read-only either way.
+# tests/vm/virtiofs.py): read-only either way.
 if [ "$SHARE" = virtiofs ]; then
     mount -t virtiofs -o ro hostroot $H || fail "mount virtiofs hostroot"
 else
