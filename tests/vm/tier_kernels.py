@@ -45,7 +45,8 @@ class KernelSpec:
 # kernels are whatever the suites carry the day the tier runs (linux-image-amd64 of
 # trixie-backports and sid): the tables name the release. CI boots the newest of all
 # (trixie-backports) besides Debian 12's; bullseye's 5.10, trixie's 6.12, sid's kernel and
-# trixie-backports' rt flavour only with --all (budget in tests/vm/README.md).
+# trixie-backports' cloud and rt flavours only by name or with --all (budget in
+# tests/vm/README.md).
 KERNELS = [
     KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128),
                sampler_build="sampler", probe_build="probe_helper_reads"),
