@@ -15,11 +15,9 @@ from vmlib import Skip, VmFailure
 # How long a virtiofsd may take to create its socket.
 START_TIMEOUT_S = 20
 MEMORY_ID = "hucvm-mem"
-# Every FUSE request is a round trip through qemu's main loop, slow under TCG on a busy host: the
-# first boot with cache=auto on the root (attributes and entries trusted for 1 s) and cache=none
-# on the results took 98 s of guest time from the script's start to hucprof's (9p: about 2 s)
-# and hit the hard timeout. A read-only root does not change under a guest, so its attributes
-# and entries are kept (always); the results share is written by the guest alone while it runs.
+# Every FUSE request is a round trip through qemu: a read-only root does not change under the
+# guest, so its attributes and entries are kept (cache=always) rather than looked up again every
+# second (auto); the results share, which the guest writes, stays auto.
 
 # The C virtiofsd (QEMU's, up to 7.2) exports everything writable: a read-only share is served
 # from a read-only bind mount of it, made in a mount namespace of the daemon's own (the host's
