@@ -15,9 +15,6 @@ from vmlib import Skip, VmFailure
 # How long a virtiofsd may take to create its socket.
 START_TIMEOUT_S = 20
 MEMORY_ID = "hucvm-mem"
-# Every FUSE request is a round trip through qemu: a read-only root does not change under the
-# guest, so its attributes and entries are kept (cache=always) rather than looked up again every
-# second (auto); the results share, which the guest writes, stays auto.
 
 # The C virtiofsd (QEMU's, up to 7.2) exports everything writable: a read-only share is served
 # from a read-only bind mount of it, made in a mount namespace of the daemon's own (the host's
@@ -60,8 +57,8 @@ def qemu_args(sockets: dict[str, Path], mem_mib: int) -> list[str]:
 
 class Shares:
     """The daemons of `shares` (tag -> (directory, read-only?)), running from __enter__ to
-    __exit__; `args` are qemu's (none for no shares). Sockets and read-only mount points live in a private temporary
-    directory (a UNIX socket's path must stay short)."""
+    __exit__; `args` are qemu's (none for no shares). Sockets and read-only mount points live in
+    a private temporary directory (a UNIX socket's path must stay short)."""
 
     def __init__(self, shares: dict[str, tuple[Path, bool]], mem_mib: int):
         self.shares = shares
@@ -83,6 +80,9 @@ class Shares:
                 if read_only:
                     ro_at = self.tmp / f"{tag}.ro"
                     ro_at.mkdir()
+                # Every FUSE request is a round trip through qemu: a read-only share does not
+                # change under the guest, so its attributes and entries are kept (always) rather
+                # than looked up again every second (auto, for the share the guest writes).
                 self.procs.append(subprocess.Popen(
                     daemon_command(daemon, sock, path, "always" if read_only else "auto",
                                    ro_at), stdin=subprocess.DEVNULL))
