@@ -103,17 +103,36 @@ def resolve_modules(k: Kernel, wanted: list[str]) -> list[tuple[str, bytes]]:
 # depends= reliably across versions, so ask for them explicitly; built-ins are skipped.
 GUEST_MODULES = ["virtio", "virtio_ring", "virtio_pci_legacy_dev", "virtio_pci_modern_dev",
                  "virtio_pci", "9pnet", "9pnet_virtio", "netfs", "9p"]
+# Kernels without 9p (Debian's cloud flavour) share the host's root over virtiofs instead.
+VIRTIOFS_MODULES = ["virtio", "virtio_ring", "virtio_pci_legacy_dev", "virtio_pci_modern_dev",
+                    "virtio_pci", "fuse", "virtiofs"]
+CORE_MODULES = {"9p": {"virtio", "virtio_ring", "virtio_pci", "9pnet", "9pnet_virtio", "9p"},
+                "virtiofs": {"virtio", "virtio_ring", "virtio_pci", "fuse", "virtiofs"}}
 
 
-def optional_modules(k: Kernel, names: list[str]) -> list[str]:
+def share_of(k: Kernel) -> str:
+    """How the guest sees the host's root: "9p" where the kernel has it (built in or a module),
+    else "virtiofs"; VmFailure when it has neither."""
+    def has(opt):
+        return k.config_value(opt) in ("y", "m")
+    if has("CONFIG_9P_FS") and has("CONFIG_NET_9P_VIRTIO"):
+        return "9p"
+    if has("CONFIG_VIRTIO_FS"):
+        return "virtiofs"
+    raise VmFailure(f"{k.package}: neither 9p (CONFIG_9P_FS, CONFIG_NET_9P_VIRTIO) nor virtiofs "
+                    "(CONFIG_VIRTIO_FS): the guest cannot see the host's root")
+
+
+def optional_modules(k: Kernel, names: list[str], share: str = "9p") -> list[str]:
     """`names` less the helper modules this kernel neither ships nor builds in (older/newer
-    layouts); built-in ones stay (resolve_modules skips them)."""
+    layouts); built-in ones stay (resolve_modules skips them). The share's own modules must be
+    there."""
     shipped = {_modname(p) for p in (k.moddir / "kernel").rglob("*.ko*")}
     builtin = set()
     bfile = k.moddir / "modules.builtin"
     if bfile.exists():
         builtin = {_modname(Path(line.strip())) for line in bfile.read_text().splitlines()}
-    core = {"virtio", "virtio_ring", "virtio_pci", "9pnet", "9pnet_virtio", "9p"}
+    core = CORE_MODULES[share]
     return [n for n in names if n in core or n in shipped or n in builtin]
 
 
@@ -171,7 +190,9 @@ GUEST_KERNEL_FILES = "kernel-files"
 
 def build_initramfs(k: Kernel, out: Path) -> list[str]:
     """Write `out` (if older than its inputs) and return the module load order."""
-    return write_initramfs(out, GUEST_INIT, resolve_modules(k, optional_modules(k, GUEST_MODULES)),
+    share = share_of(k)
+    wanted = GUEST_MODULES if share == "9p" else VIRTIOFS_MODULES
+    return write_initramfs(out, GUEST_INIT, resolve_modules(k, optional_modules(k, wanted, share)),
                            [k.config], files={k.config_install_path: k.config.read_bytes()})
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import accel
 import console_triage
-from initramfs import find_busybox, write_initramfs
+import virtiofs
+from initramfs import find_busybox, share_of, write_initramfs
 from kernel_packages import Kernel
 from vmlib import Skip, VmFailure, log
 
@@ -271,7 +272,8 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
         if " " in str(p):
             raise ValueError(f"path with spaces not supported on the kernel cmdline: {p}")
 
-    cmdline = (f"console=ttyS0 panic=-1 {LOCKUP_CMDLINE} rdinit=/init "
+    share = share_of(k)
+    cmdline = (f"console=ttyS0 panic=-1 {LOCKUP_CMDLINE} rdinit=/init hucvm.share={share} "
                f"hucvm.script={script} hucvm.results={results_dir} {extra_cmdline}").strip()
     acc = accelerator(k)
     if tcg_props is None:
@@ -280,18 +282,23 @@ def _run_vm_once(k: Kernel, initrd: Path, script: Path, results_dir: Path, *,
     args = [qemu, *SERIAL_ON_STDIO, "-no-reboot",
             "-machine", "q35", "-accel", accel_arg, "-cpu", "host" if acc == "kvm" else "max",
             "-smp", str(cpus), "-m", str(mem_mib), "-nic", "none",
-            "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", cmdline,
-            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
-                       "multidevs=remap",
-            "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
-                       "multidevs=remap", *qemu_args]
-    log(f"boot {k.label} ({k.release}, {accel_arg}, {cpus} vCPU, {mem_mib} MiB): {script.name}"
+            "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", cmdline]
+    if share == "9p":
+        args += ["-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
+                            "multidevs=remap",
+                 "-virtfs", f"local,path={results_dir},mount_tag=results,security_model=none,"
+                            "multidevs=remap"]
+    log(f"boot {k.label} ({k.release}, {accel_arg}, {cpus} vCPU, {mem_mib} MiB, {share}): "
+        f"{script.name}"
         + (f" [{extra_cmdline}]" if extra_cmdline else "")
         + (f" qemu {' '.join(qemu_args)}" if qemu_args else ""))
     console_path = results_dir.parent / (results_dir.name + ".console.log")
+    # Kernels without 9p see the same two directories over virtiofs, the root read-only.
+    shares = virtiofs.Shares({"hostroot": (Path("/"), True), "results": (results_dir, False)}
+                             if share == "virtiofs" else {}, mem_mib)
     t0 = time.monotonic()
-    with open(console_path, "wb") as con:
-        proc = _spawn(args)
+    with shares, open(console_path, "wb") as con:
+        proc = _spawn(args + shares.args + list(qemu_args))
         timed_out = _pump(proc, con, t0 + timeout_s, echo=echo_console) == "timeout"
         if timed_out:
             _ask_for_stacks(proc, con, echo_console)

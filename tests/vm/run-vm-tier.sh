@@ -6,7 +6,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -lt 1 ]; then
-    echo "usage: $0 BUILD_DIR [--kernel bullseye|6.1|6.12|trixie|trixie-backports|sid|trixie-backports-rt ... | --all] [--run fentry|kprobe|hardened_usercopy=off|memory-64cpus] [-v]" >&2
+    echo "usage: $0 BUILD_DIR [--kernel bullseye|6.1|6.12|trixie|trixie-backports|sid|trixie-backports-cloud|trixie-backports-rt ... | --all] [--run fentry|kprobe|hardened_usercopy=off|memory-64cpus] [--timeout S] [-v]" >&2
     exit 2
 fi
 if ! command -v python3 >/dev/null 2>&1; then

@@ -45,7 +45,8 @@ class KernelSpec:
 # kernels are whatever the suites carry the day the tier runs (linux-image-amd64 of
 # trixie-backports and sid): the tables name the release. CI boots the newest of all
 # (trixie-backports) besides Debian 12's; bullseye's 5.10, trixie's 6.12, sid's kernel and
-# trixie-backports' rt flavour only with --all (budget in tests/vm/README.md).
+# trixie-backports' cloud and rt flavours only by name or with --all (budget in
+# tests/vm/README.md).
 KERNELS = [
     KernelSpec("6.1", "linux-image-amd64", netlink_64k_vmalloc=True, memory_cpus=(2, 64, 128),
                sampler_build="sampler", probe_build="probe_helper_reads"),
@@ -62,6 +63,10 @@ KERNELS = [
     KernelSpec("trixie-backports", "linux-image-amd64", netlink_64k_vmalloc=False,
                suite="trixie-backports"),
     KernelSpec("sid", "linux-image-amd64", netlink_64k_vmalloc=False, suite="sid", ci=False),
+    # Debian's cloud flavour of the same release (what its cloud images boot): no 9p, so the guest
+    # sees the host's root over virtiofs.
+    KernelSpec("trixie-backports-cloud", "linux-image-cloud-amd64", netlink_64k_vmalloc=False,
+               suite="trixie-backports", ci=False),
     # The same release built with PREEMPT_RT: a run of the check's program is preemptible there
     # whatever the boot parameters say (the busy session's rescue and misses).
     KernelSpec("trixie-backports-rt", "linux-image-rt-amd64", netlink_64k_vmalloc=False,

@@ -103,7 +103,8 @@ def main() -> int:
     ap.add_argument("--kernel", action="append", choices=[k.label for k in KERNELS],
                     help="only these kernels (default: those CI boots; see --all)")
     ap.add_argument("--all", action="store_true",
-                    help="every kernel, also those CI leaves out (trixie, sid)")
+                    help="every kernel, also those CI leaves out (bullseye, trixie, sid, "
+                         "trixie-backports' cloud and rt flavours)")
     ap.add_argument("--run", action="append",
                     help="only these runs (fentry, kprobe, hardened_usercopy=off, "
                          "memory-2cpus, memory-64cpus, memory-128cpus)")

@@ -2,7 +2,8 @@
 # /init of the VM-tier initramfs (busybox sh, PID 1).
 #
 # Loads the virtio/9p modules shipped with the booted kernel, mounts the host root read-only
-# (9p tag "hostroot") at /mnt/host, mounts the writable results share (9p tag "results") over the
+# (9p tag "hostroot"; virtiofs with hucvm.share=virtiofs) at /mnt/host, mounts the writable
+# results share (tag "results") over the
 # same path inside it, mounts the kernel filesystems a test needs, and runs the test script
 # (hucvm.script=) in a chroot. Its exit status goes to $RESULTS/.hucvm-rc; then power off.
 # Anything that goes wrong before the script runs prints HUCVM-FAIL and powers off without an rc
@@ -13,11 +14,13 @@
 
 SCRIPT=
 RESULTS=
+SHARE=9p
 # shellcheck disable=SC2013  # words, not lines
 for arg in $(cat /proc/cmdline); do
     case "$arg" in
         hucvm.script=*) SCRIPT=${arg#hucvm.script=} ;;
         hucvm.results=*) RESULTS=${arg#hucvm.results=} ;;
+        hucvm.share=*) SHARE=${arg#hucvm.share=} ;;
     esac
 done
 [ -n "$SCRIPT" ] || fail "no hucvm.script= on the kernel command line"
@@ -30,8 +33,14 @@ for m in $(cat /modules/order); do
 done
 
 H=/mnt/host
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot $H \
-    || fail "mount 9p hostroot"
+# The host's root over 9p, or over virtiofs where the kernel has no 9p (Debian's cloud flavour;
+# tests/vm/virtiofs.py): read-only either way.
+if [ "$SHARE" = virtiofs ]; then
+    mount -t virtiofs -o ro hostroot $H || fail "mount virtiofs hostroot"
+else
+    mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot $H \
+        || fail "mount 9p hostroot"
+fi
 [ -d "$H$RESULTS" ] || fail "results dir $RESULTS not visible through the host root"
 
 mount -t proc proc $H/proc || fail "mount proc in chroot"
@@ -70,8 +79,12 @@ fi
 mount -t bpf bpf $H/sys/fs/bpf || fail "mount bpffs"
 mount -t tracefs tracefs $H/sys/kernel/tracing || fail "mount tracefs"
 mount -t debugfs debugfs $H/sys/kernel/debug || fail "mount debugfs"
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results "$H$RESULTS" \
-    || fail "mount 9p results at $RESULTS"
+if [ "$SHARE" = virtiofs ]; then
+    mount -t virtiofs results "$H$RESULTS" || fail "mount virtiofs results at $RESULTS"
+else
+    mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results "$H$RESULTS" \
+        || fail "mount 9p results at $RESULTS"
+fi
 ip link set lo up || fail "lo up"
 echo "${KCONF:-not installed: no kernel files in the initramfs}" > "$H$RESULTS/.hucvm-kernel-config"
 
