@@ -414,11 +414,8 @@ class ProfileFromPprof::Impl {
     LabelKey key;
     for (const auto& label : s.label()) {
       const std::string& k = str(label.key(), "a label key");
-      if (label.str() == 0) {
-        // The one numeric label of ours; others (pprof's own, a merge's) are not.
-        if (k == kLabelPid && label.num() > 0) key.pid = label.num();
-        continue;
-      }
+      if (label.str() == 0 && k == kLabelPid && label.num() > 0) key.pid = label.num();
+      if (label.str() == 0) continue;  // numeric labels other than pid are not ours
       str(label.str(), "a label value");
       for (size_t i = 0; i < kLabelKeys.size(); ++i) {
         if (k == kLabelKeys[i]) key.strings[i] = label.str();
