@@ -227,13 +227,21 @@ struct huc_latency_key {
 	__u32 pad;
 };
 
-/* Sampling mode: one key per (kernel stack, cgroup, syscall) and generation. */
+/* The kernel's TASK_COMM_LEN: bpf_get_current_comm() fills this much, NUL-terminated. */
+#define HUC_COMM_LEN 16
+
+/* Sampling mode: one key per (kernel stack, cgroup, syscall, task) and generation. The task is
+ * its comm, and its tgid only where the sampler's label_pids is set (`record`: a daemon would
+ * count every process of the node apart, docs/profiles.md). */
 struct huc_sample_key {
 	__u64 stack_id;  /* id in sample_stacks */
 	__u64 cgroup_id; /* bpf_get_current_cgroup_id(): the task's cgroup v2 (unified) id */
 	__s32 syscall_nr;
 	__u8 generation;
 	__u8 pad[3];
+	char comm[HUC_COMM_LEN]; /* bpf_get_current_comm() */
+	__u32 tgid;              /* the process's id with label_pids, else 0 */
+	__u32 pad2;
 };
 
 /* Sampling mode, the denominator per workload: busy samples (kernel, user) by cgroup v2 id and

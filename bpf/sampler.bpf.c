@@ -7,7 +7,8 @@
  * find_vmap_area, ...): that is the cost of the check. An interrupt or softirq that ran on top
  * of a check is not (kernel_ranges.h): it stays kernel time and is counted as excluded.
  * Busy samples are also counted by the task's cgroup v2 id, and check samples keyed by it, so
- * user space can say which workload pays (docs/design.md, "Which workload").
+ * user space can say which workload pays (docs/design.md, "Which workload"), and by the task's
+ * comm (and, recording, its process) so that a report can sort by command.
  */
 #include "usercopy_common.bpf.h"
 
@@ -22,6 +23,10 @@ const volatile __u32 nr_check_ranges = 0;
  * daemon/core/interrupt_entries.cpp). A check found above it on the stack was interrupted. */
 const volatile struct huc_range interrupt_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_interrupt_ranges = 0;
+
+/* Set before load from the plan (AttachPlan::sample_pids): check samples keyed by the process's
+ * tgid too. `record` only: a node's daemon would keep a key per process it ever sampled. */
+const volatile __u8 label_pids = 0;
 
 /* Written by the daemon only: the generation keys are written in (hucprof_abi.h). */
 volatile __u8 generation = 0;
@@ -173,6 +178,10 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	key.cgroup_id = cgroup_id;
 	key.syscall_nr = huc_current_syscall_nr();
+	/* Only samples inside a check pay for the comm: a few per thousand busy samples. */
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	if (label_pids)
+		key.tgid = bpf_get_current_pid_tgid() >> 32;
 	huc_hash_add(&samples, &key, 1, &sample_drops, HUC_DROP_SAMPLES_MAP_FULL);
 	return 0;
 }

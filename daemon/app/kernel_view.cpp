@@ -70,6 +70,7 @@ AttachOptions attach_options(const RunOptions& options) {
   out.max_keys = options.bpf_max_keys;
   out.max_stacks = options.bpf_max_stacks;
   out.follow = options.follow;
+  out.label_pids = options.label_pids;
   out.probe_workloads = options.probe_workloads;
   out.rescue = options.probe_rescue;
   out.objects = options.probe_objects;

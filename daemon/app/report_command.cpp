@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "app/output_file.h"
 #include "core/file_text.h"
@@ -49,11 +51,17 @@ std::optional<std::string> report_text(const ReportOptions& options, const Stack
   if (options.folded) return folded_stacks(profile);
   const std::vector<SortKey> keys =
       options.sort.value_or(std::vector<SortKey>{SortKey::Callsite, SortKey::Syscall});
-  if (std::find(keys.begin(), keys.end(), SortKey::Comm) != keys.end() &&
-      !profile_has_key(profile, SortKey::Comm)) {
-    exit_code = refuse("--sort comm", Error{"this profile carries no comm label (only recordings "
-                                            "that name the command do); try --sort workload"});
-    return std::nullopt;
+  // Keys only some profiles carry: refused, not a table of "-".
+  const std::pair<SortKey, const char*> carried_by_some[] = {
+      {SortKey::Comm, "comm label (probe-only and older profiles have none); try --sort workload"},
+      {SortKey::Pid, "pid label (only recordings do, not a daemon's profiles); try --sort comm"},
+  };
+  for (const auto& [key, missing] : carried_by_some) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end() && !profile_has_key(profile, key)) {
+      exit_code = refuse("--sort " + std::string(sort_key_name(key)),
+                         Error{std::string("this profile carries no ") + missing});
+      return std::nullopt;
+    }
   }
   if (options.diff) {
     const Result<StackProfile> base = read_profile(*options.diff);

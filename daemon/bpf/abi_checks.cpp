@@ -26,8 +26,9 @@ static_assert(sizeof(huc_object_key) == 48);
 static_assert(sizeof(huc_slab_cache) == HUC_CACHE_NAME_LEN + 24);
 static_assert(sizeof(huc_cpu_state) == 48);
 static_assert(sizeof(huc_latency_key) == 40);
-static_assert(sizeof(huc_sample_key) == 24 && offsetof(huc_sample_key, cgroup_id) == 8 &&
-              offsetof(huc_sample_key, generation) == 20);
+static_assert(sizeof(huc_sample_key) == 48 && offsetof(huc_sample_key, cgroup_id) == 8 &&
+              offsetof(huc_sample_key, generation) == 20 && offsetof(huc_sample_key, comm) == 24 &&
+              offsetof(huc_sample_key, tgid) == 40);
 static_assert(sizeof(huc_busy_key) == 16 && offsetof(huc_busy_key, generation) == 10);
 static_assert(sizeof(huc_stack_key) == 16);
 static_assert(sizeof(huc_stack) == 8 + HUC_FULL_STACK_DEPTH * 8);

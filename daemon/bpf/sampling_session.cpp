@@ -71,6 +71,7 @@ SamplingSession::Loaded SamplingSession::load(const AttachPlan& plan) {
                     plan.interrupt_ranges.ranges);
   set_rodata_follow(*rodata, plan.follow);
   rodata->task_stack_size = plan.task_stack_size;
+  rodata->label_pids = plan.sample_pids ? 1 : 0;
   const MapSizing sizing[] = {
       {self->skel_->maps.samples, plan.maps.max_keys, MapSizing::Preallocated},
       // One key per workload that ran on a sampled CPU in an interval: far fewer than stacks,

@@ -63,6 +63,8 @@ struct RunOptions {
 
   // Not a flag: what `record` follows (-- COMMAND, -p, -C, -G); everything for `run`.
   FollowFilter follow;
+  // Not a flag: samples carry the process's pid (`record`; a daemon's would be unbounded).
+  bool label_pids = false;
 };
 
 // `hucprof record`: the run pipeline without the HTTP server, into one pprof file.

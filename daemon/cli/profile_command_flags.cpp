@@ -10,10 +10,10 @@
 namespace hucprof {
 
 void add_record_flags(CLI::App* app, RecordFlags& flags) {
-  flags.duration =
-      app->add_option("--duration", flags.duration_text,
-                      "how long to record, e.g. 30s, 5m (default 30s, or while COMMAND runs or -p's processes live)")
-          ->type_name("DURATION");
+  flags.duration = app->add_option("--duration", flags.duration_text,
+                                   "how long to record, e.g. 30s, 5m (default 30s, or while "
+                                   "COMMAND runs or -p's processes live)")
+                       ->type_name("DURATION");
   app->add_option("-o,--output", flags.output, "the pprof file to write (gzipped)")
       ->type_name("FILE")
       ->default_str(RecordOptions().output);
@@ -63,11 +63,12 @@ void add_report_flags(CLI::App* app, ReportFlags& flags) {
   flags.flamegraph = app->add_option("--flamegraph", flags.flamegraph_path,
                                      "also write the profile's flame graph as a standalone SVG")
                          ->type_name("OUT.svg");
-  flags.sort = app->add_option("--sort", flags.sort_text,
-                               "print the checks' samples summed by these keys, comma-separated, "
-                               "largest first, instead of the full report (keys: " +
-                                   sort_key_list() + "; comm only in profiles that record it)")
-                   ->type_name("KEYS");
+  flags.sort =
+      app->add_option("--sort", flags.sort_text,
+                      "print the checks' samples summed by these keys, comma-separated, "
+                      "largest first, instead of the full report (keys: " +
+                          sort_key_list() + "; comm in sampled profiles, pid in recordings only)")
+          ->type_name("KEYS");
   flags.percent_limit =
       app->add_option("--percent-limit", flags.percent_limit_text,
                       "leave out rows below PCT % of busy CPU (of all calls without sampling) "

@@ -390,6 +390,7 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   if (plan.probes) choose_probe_build(plan, facts);
   plan.task_stack_size = static_cast<uint32_t>(facts.task_stack_size);
   plan.follow = options.follow;
+  plan.sample_pids = options.label_pids && plan.sampling;
   plan.probe_workloads = options.probe_workloads && plan.probes;
   plan.objects = options.objects && plan.probes;
   decide_rescue(plan, facts, options.rescue);

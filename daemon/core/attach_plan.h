@@ -59,6 +59,9 @@ struct AttachOptions {
   std::vector<std::string> helper_symbols;
   // What `record` follows: both sessions count only these tasks and CPUs (core/record_target.h).
   FollowFilter follow;
+  // Check samples carry their process's pid (`record`: bounded by its length, where a daemon's
+  // would name every process the node ever ran).
+  bool label_pids = false;
   // Probe mode keys each check also by its task's cgroup v2 id (--probe.workloads).
   bool probe_workloads = false;
   // The rescue program where a run of the check's program can be preempted (--probe.rescue).
@@ -126,6 +129,7 @@ struct AttachPlan {
   // sample is kernel CPU, not the check's (bpf/kernel_ranges.h).
   InterruptRanges interrupt_ranges;
   FollowFilter follow;           // AttachOptions::follow, for both sessions
+  bool sample_pids = false;      // sampling: AttachOptions::label_pids (the sampler's label_pids)
   bool probe_workloads = false;  // probes: AttachOptions::probe_workloads
   bool objects = false;          // probes: AttachOptions::objects, where sub-checks are classified
   // A program that runs after the check on the same CPU reads what the check left there (the

@@ -412,6 +412,8 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
             ? fold.labels
             : stacks_.labels(delta.callsite, delta.syscall, delta.step, "", fold.copy);
     labels = with_workload(std::move(labels), sample.key.cgroup_id, workloads);
+    labels = stacks_.with_task(labels, tasks_.comm(sample.key.comm, sizeof(sample.key.comm)),
+                               tasks_.pid(sample.key.tgid));
     delta.workload = labels->workload;
     delta.workload_kind = labels->workload_kind;
     CopyDelta copy{delta.callsite, delta.syscall, "", fold.copy, 0, sample.count};

@@ -13,6 +13,7 @@
 #include "core/raw_drain.h"
 #include "core/stack_symbolizer.h"
 #include "core/symbolizer.h"
+#include "core/task_labels.h"
 #include "core/workload_names.h"
 
 namespace hucprof {
@@ -163,6 +164,7 @@ class IntervalBuilder {
   RecentCache<uint64_t, Stack> full_stacks_;   // symbolized, by stack id
   RecentCache<SiteTuple, Stack> site_stacks_;  // the stack each call site's counts last had
   std::vector<Held> held_;                     // in the order held
+  TaskLabels tasks_;                           // the comms and pids check samples are named by
 
   // The per-CPU arrays stay cumulative in the kernel.
   DeltaTracker<uint32_t> contexts_, excluded_, drops_, helper_walks_;

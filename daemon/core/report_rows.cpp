@@ -46,7 +46,7 @@ Result<std::vector<SortKey>> parse_sort_keys(std::string_view text) {
   }
 }
 
-const std::string& label_value(const ProfileLabels& labels, SortKey key) {
+std::string label_value(const ProfileLabels& labels, SortKey key) {
   switch (key) {
     case SortKey::Callsite:
       return labels.callsite;
@@ -60,6 +60,8 @@ const std::string& label_value(const ProfileLabels& labels, SortKey key) {
       return labels.workload;
     case SortKey::Comm:
       return labels.comm;
+    case SortKey::Pid:
+      return labels.pid ? std::to_string(labels.pid) : "";
   }
   return labels.callsite;
 }

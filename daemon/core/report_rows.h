@@ -12,7 +12,7 @@ namespace hucprof {
 // `hucprof report --sort KEYS`: the checks' samples (or, without sampling, calls) summed by the
 // labels a person names, like `perf report --sort comm,dso,sym`. Pure: a profile in, rows out.
 
-enum class SortKey { Callsite, Syscall, Copy, Step, Workload, Comm };
+enum class SortKey { Callsite, Syscall, Copy, Step, Workload, Comm, Pid };
 
 // The names --sort takes, in the order docs/profiles.md lists them.
 struct SortKeyName {
@@ -27,17 +27,18 @@ inline constexpr SortKeyName kSortKeyNames[] = {
     {SortKey::Step, "step", "step"},
     {SortKey::Workload, "workload", "workload"},
     {SortKey::Comm, "comm", "comm"},
+    {SortKey::Pid, "pid", "pid"},
 };
 
 // "callsite,syscall" into keys: each known once, none empty. The error names the bad key and
 // the known ones (exit 2).
 Result<std::vector<SortKey>> parse_sort_keys(std::string_view text);
 std::string_view sort_key_name(SortKey key);
-// "callsite, syscall, copy, step, workload, comm"
+// "callsite, syscall, copy, step, workload, comm, pid"
 std::string sort_key_list();
 
-// A sample's value of one key; "" where the profile does not carry it.
-const std::string& label_value(const ProfileLabels& labels, SortKey key);
+// A sample's value of one key (a pid in decimal); "" where the profile does not carry it.
+std::string label_value(const ProfileLabels& labels, SortKey key);
 
 // One row: the keys' values (in the keys' order) and what its samples count.
 struct KeyedRow {
@@ -51,7 +52,8 @@ struct KeyedRow {
 // Sub-check runs (probe mode's kSubchecks) are not rows: they are steps inside a call.
 std::vector<KeyedRow> rows_by_keys(const StackProfile& profile, const std::vector<SortKey>& keys);
 
-// Whether any sample carries a value for `key` (comm: only profiles recorded with it).
+// Whether any sample carries a value for `key` (comm: only sampled profiles of this version or
+// later; pid: only recordings among them).
 bool profile_has_key(const StackProfile& profile, SortKey key);
 
 // `--percent-limit PCT`: rows whose share of `total` is below `percent` go; how many and what

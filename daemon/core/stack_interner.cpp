@@ -29,15 +29,21 @@ StackPtr StackInterner::stack(const ProfileStack& frames) {
 }
 
 size_t StackInterner::LabelsKeyHash::operator()(const LabelsKey& key) const {
-  size_t h = 0;
-  for (std::string_view part : key) h = h * 31 + std::hash<std::string_view>{}(part);
+  size_t h = std::hash<int64_t>{}(key.pid);
+  for (std::string_view part : key.names) h = h * 31 + std::hash<std::string_view>{}(part);
   return h;
+}
+
+StackInterner::LabelsKey StackInterner::key_of(const ProfileLabels& labels) {
+  return {{labels.callsite, labels.syscall, labels.check, labels.direction, labels.copy,
+           labels.workload, labels.workload_kind, labels.comm},
+          labels.pid};
 }
 
 LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view syscall,
                                 std::string_view check, std::string_view direction,
                                 std::string_view copy) {
-  if (auto it = labels_.find(LabelsKey{callsite, syscall, check, direction, copy, {}, {}});
+  if (auto it = labels_.find(LabelsKey{{callsite, syscall, check, direction, copy, {}, {}, {}}});
       it != labels_.end()) {
     return it->second;
   }
@@ -48,14 +54,25 @@ LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view sysc
 LabelsPtr StackInterner::with_workload(const LabelsPtr& labels, std::string_view workload,
                                        std::string_view kind) {
   if (labels->workload == workload && labels->workload_kind == kind) return labels;
-  if (auto it = labels_.find(LabelsKey{labels->callsite, labels->syscall, labels->check,
-                                       labels->direction, labels->copy, workload, kind});
-      it != labels_.end()) {
-    return it->second;
-  }
+  LabelsKey key = key_of(*labels);
+  key.names[5] = workload;
+  key.names[6] = kind;
+  if (auto it = labels_.find(key); it != labels_.end()) return it->second;
   ProfileLabels out = *labels;
   out.workload = workload;
   out.workload_kind = kind;
+  return intern(out);
+}
+
+LabelsPtr StackInterner::with_task(const LabelsPtr& labels, std::string_view comm, int64_t pid) {
+  if (labels->comm == comm && labels->pid == pid) return labels;
+  LabelsKey key = key_of(*labels);
+  key.names[7] = comm;
+  key.pid = pid;
+  if (auto it = labels_.find(key); it != labels_.end()) return it->second;
+  ProfileLabels out = *labels;
+  out.comm = comm;
+  out.pid = pid;
   return intern(out);
 }
 
@@ -67,9 +84,7 @@ void StackInterner::release_unused() {
 
 LabelsPtr StackInterner::intern(const ProfileLabels& labels) {
   auto shared = make_labels(labels);
-  labels_.emplace(LabelsKey{shared->callsite, shared->syscall, shared->check, shared->direction,
-                            shared->copy, shared->workload, shared->workload_kind},
-                  shared);
+  labels_.emplace(key_of(*shared), shared);
   return shared;
 }
 

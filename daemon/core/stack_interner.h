@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -32,6 +33,8 @@ class StackInterner {
   // `labels` with the workload labels set.
   LabelsPtr with_workload(const LabelsPtr& labels, std::string_view workload,
                           std::string_view kind);
+  // `labels` with the task labels set (comm, pid: 0 for none).
+  LabelsPtr with_task(const LabelsPtr& labels, std::string_view comm, int64_t pid);
   // Forgets the label sets only the interner holds: workloads come and go without end (a CI
   // node makes a container per job), their label sets must not stay.
   void release_unused();
@@ -45,7 +48,12 @@ class StackInterner {
   std::map<std::vector<const ProfileFrame*>, StackPtr> stacks_;
   LabelsPtr intern(const ProfileLabels& labels);
 
-  using LabelsKey = std::array<std::string_view, 7>;  // views into the interned labels
+  struct LabelsKey {
+    std::array<std::string_view, 8> names;  // views into the interned labels
+    int64_t pid = 0;
+    bool operator==(const LabelsKey&) const = default;
+  };
+  static LabelsKey key_of(const ProfileLabels& labels);
   struct LabelsKeyHash {
     size_t operator()(const LabelsKey& key) const;
   };

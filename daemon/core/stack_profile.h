@@ -53,8 +53,11 @@ struct ProfileLabels {
   // ("unit", "container", "pod", "cgroup"); "" where the samples carry no cgroup.
   std::string workload = {};
   std::string workload_kind = {};
-  // The command (task comm) that ran the copy, where the profile records it; "" elsewhere.
+  // The command (task comm) that ran the copy, where the profile records it; "" elsewhere
+  // (probe mode, older profiles). Bounded: core/task_labels.h.
   std::string comm = {};
+  // The process (tgid) that ran it, in recordings; 0 elsewhere. A numeric pprof label.
+  int64_t pid = 0;
 
   auto operator<=>(const ProfileLabels&) const = default;
 };

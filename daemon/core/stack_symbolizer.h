@@ -51,9 +51,15 @@ class StackSymbolizer {
   // `labels` with another copy label.
   LabelsPtr with_copy(const LabelsPtr& labels, std::string_view copy) {
     if (labels->copy == copy) return labels;
-    return interner_.with_workload(
-        interner_.labels(labels->callsite, labels->syscall, labels->check, labels->direction, copy),
-        labels->workload, labels->workload_kind);
+    return interner_.with_task(
+        interner_.with_workload(interner_.labels(labels->callsite, labels->syscall, labels->check,
+                                                 labels->direction, copy),
+                                labels->workload, labels->workload_kind),
+        labels->comm, labels->pid);
+  }
+  // `labels` with these task labels (comm, pid: 0 for none).
+  LabelsPtr with_task(const LabelsPtr& labels, std::string_view comm, int64_t pid) {
+    return interner_.with_task(labels, comm, pid);
   }
   // `labels` with these workload labels.
   LabelsPtr with_workload(const LabelsPtr& labels, std::string_view workload,

@@ -33,8 +33,10 @@ inline constexpr std::string_view kLabelCopy = "copy";
 // Sampling: the workload (systemd unit, container, pod, cgroup) of the task, and its kind.
 inline constexpr std::string_view kLabelWorkload = "workload";
 inline constexpr std::string_view kLabelWorkloadKind = "workload_kind";
-// The command (task comm) that ran the copy, where the recording names it.
+// The command (task comm) that ran the copy (sampling), and its process in recordings: a
+// numeric label, as pprof's own perf converter writes it.
 inline constexpr std::string_view kLabelComm = "comm";
+inline constexpr std::string_view kLabelPid = "pid";
 
 // The rest of busy CPU, as samples of their own (sampling profiles): one per context under the
 // root frame kRestFrame, leaf kKernelRestFrame or kUserRestFrame, labelled context=kernel|user;

@@ -163,6 +163,13 @@ void add_label(pprof::Sample& sample, StringTable& strings, std::string_view key
   label->set_str(strings.index(value));
 }
 
+void add_number(pprof::Sample& sample, StringTable& strings, std::string_view key, int64_t value) {
+  if (value == 0) return;
+  auto* label = sample.add_label();
+  label->set_key(strings.index(key));
+  label->set_num(value);
+}
+
 uint64_t count_of(const std::map<std::string, uint64_t>& counts, const char* key) {
   auto it = counts.find(key);
   return it == counts.end() ? 0 : it->second;
@@ -306,6 +313,7 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
     add_label(*sample, strings, kLabelWorkload, s.labels->workload);
     add_label(*sample, strings, kLabelWorkloadKind, s.labels->workload_kind);
     add_label(*sample, strings, kLabelComm, s.labels->comm);
+    add_number(*sample, strings, kLabelPid, s.labels->pid);
   }
   if (profile.sampling) add_rest_of_busy_cpu(profile, values, out, strings, locations);
   locations.finish();

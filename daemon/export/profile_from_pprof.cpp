@@ -37,12 +37,14 @@ struct StackKeyHash {
 struct LabelKey {
   // callsite, syscall, step, direction, copy, workload, workload_kind, comm (string indices)
   std::array<int64_t, 8> strings{};
+  int64_t pid = 0;  // the numeric label pid
   bool operator==(const LabelKey&) const = default;
 };
 struct LabelKeyHash {
   size_t operator()(const LabelKey& key) const {
     uint64_t h = 1469598103934665603ull;
     for (int64_t s : key.strings) h = (h ^ static_cast<uint64_t>(s)) * 1099511628211ull;
+    h = (h ^ static_cast<uint64_t>(key.pid)) * 1099511628211ull;
     return static_cast<size_t>(h);
   }
 };
@@ -412,7 +414,8 @@ class ProfileFromPprof::Impl {
     LabelKey key;
     for (const auto& label : s.label()) {
       const std::string& k = str(label.key(), "a label key");
-      if (label.str() == 0) continue;  // numeric labels are not ours
+      if (label.str() == 0 && k == kLabelPid && label.num() > 0) key.pid = label.num();
+      if (label.str() == 0) continue;  // numeric labels other than pid are not ours
       str(label.str(), "a label value");
       for (size_t i = 0; i < kLabelKeys.size(); ++i) {
         if (k == kLabelKeys[i]) key.strings[i] = label.str();
@@ -434,6 +437,7 @@ class ProfileFromPprof::Impl {
     labels.workload = name(key.strings[5], "a label value");
     labels.workload_kind = name(key.strings[6], "a label value");
     labels.comm = name(key.strings[7], "a label value");
+    labels.pid = key.pid;
     if (refused()) return kNoLabels;
     return labels_.emplace(key, make_labels(std::move(labels))).first->second;
   }

@@ -115,8 +115,9 @@ TEST(ReportOptions, SortPercentLimitFoldedAndDiff) {
 }
 
 TEST(ReportOptions, BadSortPercentAndCombinationsInOneLine) {
-  EXPECT_EQ(parse_error({"report", "--sort", "dso"}),
-            "--sort: unknown key \"dso\" (keys: callsite, syscall, copy, step, workload, comm)");
+  EXPECT_EQ(
+      parse_error({"report", "--sort", "dso"}),
+      "--sort: unknown key \"dso\" (keys: callsite, syscall, copy, step, workload, comm, pid)");
   EXPECT_THAT(parse_error({"report", "--sort", "step,step"}), HasSubstr("given twice"));
   for (const char* pct : {"-1", "100.5", "x", "", "nan", "5%"}) {
     EXPECT_THAT(parse_error({"report", "--percent-limit", pct}),

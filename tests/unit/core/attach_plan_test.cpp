@@ -323,6 +323,19 @@ TEST(AttachPlan, ObjectsCountedOnlyWhenAskedAndClassified) {
   EXPECT_FALSE(compute_attach_plan(k, facts, asked).counts_objects());
 }
 
+// Pids label samples only where `record` asks (a daemon's would be one key per process ever
+// sampled) and only where the sampler runs.
+TEST(AttachPlan, SamplesCarryPidsOnlyWhenRecording) {
+  const auto k = index_of(kDebianKallsyms);
+  const AttachFacts facts = debian_facts(k);
+  EXPECT_FALSE(compute_attach_plan(k, facts, options(Mode::Sample)).sample_pids);
+  AttachOptions recording = options(Mode::Sample);
+  recording.label_pids = true;
+  EXPECT_TRUE(compute_attach_plan(k, facts, recording).sample_pids);
+  recording.mode = Mode::Probe;
+  EXPECT_FALSE(compute_attach_plan(k, facts, recording).sample_pids) << "no sampler";
+}
+
 // --probe.rescue off keeps it off even where a run can be preempted, and says why.
 TEST(AttachPlan, TheRescueProgramStaysOffWhenAskedTo) {
   const auto k = index_of(kDebianKallsyms);

@@ -4,7 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
 #include <map>
+#include <string>
 #include <tuple>
 
 // The target architecture's numbers: the builder names syscalls by the ABI it is built for
@@ -61,6 +64,7 @@ huc_sample_key sample_key(uint64_t stack_id, int32_t syscall_nr) {
   huc_sample_key key{};
   key.stack_id = stack_id;
   key.syscall_nr = syscall_nr;
+  std::memcpy(key.comm, "netperf", 8);
   return key;
 }
 
@@ -271,6 +275,54 @@ TEST(IntervalBuilder, SampleStackGivesCallsiteCheckAndSyscall) {
   EXPECT_EQ(deltas.sampled_by_context.at("kernel"), 100u);
   EXPECT_EQ(deltas.sampled_by_context.at("user"), 50u);
   EXPECT_EQ(deltas.sampled_by_context.at("idle"), 25u);
+}
+
+TEST(IntervalBuilder, SamplesCarryTheirTasksCommAndPid) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sampling = true;
+  huc_sample_key iperf = sample_key(3, SYS_recvmsg);
+  std::memcpy(iperf.comm, "iperf3", 7);
+  iperf.tgid = 4242;
+  huc_sample_key daemon = sample_key(3, SYS_recvmsg);  // the same stack, another task
+  std::memcpy(daemon.comm, "systemd-journal", 16);     // 15 characters and the NUL
+  drain.samples.push_back({iperf, 6});
+  drain.samples.push_back({daemon, 2});
+  drain.sample_stacks[3] = {kFindVmap,        kCheck,          kSimpleCopy, kSkbDatagramIter,
+                            kSkbCopyDatagram, kNetlinkRecvmsg, kSysRecvmsg};
+  auto deltas = b.build(drain, syms);
+  ASSERT_EQ(deltas.stacks.size(), 2u);
+  EXPECT_EQ(deltas.stacks[0].stack, deltas.stacks[1].stack);
+  EXPECT_EQ(deltas.stacks[0].labels->comm, "iperf3");
+  EXPECT_EQ(deltas.stacks[0].labels->pid, 4242);
+  EXPECT_EQ(deltas.stacks[0].values[kSamples], 6u);
+  EXPECT_EQ(deltas.stacks[1].labels->comm, "systemd-journal");
+  EXPECT_EQ(deltas.stacks[1].labels->pid, 0) << "no tgid in the key: no pid label";
+  EXPECT_EQ(deltas.stacks[1].labels->callsite, "netlink_recvmsg") << "the other labels stay";
+  EXPECT_EQ(deltas.stacks[1].values[kSamples], 2u);
+}
+
+TEST(IntervalBuilder, CommsPastTheBoundFoldWithTheirSamples) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.sampling = true;
+  drain.sample_stacks[3] = {kFindVmap, kCheck, kSimpleCopy, kNetlinkRecvmsg, kSysRecvmsg};
+  const size_t comms = TaskLabels::kNamedComms + 10;
+  for (size_t i = 0; i < comms; ++i) {
+    huc_sample_key key = sample_key(3, SYS_recvmsg);
+    std::snprintf(key.comm, sizeof(key.comm), "job-%zu", i);
+    drain.samples.push_back({key, 1});
+  }
+  auto deltas = b.build(drain, syms);
+  std::map<std::string, uint64_t> by_comm;
+  for (const ProfileSample& s : deltas.stacks) by_comm[s.labels->comm] += s.values[kSamples];
+  EXPECT_EQ(by_comm.size(), TaskLabels::kNamedComms + 1);
+  EXPECT_EQ(by_comm[std::string(kFoldedComm)], 10u);
+  uint64_t total = 0;
+  for (const auto& [comm, n] : by_comm) total += n;
+  EXPECT_EQ(total, comms) << "folding keeps every sample";
 }
 
 TEST(IntervalBuilder, InterruptsInChecksBecomeNamedDeltas) {
@@ -486,8 +538,9 @@ TEST(IntervalBuilder, SamplesGoOutByTheirStackWithTheLabelsOfTheMetrics) {
   EXPECT_THAT(names(deltas.stacks[0]),
               ElementsAre("find_vmap_area", "__check_object_size", "simple_copy_to_iter",
                           "netlink_recvmsg", "__sys_recvmsg"));
-  EXPECT_EQ(*deltas.stacks[0].labels,
-            (ProfileLabels{"netlink_recvmsg", "recvmsg", "vmap_area", ""}));
+  ProfileLabels labels{"netlink_recvmsg", "recvmsg", "vmap_area", ""};
+  labels.comm = "netperf";
+  EXPECT_EQ(*deltas.stacks[0].labels, labels);
   EXPECT_EQ(deltas.stacks[0].values[kSamples], 6u);
 }
 

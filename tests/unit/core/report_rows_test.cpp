@@ -95,6 +95,18 @@ TEST(RowsByKeys, CommOnlyWhereTheProfileCarriesIt) {
   EXPECT_EQ(rows[1].calls, 1000u);
 }
 
+TEST(RowsByKeys, PidOnlyWhereTheProfileCarriesIt) {
+  StackInterner interner;
+  StackProfile p = fixture_profile(interner);
+  EXPECT_FALSE(profile_has_key(p, SortKey::Pid));
+  p.samples[0].labels = interner.with_task(p.samples[0].labels, "iperf3", 4242);
+  EXPECT_TRUE(profile_has_key(p, SortKey::Pid));
+  const auto rows = rows_by_keys(p, {SortKey::Comm, SortKey::Pid});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, (std::vector<std::string>{"iperf3", "4242"}));
+  EXPECT_EQ(rows[1].key, (std::vector<std::string>{"", ""}));
+}
+
 TEST(PercentLimit, HidesRowsBelowAndCountsThem) {
   std::vector<KeyedRow> rows{
       {{"a"}, 50, 0, 0}, {{"b"}, 10, 0, 0}, {{"c"}, 4, 0, 0}, {{"d"}, 1, 0, 0}};

@@ -1,0 +1,62 @@
+#include "core/task_labels.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace hucprof {
+namespace {
+
+std::string_view comm_of(TaskLabels& tasks, const char* text) {
+  char bytes[16] = {};
+  std::memcpy(bytes, text, std::min(std::strlen(text), sizeof(bytes)));
+  return tasks.comm(bytes, sizeof(bytes));
+}
+
+TEST(CommText, TakesTheKernelsBytesUpToTheirNul) {
+  const char bytes[16] = {'n', 'g', 'i', 'n', 'x', 0, 'x', 'x'};
+  EXPECT_EQ(comm_text(bytes, sizeof(bytes)), "nginx");
+  // 15 characters and the NUL is what TASK_COMM_LEN holds; without a NUL, the size bounds it.
+  const char full[16] = {'k', 'w', 'o', 'r', 'k', 'e', 'r', '/',
+                         'u', '1', '6', ':', '3', 'a', 'b', 'c'};
+  EXPECT_EQ(comm_text(full, sizeof(full)), "kworker/u16:3abc");
+  EXPECT_EQ(comm_text(full, 4), "kwor");
+}
+
+TEST(CommText, ReplacesWhatIsNotPrintableUtf8) {
+  // prctl(PR_SET_NAME) takes any bytes; the kernel cuts a name at 15 bytes, maybe inside a
+  // multi-byte character.
+  EXPECT_EQ(comm_text("a\x1b[1m\x7f", 7), "a?[1m?");
+  EXPECT_EQ(comm_text("\xff\xfe", 2), "??");
+  EXPECT_EQ(comm_text("caf\xc3\xa9", 5), "caf\xc3\xa9");
+  EXPECT_EQ(comm_text("caf\xc3", 4), "caf?");
+  EXPECT_EQ(comm_text("\0abc", 4), "[no comm]");
+}
+
+TEST(TaskLabels, NamesTheFirstCommsAndFoldsTheRest) {
+  TaskLabels tasks;
+  for (size_t i = 0; i < TaskLabels::kNamedComms; ++i) {
+    const std::string name = "job-" + std::to_string(i);
+    EXPECT_EQ(comm_of(tasks, name.c_str()), name);
+  }
+  EXPECT_EQ(tasks.named_comms(), TaskLabels::kNamedComms);
+  EXPECT_EQ(comm_of(tasks, "newcomer"), kFoldedComm);
+  EXPECT_EQ(comm_of(tasks, "another"), kFoldedComm);
+  EXPECT_EQ(comm_of(tasks, "job-0"), "job-0") << "a named comm stays named";
+  EXPECT_EQ(tasks.named_comms(), TaskLabels::kNamedComms) << "bounded";
+}
+
+TEST(TaskLabels, PidsAreBoundedToo) {
+  TaskLabels tasks;
+  EXPECT_EQ(tasks.pid(0), 0) << "no pid: the daemon's keys";
+  for (uint32_t tgid = 1; tgid <= TaskLabels::kNamedPids; ++tgid) {
+    EXPECT_EQ(tasks.pid(tgid), static_cast<int64_t>(tgid));
+  }
+  EXPECT_EQ(tasks.pid(TaskLabels::kNamedPids + 1), 0);
+  EXPECT_EQ(tasks.pid(7), 7);
+  EXPECT_EQ(tasks.named_pids(), TaskLabels::kNamedPids);
+}
+
+}  // namespace
+}  // namespace hucprof
