@@ -201,7 +201,8 @@ class Tables(Fixtures):
 
 def main():
     global ARGS
-    ARGS, rest = t.script_args("hucprof", "fixture", "check", optional=["pprof", "flamegraph_pl", "speedscope_dir"],
+    ARGS, rest = t.script_args("hucprof", "fixture", "check",
+                               optional=["pprof", "flamegraph_pl", "speedscope_dir"],
                                workdir=False)
     requirements = [(ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
                      "Google's pprof was not built (needs golang-go and "
