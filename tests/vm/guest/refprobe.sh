@@ -241,3 +241,26 @@ ref_usercopy_probes() {
     # __virt_addr_valid(unsigned long x): behind virt_addr_valid() in check_heap_object
     ref_probe upage __virt_addr_valid '' '' ''
 }
+
+# The reference of a followed command (guest/follow_record.py): __check_object_size's calls keyed
+# by stack and thread, so the host can keep the command's threads alone and fold their stacks to
+# call sites. `hucprof record` attaches and detaches while this probe is armed, so it is not at
+# the function's entry (an ftrace-based kprobe there turns a stray int3 of the attach's text
+# patching into a jump to 0: "A NULL RIP at attach", tests/vm/README.md) but at the instruction
+# after the ftrace site, which every call runs: +5 without IBT, +9 after IBT's endbr64 (the
+# kernel refuses an offset inside an instruction). Armed alone, after ref_cleanup: a second
+# stack-keyed hist on every check would slow the sessions' workloads.
+ref_follow_probe() {
+    local sym=__check_object_size off
+    for off in 5 9; do
+        if echo "p:hucvm_offprobe $sym+$off" >> "$REF_T/kprobe_events" 2>/dev/null; then
+            echo '-:hucvm_offprobe' >> "$REF_T/kprobe_events"
+            REF_DEFINITION[ufollow]="p:ufollow $sym+$off"
+            REF_TRIGGER[ufollow]="hist:keys=$REF_STACKKEY,common_pid:size=8192"
+            REF_NAMES+=(ufollow)
+            echo "$sym+$off" > "${HUCVM_RESULTS:-.}/ref-follow-at.txt"
+            return 0
+        fi
+    done
+    ref_fail "no kprobe inside $sym after its ftrace site (tried +5 and +9)"
+}
