@@ -46,8 +46,9 @@ def missing_reason(tgz):
         if os.path.exists(error):
             with open(error) as f:
                 why = " (it said: %s)" % f.read().strip()
-        return ("no %s tarball at %s: scripts/install-deps.sh fetches it with `npm pack` from "
-                "the npm registry%s" % (spec, tgz, why))
+        build_dir = os.path.dirname(os.path.dirname(os.path.abspath(tgz)))
+        return ("no %s tarball at %s: `BUILD_DIR=%s scripts/install-deps.sh` fetches it with "
+                "`npm pack` from the npm registry%s" % (spec, tgz, build_dir, why))
     with open(tgz, "rb") as f:
         digest = "sha512-" + base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
     if digest != integrity:
