@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Installs every Debian package hucprof needs to build, run and test. Idempotent: packages that
-# are already present are left alone, so the README commands and CI can call it every time.
+# Installs every Debian package hucprof needs to build, run and test, and fetches the one test
+# dependency Debian does not package: speedscope's npm release (report_speedscope_reads_folded),
+# pinned in tests/tools/speedscope.lock and cached in the build dir ($BUILD_DIR, default build/).
+# Idempotent: packages that are already present and a cached tarball with the pinned sha512 are
+# left alone, so the README commands and CI can call it every time.
 set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   # build
@@ -40,6 +44,50 @@ packages=(
   golang-github-google-pprof-dev chromium linux-perf
   tmux  # host_top: the real terminal `hucprof top` is driven in (send-keys, capture-pane)
 )
+# npm fetches speedscope (below); a Node.js from elsewhere (NodeSource) brings its own npm, which
+# Debian's npm package would conflict with.
+command -v npm >/dev/null || packages+=(npm)
+
+# speedscope's npm tarball into $BUILD_DIR/test-deps, checked against the lock's sha512 (and the
+# registry's metadata against the lock). It does not fail the install: without the tarball the
+# test exits 77 and repeats why, from test-deps/speedscope.error.
+fetch_speedscope() {
+  local spec integrity dir tgz error tmp registry got
+  read -r spec integrity <"$here/tests/tools/speedscope.lock"
+  dir="${BUILD_DIR:-$here/build}/test-deps"
+  tgz="$dir/${spec/@/-}.tgz"
+  error="$dir/speedscope.error"
+  sri() { echo "sha512-$(openssl dgst -sha512 -binary "$1" | base64 -w0)"; }
+  mkdir -p "$dir"
+  if [ -f "$tgz" ] && [ "$(sri "$tgz")" = "$integrity" ]; then
+    rm -f "$error"
+    return 0
+  fi
+  rm -f "$tgz"
+  if ! command -v npm >/dev/null; then
+    echo "npm is not installed" >"$error"
+  elif ! registry=$(cd "$dir" && timeout 120 npm view "$spec" dist.integrity 2>&1); then
+    echo "npm view $spec: $(echo "$registry" | tail -n 1)" >"$error"
+  elif [ "$registry" != "$integrity" ]; then
+    echo "the npm registry gives $spec the integrity $registry, the lock $integrity" >"$error"
+  else
+    tmp=$(mktemp -d)
+    if ! got=$(cd "$tmp" && timeout 300 npm pack "$spec" --silent 2>&1); then
+      echo "npm pack $spec: $(echo "$got" | tail -n 1)" >"$error"
+    elif [ "$(sri "$tmp/$got")" != "$integrity" ]; then
+      echo "npm pack $spec gave a tarball whose sha512 is not the lock's" >"$error"
+    else
+      mv "$tmp/$got" "$tgz"
+      rm -f "$error"
+    fi
+    rm -rf "$tmp"
+  fi
+  if [ -f "$error" ]; then
+    echo "install-deps: no $spec tarball, report_speedscope_reads_folded will skip: $(cat "$error")" >&2
+  else
+    echo "install-deps: $spec in $dir"
+  fi
+}
 
 # apt-get download of :arm64 packages needs dpkg to know the architecture; adding it installs
 # nothing by itself.
@@ -62,6 +110,7 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   [ -z "$need_update" ] || apt-get update -q
   echo "install-deps: all ${#packages[@]} packages present"
+  fetch_speedscope
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -75,3 +124,4 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
 # The Debian prometheus package starts a system service on :9090; our tests run their own.
 if systemctl is-active --quiet prometheus 2>/dev/null; then systemctl stop prometheus || true; fi
+fetch_speedscope

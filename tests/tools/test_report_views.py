@@ -6,6 +6,9 @@ one here wrote (no root, no kernel).
       back with Python's XML parser: every frame and the whole, with their counts), and their
       counts are Google's pprof's: the same stacks with the same samples, summing to the
       profile's sample total as `pprof -raw` reads it.
+  --check speedscope: speedscope (its npm release, in headless Chromium) imports the folded stacks
+      as collapsed stacks, and the profile it exports again holds the same frames and stacks with
+      the same weights, summing to `pprof -raw`'s sample total.
   --check tables: the shares --sort and --diff print are the ones worked out here from
       `pprof -raw` (samples with the label over all samples, the rest of busy CPU included);
       bad keys are refused in one line (exit 2).
@@ -23,8 +26,10 @@ import unittest
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import headless_chromium as chromium  # noqa: E402
 import hucprof_testlib as t  # noqa: E402
 import pprof_raw  # noqa: E402
+import speedscope_import  # noqa: E402
 
 ARGS = None
 SVG = "{http://www.w3.org/2000/svg}"
@@ -43,6 +48,15 @@ def pprof_samples(path):
     types, samples = pprof_raw.read(ARGS.pprof, path)
     at = types.index("samples/count")
     return [(list(reversed(s.names)), s.values[at], s.labels) for s in samples]
+
+
+def pprof_stacks(path):
+    """{"root;...;leaf": samples} of the stacks with samples that pprof reads in the file."""
+    out = collections.Counter()
+    for names, n, _ in pprof_samples(path):
+        if n:
+            out[";".join(names)] += n
+    return out
 
 
 def folded(text):
@@ -68,11 +82,7 @@ class FoldedStacks(Fixtures):
     def test_counts_are_pprofs_stacks_and_total(self):
         for path in (self.heavy, self.light):
             stacks = folded(report("--folded", path).stdout)
-            expected = collections.Counter()
-            for names, n, _ in pprof_samples(path):
-                if n:
-                    expected[";".join(names)] += n
-            self.assertEqual(stacks, expected)
+            self.assertEqual(stacks, pprof_stacks(path))
             self.assertEqual(sum(stacks.values()), sum(n for _, n, _ in pprof_samples(path)))
 
     def test_flamegraph_pl_draws_every_frame_with_its_count(self):
@@ -98,6 +108,18 @@ class FoldedStacks(Fixtures):
             self.assertEqual(counts.get(frame), n, frame)
         self.assertEqual(counts.get("__check_object_size"), 7)
         self.assertEqual(counts.get("[user CPU]"), 400)
+
+    def test_speedscope_imports_every_stack_with_its_weight(self):
+        for name, path in (("heavy", self.heavy), ("light", self.light)):
+            text = report("--folded", path).stdout
+            workdir = os.path.join(self.dir, "speedscope-" + name)
+            export, console = speedscope_import.export_of(
+                text, speedscope_import.tarball(ARGS.speedscope_dir), workdir)
+            self.assertIn("Importing as collapsed stack format", console)
+            self.assertEqual(export["exporter"], speedscope_import.pinned()[0])
+            parsed = speedscope_import.stacks(export)
+            self.assertEqual(parsed, pprof_stacks(path))
+            self.assertEqual(sum(parsed.values()), sum(n for _, n, _ in pprof_samples(path)))
 
 
 def shares(path, label):
@@ -179,7 +201,8 @@ class Tables(Fixtures):
 
 def main():
     global ARGS
-    ARGS, rest = t.script_args("hucprof", "fixture", "check", optional=["pprof", "flamegraph_pl"],
+    ARGS, rest = t.script_args("hucprof", "fixture", "check",
+                               optional=["pprof", "flamegraph_pl", "speedscope_dir"],
                                workdir=False)
     requirements = [(ARGS.pprof and os.access(ARGS.pprof, os.X_OK),
                      "Google's pprof was not built (needs golang-go and "
@@ -192,6 +215,12 @@ def main():
                              "package where it exists) on PATH or given by "
                              "-DHUC_FLAMEGRAPH_PL=PATH"))
         rest = ["FoldedStacks.test_flamegraph_pl_draws_every_frame_with_its_count"] + rest
+    elif ARGS.check == "speedscope":
+        why = (speedscope_import.missing_reason(speedscope_import.tarball(ARGS.speedscope_dir))
+               if ARGS.speedscope_dir else "no --speedscope_dir")
+        requirements += [(why is None, why),
+                         (chromium.find(), "no chromium on PATH (scripts/install-deps.sh)")]
+        rest = ["FoldedStacks.test_speedscope_imports_every_stack_with_its_weight"] + rest
     else:
         rest = ["Tables"] + rest
     return t.run_unittests(rest, requirements=requirements)

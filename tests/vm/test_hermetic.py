@@ -6,7 +6,7 @@ The x86 guests see the host's root over 9p, so a hucprof left to its default sea
 the host's /usr/lib/debug (a user's machine may hold the -dbg package of the very kernel the tier
 boots) and the tier would check other profiles there than on a clean machine. So: every session
 of every vm_tier plan, for every kernel and run, passes `--debuginfo.path none` to doctor and to
-run (and to the doctor-only runs); every session of tests/vm/debuginfo's plan passes a
+run (and to the doctor-only runs and the followed command's `record`); every session of tests/vm/debuginfo's plan passes a
 --debuginfo.path of its own; every
 doctor and run of the arm64 guest's /init passes one. (vm_systemd's guest has a clean Debian root
 of its own: its hucprof sees nothing of the host's /usr/lib/debug.)
@@ -67,6 +67,8 @@ def vm_tier_problems():
             # Doctor-only runs start hucprof too.
             extra = [{"name": name, "args": None, "doctor": flags}
                      for name, flags in (plan.get("doctors") or {}).items()]
+            if plan.get("follow"):  # and the recording of a followed command
+                extra.append({"name": "follow", "args": plan["follow"]["args"]})
             sessions += len(plan["sessions"]) + len(extra)
             problems += session_problems(f"vm_tier {spec.label} {run.name}",
                                          plan["sessions"] + extra, "none")

@@ -27,6 +27,11 @@ FLOOD_SENDERS = 4       # more senders than the receiver can serve: the send sid
 FLOOD_PAYLOAD = 64
 SAMPLE_HZ = 999
 INTERVAL = "500ms"
+# The followed command (vm_tier_follow.py): a short flood, and a noise flood beside it that
+# outlasts the recording (stopped once it ends).
+FOLLOW_SECONDS = 2
+FOLLOW_SENDERS = 1
+NOISE_SECONDS = 300
 MIN_FLOOD_SAMPLES = 20  # fewer usercopy samples than this and "top call site" means nothing
 # The busy load (tcp_rr): more request/response pairs than CPUs, all on one vCPU, so that tasks
 # enter checks while another one's run of the check's program is preempted there: the case in
@@ -115,6 +120,9 @@ class RunSpec:
     measured: dict = dataclasses.field(default_factory=dict)
     # `hucprof doctor` runs with these flags and nothing else (name -> flags): NAME-doctor.txt/.rc
     doctors: dict = dataclasses.field(default_factory=dict)
+    # After the sessions: `hucprof record ARGS -- COMMAND` beside a NOISE workload, the kernel's
+    # reference watching (guest/follow_record.py): {"args", "command", "noise"}; None: none.
+    follow: dict | None = None
 
 
 @dataclasses.dataclass

@@ -14,11 +14,12 @@ from vm_tier_checks import (
     flood_rows, missed_rows, profile_rows, rise_row, session_rows, subcheck_method_row,
     udp_ref_rows, udp_rows, workload_rows
 )
+from vm_tier_follow import follow_rows
 from vm_tier_model import (
-    FLOOD_PAYLOAD, FLOOD_SECONDS, FLOOD_SENDERS, HOUSE_CPU, INTERVAL, KALLSYMS_RECORDED,
-    LATENCY_TARGET, MEMLOCK_LIMIT, NL_BIG_M, NL_BIG_SIZE, NL_M, NL_SIZE, Row, RR_CPU, RR_N,
-    RR_PAIRS, RR_SIZE, RunContext, RunSpec, SAMPLE_HZ, Session, Tools, UDP_N, UDP_PAYLOAD,
-    Workload
+    FLOOD_PAYLOAD, FLOOD_SECONDS, FLOOD_SENDERS, FOLLOW_SECONDS, FOLLOW_SENDERS, HOUSE_CPU,
+    INTERVAL, KALLSYMS_RECORDED, LATENCY_TARGET, MEMLOCK_LIMIT, NL_BIG_M, NL_BIG_SIZE, NL_M,
+    NL_SIZE, NOISE_SECONDS, Row, RR_CPU, RR_N, RR_PAIRS, RR_SIZE, RunContext, RunSpec, SAMPLE_HZ,
+    Session, Tools, UDP_N, UDP_PAYLOAD, Workload
 )
 
 
@@ -30,6 +31,16 @@ def workloads(spec: KernelSpec, tools: Tools) -> list[Workload]:
         w.append(Workload("netlinkbig", [str(tools.netlink_self), str(NL_BIG_M),
                                          str(NL_BIG_SIZE)], reference=True))
     return w
+
+
+def follow(tools: Tools, mode: str) -> dict:
+    """`record --mode probe -- FLOOD` beside another flood (guest/follow_record.py)."""
+    def flood_argv(seconds, senders):
+        return [str(tools.flood), "--seconds", str(seconds), "--payload", str(FLOOD_PAYLOAD),
+                "--senders", str(senders)]
+    return {"args": ["--mode", "probe", "--probe.attach", mode, "--interval", INTERVAL]
+            + NO_DEBUGINFO, "command": flood_argv(FOLLOW_SECONDS, FOLLOW_SENDERS),
+            "noise": flood_argv(NOISE_SECONDS, 1)}
 
 
 def flood(tools: Tools) -> Workload:
@@ -108,12 +119,15 @@ def probe_run(spec: KernelSpec, tools: Tools, mode: str) -> RunSpec:
         for s in sessions[1:]:
             rows += session_rows(c, s)
         if mode == "fentry":
-            rows += latency_rows(c, sessions[2], mode)
+            rows += latency_rows(c, sessions[2], mode) + follow_rows(c)
         else:
             rows += flood_rows(c, "probe-flood", "sample-flood")
             rows.append(build_row(c, sessions[-1], "sampler:", spec.sampler_build))
         return rows
-    return RunSpec(mode, "", sessions, check)
+    run = RunSpec(mode, "", sessions, check)
+    if mode == "fentry":
+        run.follow = follow(tools, mode)
+    return run
 
 
 # --latency once per kernel, fexit on top of fentry in the fentry boot (the trampoline then also
@@ -243,6 +257,6 @@ def runs_for(spec: KernelSpec, tools: Tools) -> list[RunSpec]:
 def plan_json(run: RunSpec, tools: Tools) -> str:
     return json.dumps({"hucprof": str(tools.hucprof), "kallsyms": KALLSYMS_RECORDED,
                        "sessions": [dataclasses.asdict(s) for s in run.sessions],
-                       "doctors": run.doctors})
+                       "doctors": run.doctors, "follow": run.follow})
 
 

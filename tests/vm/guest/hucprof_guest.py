@@ -22,6 +22,8 @@ Files, for session S and workload T (all in $HUCVM_RESULTS):
   hist-<probe>-S-T.txt kprobe_profile-S-T.txt (reference, when the workload asks for it)
   S-T-slabref.txt (bpftrace's slab checks by cache, direction and task, when the workload asks)
   guest-steps.json (guest uptime per step)
+  follow*.txt, follow.pb.gz, hist-ufollow-follow.txt (plans with "follow", after the sessions:
+  guest/follow_record.py)
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import follow_record  # noqa: E402
 import guestlib  # noqa: E402
 
 
@@ -112,7 +115,8 @@ def main() -> int:
     for cgroup in sorted({w["cgroup"] for s in plan["sessions"] for w in s["workloads"]
                           if w.get("cgroup")}):
         guestlib.make_cgroup(cgroup)
-    needs_ref = any(w.get("reference") for s in plan["sessions"] for w in s["workloads"])
+    needs_ref = plan.get("follow") or any(w.get("reference") for s in plan["sessions"]
+                                          for w in s["workloads"])
     ref = None
     if needs_ref:
         ref = guestlib.RefProbe(results)
@@ -121,6 +125,13 @@ def main() -> int:
     try:
         for session in plan["sessions"]:
             run_session(plan, session, results, ref, step)
+        if plan.get("follow"):
+            try:
+                follow_record.run(plan, ref, results, step)
+            except guestlib.RefError:
+                raise
+            except Exception:  # recorded; the host fails the follow rows on it
+                (results / "follow-error.txt").write_text(traceback.format_exc())
     finally:
         if ref is not None:
             ref.close()

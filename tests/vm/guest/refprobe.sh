@@ -241,3 +241,32 @@ ref_usercopy_probes() {
     # __virt_addr_valid(unsigned long x): behind virt_addr_valid() in check_heap_object
     ref_probe upage __virt_addr_valid '' '' ''
 }
+
+# The reference of a followed command (guest/follow_record.py): __check_object_size's calls keyed
+# by stack and thread, so the host can keep the command's threads alone and fold their stacks to
+# call sites. `hucprof record` attaches and detaches while this probe is armed, so it is not at
+# the function's entry (an ftrace-based kprobe there turns a stray int3 of the attach's text
+# patching into a jump to 0: "A NULL RIP at attach", tests/vm/README.md) but at the first
+# instruction after the ftrace site (+0, or +4 behind IBT's endbr64) that the kernel lets a kprobe
+# have: it refuses an offset inside an instruction and one in a jump label's site (6.1 tests
+# bypass_usercopy_checks right after the ftrace site; with the checks on it falls through, so
+# every call runs what follows). Armed alone, after ref_cleanup: a second stack-keyed hist on
+# every check would slow the sessions' workloads.
+# Not optimized into a jump either (6.1 did, at +10): an optprobe's stack starts at
+# opt_pre_handler without the probed function's frame, and the folding needs it.
+ref_follow_probe() {
+    local sym=__check_object_size off
+    local opt=/proc/sys/debug/kprobes-optimization
+    [ -w "$opt" ] && echo 0 > "$opt"
+    for off in $(seq 5 24); do
+        if echo "p:hucvm_offprobe $sym+$off" >> "$REF_T/kprobe_events" 2>/dev/null; then
+            echo '-:hucvm_offprobe' >> "$REF_T/kprobe_events"
+            REF_DEFINITION[ufollow]="p:ufollow $sym+$off"
+            REF_TRIGGER[ufollow]="hist:keys=$REF_STACKKEY,common_pid:size=8192"
+            REF_NAMES+=(ufollow)
+            echo "$sym+$off" > "${HUCVM_RESULTS:-.}/ref-follow-at.txt"
+            return 0
+        fi
+    done
+    ref_fail "no kprobe inside $sym after its ftrace site (tried +5 to +24)"
+}
