@@ -268,9 +268,11 @@ def record_maps(run, results: Path, name: str) -> None:
 def save_profile(run, results: Path, name: str) -> None:
     """S-profile.pb.gz (/debug/pprof/usercopy, cumulative) and S-profile-metrics.txt from the
     same drain: both are taken again until no drain came between them, so the host can compare
-    the profile's calls with the counters exactly."""
+    the profile's calls with the counters exactly. Tried for up to 3 minutes, not a number of
+    times: on a loaded host one try can outlast the tier's 500 ms interval many times in a row."""
     import urllib.request
-    for _ in range(20):
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
         before = run.drains()
         with urllib.request.urlopen(run.daemon.url("/debug/pprof/usercopy"), timeout=60) as r:
             profile = r.read()
@@ -279,7 +281,7 @@ def save_profile(run, results: Path, name: str) -> None:
             (results / f"{name}-profile.pb.gz").write_bytes(profile)
             (results / f"{name}-profile-metrics.txt").write_text(text)
             return
-    raise RuntimeError("a drain came between the profile and the scrape 20 times in a row")
+    raise RuntimeError("a drain came between the profile and the scrape in every try for 3 minutes")
 
 
 if __name__ == "__main__":
