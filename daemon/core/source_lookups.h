@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/source_symbolizer.h"
+#include "core/source_resolver.h"
 
 namespace hucprof {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/debuginfo_search.h"
-#include "core/source_symbolizer.h"
+#include "core/source_resolver.h"
 #include "debuginfo/debug_file.h"
 
 namespace hucprof {
