@@ -192,6 +192,8 @@ const char* sampler_build_name(SamplerBuild build) {
 std::vector<BpfFeature> sampler_needs(SamplerBuild build) {
   std::vector<BpfFeature> needs = {kPerfEventType};
   append(needs, common_helpers(P::PerfEvent));
+  needs.push_back(helper("bpf_get_current_comm", P::PerfEvent, since_in(P::PerfEvent, "4.2"),
+                         "the samples' comm label"));
   if (build == SamplerBuild::Loop) {
     needs.push_back(kLoop);
     append(needs, task_btf_helpers(P::PerfEvent));
