@@ -84,6 +84,12 @@ void add_prediction_families(const hucprof::v1::Snapshot& snapshot,
                              "Busy (kernel + user) CPU samples in the prediction's window "
                              "(sampling): the denominator of usercopy_checks_busy_cpu_ratio.",
                              MetricType::Gauge, {"estimator"});
+  FamilyBuilder design_effect(
+      "usercopy_prediction_design_effect",
+      "The design effect the sampling interval of usercopy_checks_busy_cpu_ratio is taken with: "
+      "the window's drains' spread over the binomial one, at least 1.5 (docs/metrics.md). The "
+      "recording rules divide the 5 m counts by it, so their interval is the daemon's.",
+      MetricType::Gauge, {"estimator"});
   for (const auto& p : snapshot.predictions()) {
     const std::vector<std::string> e = {p.estimator()};
     if (p.decided()) {
@@ -98,6 +104,7 @@ void add_prediction_families(const hucprof::v1::Snapshot& snapshot,
     if (p.estimator() == "sampling") {
       check_samples.add(e, p.in_checks());
       busy_samples.add(e, p.busy());
+      design_effect.add(e, p.design_effect());
     }
     for (const auto& site : p.callsites()) {
       const std::vector<std::string> labels = {p.estimator(), site.callsite()};
@@ -110,7 +117,8 @@ void add_prediction_families(const hucprof::v1::Snapshot& snapshot,
     }
   }
   for (FamilyBuilder* f : {&share, &lower, &upper, &speedup, &site_share, &site_lower, &site_upper,
-                           &site_speedup, &window, &needed, &check_samples, &busy_samples}) {
+                           &site_speedup, &window, &needed, &check_samples, &busy_samples,
+                           &design_effect}) {
     out.push_back(std::move(*f).build());
   }
 }

@@ -22,8 +22,9 @@
      Prometheus per node, against the daemon's own gauges scraped at the same instant, over the
      same window (both since the daemon started: shorter than its 5 m --prediction.window and the
      rules' 5 m). Tolerance: the share inside the daemon's 95 % interval, each end within a
-     quarter of that interval's width (the windows differ by the seconds before the first scrape,
-     and the daemon's interval includes its design effect);
+     quarter of that interval's width (the windows differ by the seconds before the first scrape;
+     both intervals take the design effect the daemon measured from its drains, which a loaded
+     machine's uneven drains raise to well above the least, 1.5);
   9. every daemon exits 0 on SIGTERM.
 
 Needs root (bpf + perf_event_open); exits 77 (ctest "skipped") with the reason when not root or

@@ -78,6 +78,7 @@ TEST(PredictionFamilies, CollectingExportsNoVerdict) {
   p->set_in_checks(3);
   p->set_busy(200);
   p->set_needed_window_seconds(40);
+  p->set_design_effect(2.5);
   add_callsite_share(p, "udp_recvmsg", 0.015, 1 / 0.985);
   p->mutable_callsites(0)->set_decided(false);
   const auto lines = rendered(s);
@@ -90,6 +91,8 @@ TEST(PredictionFamilies, CollectingExportsNoVerdict) {
               Contains("usercopy_checks_busy_cpu_upper_ratio{estimator=\"sampling\"} 0.043"));
   EXPECT_THAT(lines, Contains("usercopy_prediction_check_samples{estimator=\"sampling\"} 3"));
   EXPECT_THAT(lines, Contains("usercopy_prediction_busy_samples{estimator=\"sampling\"} 200"));
+  EXPECT_THAT(lines, Contains("usercopy_prediction_design_effect{estimator=\"sampling\"} 2.5"))
+      << "the rules divide their counts by it while collecting too";
   EXPECT_THAT(lines,
               Contains("usercopy_prediction_needed_window_seconds{estimator=\"sampling\"} 40"));
 }
