@@ -24,11 +24,12 @@ mkdir -p "$logs"
 "${ctest[@]}" -j"$jobs" -L '^(unit|fuzz)$' 2>&1 | tee "$logs/unit-fuzz.log" || rc=$?
 "${ctest[@]}" -LE '^(unit|fuzz)$' 2>&1 | tee "$logs/alone.log" || rc=$?
 # A CI summary shows only the end of the output: repeat each failed check's own line there, so a
-# red run says what failed without its full log (vm/host tiers print "FAIL: ...", gtest
+# red run says what failed without its full log (vm/host tiers print "FAIL: ..." and Python's
+# "AssertionError: ..." with the values that failed, the e2e checklist "FAIL ...", gtest
 # "[  FAILED  ]" and "file:line: Failure", ctest "***Failed"/"***Timeout").
 if [ "$rc" -ne 0 ]; then
   echo "== what failed (from $PWD/$logs)"
-  grep -h -E '^(FAIL:|\[  FAILED  \]|.*: Failure$|.*\*\*\*(Failed|Timeout|Exception))' \
-    "$logs"/*.log | tail -n 40 || true
+  grep -h -E '^(FAIL:|FAIL |AssertionError: |\[  FAILED  \]|.*: Failure$|.*\*\*\*(Failed|Timeout|Exception))' \
+    "$logs"/*.log | cut -c1-400 | tail -n 40 || true
 fi
 exit "$rc"
