@@ -184,9 +184,10 @@ std::optional<std::vector<SampledCpu>> SamplingSession::read_sampled_cpus() cons
     }
     out.push_back({e.cpu, count, 0});
   }
+  // Every followed run counts one context, every other one sample_unfollowed (hucprof_abi.h).
   std::vector<uint64_t> runs(static_cast<size_t>(possible_cpus_));
-  const uint32_t zero = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sample_runs), &zero, runs.data()) != 0) {
+  if (!add_percpu_slots_by_cpu(bpf_map__fd(skel_->maps.contexts), HUC_CTX_COUNT, runs) ||
+      !add_percpu_slots_by_cpu(bpf_map__fd(skel_->maps.sample_unfollowed), 1, runs)) {
     return std::nullopt;
   }
   for (SampledCpu& c : out) {
