@@ -165,12 +165,17 @@ void SamplingSession::drain(RawDrain& out) {
   RawMisses samples;
   samples.program = bpf_program__name(skel_->progs.huc_sample);
   samples.what = MissedWhat::samples;
-  if (auto cpus = read_sampled_cpus(); cpus && skipped_) {
+  const auto cpus = read_sampled_cpus();
+  if (const MissedCoverage coverage = samples_coverage(cpus && skipped_); coverage.counted) {
     samples.skipped = skipped_->update(*cpus);
   } else {
-    samples.uncounted = kSamplesUncounted;
+    samples.uncounted = coverage.uncounted;
   }
   out.misses.push_back(std::move(samples));
+}
+
+MissedCoverage SamplingSession::sample_misses_coverage() const {
+  return samples_coverage(read_sampled_cpus().has_value());
 }
 
 std::optional<std::vector<SampledCpu>> SamplingSession::read_sampled_cpus() const {
