@@ -280,7 +280,9 @@ struct huc_short_stack {
 	__u64 ips[HUC_SHORT_STACK_DEPTH];
 };
 
-/* Denominator: every sample, by where the CPU was. */
+/* Denominator: every sample, by where the CPU was. Every run of the sampler that is followed
+ * counts exactly one of these; the others count sample_unfollowed instead, so the two together
+ * are the program's runs per CPU (daemon/bpf/sampling_session.cpp counts skipped samples by it). */
 enum huc_context {
 	HUC_CTX_KERNEL = 0, /* kernel mode, a real task */
 	HUC_CTX_USER = 1,

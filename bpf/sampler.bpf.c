@@ -38,9 +38,11 @@ HUC_PERCPU_SLOTS(contexts, HUC_CTX_COUNT);
 /* Names unique across both objects: they label hucprof_bpf_map_memory_bytes{map}. */
 HUC_PERCPU_SLOTS(sample_drops, HUC_DROP_REASONS);
 HUC_PERCPU_SLOTS(sample_excluded, HUC_EXCLUDE_REASONS);
-/* Every run, followed or not: user space holds it against the runs each CPU's event owed, to
- * count the samples the kernel skipped and counts nowhere (docs/design.md). */
-HUC_PERCPU_SLOTS(sample_runs, 1);
+/* The runs that return before counting a context (not followed). With contexts, which every
+ * other run counts once, they are every run: user space holds that against the runs each CPU's
+ * event owed, to count the samples the kernel skipped and counts nowhere (docs/design.md). A
+ * counter of its own on the followed runs' hot path would only repeat contexts. */
+HUC_PERCPU_SLOTS(sample_unfollowed, 1);
 
 /* Stacks are too big for the 512-byte BPF stack: the scan and the stored stack live here. */
 struct sample_scratch {
@@ -141,9 +143,10 @@ int huc_sample(struct bpf_perf_event_data *ctx)
 	__u8 verdict;
 	long len;
 
-	huc_count(&sample_runs, 0);
-	if (!huc_followed(cgroup_id))
+	if (!huc_followed(cgroup_id)) {
+		huc_count(&sample_unfollowed, 0);
 		return 0;
+	}
 	key.generation = generation;
 	if (huc_sample_is_user(ctx)) {
 		huc_count(&contexts, HUC_CTX_USER);

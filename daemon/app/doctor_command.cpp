@@ -59,7 +59,9 @@ void print_misses(const Preemption& preemption, const LoadedSessions& sessions) 
                        : checks.uncounted);
   }
   if (sessions.sampler.session) {
-    row("counts skipped samples", true, kSamplesCounted);
+    const MissedCoverage samples = sessions.sampler.session->sample_misses_coverage();
+    row("counts skipped samples", samples.counted,
+        samples.counted ? kSamplesCounted : samples.uncounted);
   }
 }
 

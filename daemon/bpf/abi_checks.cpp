@@ -94,7 +94,7 @@ std::string check_sampler_abi(const bpf_object* obj) {
                         {"contexts", 4, sizeof(uint64_t)},
                         {"sample_drops", 4, sizeof(uint64_t)},
                         {"sample_excluded", 4, sizeof(uint64_t)},
-                        {"sample_runs", 4, sizeof(uint64_t)},
+                        {"sample_unfollowed", 4, sizeof(uint64_t)},
                     });
 }
 

@@ -16,6 +16,15 @@ void delete_retired_stacks(int map_fd, uint8_t live) {
   }
 }
 
+bool add_percpu_slots_by_cpu(int map_fd, uint32_t slots, std::vector<uint64_t>& per_cpu) {
+  std::vector<uint64_t> values(per_cpu.size());
+  for (uint32_t i = 0; i < slots; ++i) {
+    if (bpf_map_lookup_elem(map_fd, &i, values.data()) != 0) return false;
+    for (size_t cpu = 0; cpu < per_cpu.size(); ++cpu) per_cpu[cpu] += values[cpu];
+  }
+  return true;
+}
+
 MapMemory map_memory(int map_fd) {
   MapMemory out;
   bpf_map_info info{};

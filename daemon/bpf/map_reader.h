@@ -84,6 +84,10 @@ void add_percpu_array(int map_fd, int possible_cpus, std::array<uint64_t, N>& ou
   }
 }
 
+// Adds slots [0, slots) of a per-CPU u64 array map into per_cpu, per CPU (per_cpu holds one
+// value per possible CPU). False when a slot cannot be read; per_cpu is then partly added.
+bool add_percpu_slots_by_cpu(int map_fd, uint32_t slots, std::vector<uint64_t>& per_cpu);
+
 // The memory the kernel charges for a map ("memlock" in /proc/self/fdinfo, what bpftool shows),
 // under the map's kernel name.
 MapMemory map_memory(int map_fd);

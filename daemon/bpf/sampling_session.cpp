@@ -165,12 +165,17 @@ void SamplingSession::drain(RawDrain& out) {
   RawMisses samples;
   samples.program = bpf_program__name(skel_->progs.huc_sample);
   samples.what = MissedWhat::samples;
-  if (auto cpus = read_sampled_cpus(); cpus && skipped_) {
+  const auto cpus = read_sampled_cpus();
+  if (const MissedCoverage coverage = samples_coverage(cpus && skipped_); coverage.counted) {
     samples.skipped = skipped_->update(*cpus);
   } else {
-    samples.uncounted = kSamplesUncounted;
+    samples.uncounted = coverage.uncounted;
   }
   out.misses.push_back(std::move(samples));
+}
+
+MissedCoverage SamplingSession::sample_misses_coverage() const {
+  return samples_coverage(read_sampled_cpus().has_value());
 }
 
 std::optional<std::vector<SampledCpu>> SamplingSession::read_sampled_cpus() const {
@@ -184,9 +189,10 @@ std::optional<std::vector<SampledCpu>> SamplingSession::read_sampled_cpus() cons
     }
     out.push_back({e.cpu, count, 0});
   }
+  // Every followed run counts one context, every other one sample_unfollowed (hucprof_abi.h).
   std::vector<uint64_t> runs(static_cast<size_t>(possible_cpus_));
-  const uint32_t zero = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sample_runs), &zero, runs.data()) != 0) {
+  if (!add_percpu_slots_by_cpu(bpf_map__fd(skel_->maps.contexts), HUC_CTX_COUNT, runs) ||
+      !add_percpu_slots_by_cpu(bpf_map__fd(skel_->maps.sample_unfollowed), 1, runs)) {
     return std::nullopt;
   }
   for (SampledCpu& c : out) {

@@ -6,6 +6,7 @@
 
 #include "bpf/libbpf_ptr.h"
 #include "core/attach_plan.h"
+#include "core/missed_runs.h"
 #include "core/raw_drain.h"
 #include "core/skipped_samples.h"
 
@@ -38,6 +39,11 @@ class SamplingSession {
   ~SamplingSession();
   SamplingSession(const SamplingSession&) = delete;
   SamplingSession& operator=(const SamplingSession&) = delete;
+
+  // Whether the samples the kernel skips are counted (core/missed_runs.h), and if not why: what
+  // `doctor` says. It reads what a drain counts them from; loaded, not attached, that is the
+  // program's runs alone (the events, and their counts, come with the attach).
+  MissedCoverage sample_misses_coverage() const;
 
   // From now on the program counts into the next generation (hucprof_abi.h).
   void retire_generation();

@@ -79,6 +79,11 @@ MissedCoverages missed_coverage(const std::vector<RawMisses>& programs) {
   return out;
 }
 
+MissedCoverage samples_coverage(bool counts_read) {
+  if (counts_read) return {true, ""};
+  return {false, kSamplesUncounted};
+}
+
 std::map<std::string, uint64_t> missed_checks_by_reason(const MissedCounts& counts) {
   std::map<std::string, uint64_t> out;
   for (const auto& [key, n] : counts) {

@@ -73,6 +73,10 @@ inline constexpr const char* kSamplesCounted =
     "the kernel counts none; hucprof counts them as each CPU's cpu-clock count over the period "
     "less the program's runs there: hucprof_dropped_total{reason=\"samples_skipped\"}";
 
+// Whether hucprof counts the samples the kernel skips: only when it could read every sampled
+// CPU's event count and program runs. The sampler's drain and doctor both ask this.
+MissedCoverage samples_coverage(bool counts_read);
+
 // (what, reason) → count; a key is present exactly for what the kernel counts.
 using MissedCounts = std::map<std::pair<std::string, std::string>, uint64_t>;
 

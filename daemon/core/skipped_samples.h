@@ -7,7 +7,7 @@ namespace hucprof {
 
 // One sampled CPU at a drain, both cumulative since its event was enabled: the time its
 // cpu-clock event counted (the event's own count, read from its fd) and the runs of the sampler
-// program there (its per-CPU run counter).
+// program there (its per-CPU context counts and unfollowed runs, summed).
 struct SampledCpu {
   int cpu = 0;
   uint64_t clock_ns = 0;

@@ -127,6 +127,17 @@ TEST(MissedCoverage, AWhatIsCountedOnlyWhenEveryProgramCountingItIs) {
   EXPECT_TRUE(missed_coverage({check_program(0)}).at("checks").counted);
 }
 
+TEST(MissedCoverage, SkippedSamplesAreCountedOnlyWhenTheirCountsWereRead) {
+  EXPECT_TRUE(samples_coverage(true).counted);
+  EXPECT_EQ(samples_coverage(true).uncounted, "");
+  const MissedCoverage unread = samples_coverage(false);
+  EXPECT_FALSE(unread.counted);
+  EXPECT_EQ(unread.uncounted, kSamplesUncounted);
+  // What doctor prints is what the metrics say of a drain that could not read them.
+  RawMisses drained{"huc_sample", MissedWhat::samples, {}, {}, unread.uncounted};
+  EXPECT_EQ(missed_coverage({drained}).at("samples").uncounted, kSamplesUncounted);
+}
+
 IntervalDeltas drained(uint64_t missed) {
   IntervalDeltas d;
   d.missed = {{Key{"checks", "recursion"}, missed}, {Key{"subchecks", "recursion"}, 1}};
