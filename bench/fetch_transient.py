@@ -16,6 +16,7 @@ import argparse
 import glob
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "lib"))
 import hucprof_testlib as t  # noqa: E402
-from workload_churn_soak import daemon_pid  # noqa: E402
+from workload_churn_soak import churn_round, daemon_pid, wrapped_daemon  # noqa: E402
 
 
 class Churn(threading.Thread):
@@ -40,10 +41,7 @@ class Churn(threading.Thread):
         while not self.done.is_set():
             cgroup = t.Cgroup("hucprof-fetch-%d-%d" % (os.getpid(), self.rounds))
             try:
-                work = [cgroup.run([self.flood, "--seconds", "1", "--payload", "64"], quiet=True),
-                        cgroup.run(["timeout", "1", "find", "/usr", "-xdev"], quiet=True)]
-                for w in work:
-                    w.wait(timeout=120)
+                churn_round(cgroup, self.flood)
             finally:
                 cgroup.close()
             self.rounds += 1
@@ -90,19 +88,17 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="hucprof-fetch-transient-")
     prefix = a.keep or os.path.join(tmp, "heap")
-    wrapped = os.path.join(tmp, "wrapped")
-    with open(wrapped, "w") as f:
-        f.write("#!/bin/sh\nexec heaptrack -o %s %s \"$@\"\n" % (prefix, a.hucprof))
-    os.chmod(wrapped, 0o755)
+    wrapped = wrapped_daemon(tmp, "heaptrack -o %s" % shlex.quote(prefix), a.hucprof)
     # Under heaptrack a thread of its own keeps the daemon from dropping capabilities.
     args = ["--mode", "sample", "--sample-frequency", str(a.frequency), "--interval", "1s",
             "--capabilities.keep=all"]
-    churn = Churn(a.flood)
-    churn.start()
     started = time.monotonic()
     d = t.Daemon.started(wrapped, args, os.path.join(tmp, "hucprof.log"), timeout=120)
+    # Only once the daemon runs: were it to fail to start, no churn would be left behind.
+    churn = Churn(a.flood)
     phases, sizes = {}, {}
     try:
+        churn.start()
         time.sleep(a.warm_up)
         mark = time.monotonic()
         time.sleep(a.quiet)
@@ -115,10 +111,13 @@ def main():
                 time.sleep(a.every)
             phases[name] = (mark - started, time.monotonic() - started)
     finally:
-        os.kill(daemon_pid(d.proc.pid, a.hucprof), signal.SIGTERM)  # heaptrack passes none on
-        d.stop(timeout=120)
-        churn.done.set()
-        churn.join()
+        try:
+            os.kill(daemon_pid(d.proc.pid, a.hucprof), signal.SIGTERM)  # heaptrack passes none on
+            d.stop(timeout=120)
+        finally:  # the round under way ends and its cgroup goes, whatever happened above
+            churn.done.set()
+            if churn.ident is not None:
+                churn.join()
 
     files = glob.glob(prefix + "*.zst") + glob.glob(prefix + "*.gz")
     if not files:

@@ -1,9 +1,11 @@
 #include "heap_peak.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 // glibc's own allocator, under the names it exports for allocators that wrap it.
@@ -52,6 +54,24 @@ void* realloc(void* p, size_t size) {
 }
 void* memalign(size_t alignment, size_t size) { return counted(__libc_memalign(alignment, size)); }
 void* aligned_alloc(size_t alignment, size_t size) { return memalign(alignment, size); }
+// glibc's valloc, pvalloc and reallocarray call its allocator inside, never malloc: blocks this
+// file would not count and free() would then take off, taking `live` below the truth.
+void* valloc(size_t size) { return memalign(static_cast<size_t>(getpagesize()), size); }
+void* pvalloc(size_t size) {
+  const size_t page = static_cast<size_t>(getpagesize());
+  if (size > SIZE_MAX - page) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return memalign(page, (size + page - 1) / page * page);
+}
+void* reallocarray(void* p, size_t n, size_t size) {
+  if (size != 0 && n > SIZE_MAX / size) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(p, n * size);
+}
 int posix_memalign(void** out, size_t alignment, size_t size) {
   void* p = memalign(alignment, size);
   if (!p) return ENOMEM;
@@ -65,6 +85,10 @@ namespace hucprof::bench {
 
 size_t heap_live() { return live.load(); }
 size_t heap_peak() { return peak.load(); }
-void reset_heap_peak() { peak.store(live.load()); }
+size_t reset_heap_peak() {
+  const size_t now = live.load();
+  peak.store(now);
+  return now;
+}
 
 }  // namespace hucprof::bench

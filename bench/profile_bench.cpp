@@ -68,13 +68,13 @@ struct Pipeline {
 // The most heap `serve` holds at once beyond what was held before it, what it returns included.
 template <typename Serve>
 double transient_heap_bytes(Serve serve) {
-  const size_t before = bench::heap_live();
-  bench::reset_heap_peak();
+  const size_t before = bench::reset_heap_peak();
   {
     auto response = serve();
     benchmark::DoNotOptimize(response);
   }
-  return static_cast<double>(bench::heap_peak() - before);
+  const size_t peak = bench::heap_peak();
+  return peak > before ? static_cast<double>(peak - before) : 0.0;  // never a wrapped size_t
 }
 
 HttpRequest profile_request() {

@@ -46,6 +46,25 @@ def daemon_pid(top, binary):
     raise RuntimeError("no process below pid %d runs %s" % (top, want))
 
 
+def wrapped_daemon(directory, wrap, hucprof):
+    """A script in `directory` that runs `hucprof` with its arguments under the command line
+    `wrap` (shell words, e.g. `heaptrack -o /tmp/soak`; quote what it holds with shlex.quote)."""
+    path = os.path.join(directory, "wrapped")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (wrap, shlex.quote(hucprof)))
+    os.chmod(path, 0o755)
+    return path
+
+
+def churn_round(cgroup, flood, walk="/usr"):
+    """One round of churn in `cgroup`: a 1-second UDP loopback flood and a 1-second walk of
+    `walk`, side by side; returns when both have ended."""
+    work = [cgroup.run([flood, "--seconds", "1", "--payload", "64"], quiet=True),
+            cgroup.run(["timeout", "1", "find", walk, "-xdev"], quiet=True)]
+    for w in work:
+        w.wait(timeout=120)
+
+
 class Requests(threading.Thread):
     """GET `paths` every `every` seconds until stopped; counts failures."""
 
@@ -103,10 +122,7 @@ def main():
     print("daemon log: %s" % os.path.join(tmp, "hucprof.log"), flush=True)
     binary = a.hucprof
     if a.wrap:
-        binary = os.path.join(tmp, "wrapped")
-        with open(binary, "w") as f:
-            f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (a.wrap, shlex.quote(a.hucprof)))
-        os.chmod(binary, 0o755)
+        binary = wrapped_daemon(tmp, a.wrap, a.hucprof)
     args = ["--mode", "sample", "--sample-frequency", str(a.frequency),
             "--interval", a.interval] + a.extra
     tag = "hucprof-soak-%d" % os.getpid()
@@ -131,10 +147,7 @@ def main():
                 next_row += 60
             cgroup = fixed or t.Cgroup("%s-%d" % (tag, rounds))
             try:
-                work = [cgroup.run([a.flood, "--seconds", "1", "--payload", "64"], quiet=True),
-                        cgroup.run(["timeout", "1", "find", a.walk, "-xdev"], quiet=True)]
-                for w in work:
-                    w.wait(timeout=120)
+                churn_round(cgroup, a.flood, a.walk)
             finally:
                 if not fixed:  # interrupted or not: no cgroup of the bench's is left behind
                     cgroup.close()

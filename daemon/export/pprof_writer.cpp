@@ -10,12 +10,13 @@
 
 #include "core/quoted_value.h"
 #include "core/usercopy_cost.h"
-#include "export/gzip_codec.h"
-#include "export/gzip_output_stream.h"
+#include "export/pausing_output_stream.h"
 #include "export/pprof_format.h"
 #include "export/report_text.h"
 #include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/gzip_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
 
 namespace hucprof {
@@ -422,18 +423,26 @@ std::string encode_pprof_gzip(const StackProfile& profile, const std::function<v
   // An arena: tens of thousands of small messages, allocated and freed at once.
   google::protobuf::Arena arena;
   auto* message = google::protobuf::Arena::CreateMessage<pprof::Profile>(&arena);
-  GzipOutputStream gzip(GzipLevel::Fastest, pause);
+  std::string packed;
+  google::protobuf::io::StringOutputStream packed_stream(&packed);
+  google::protobuf::io::GzipOutputStream::Options options;
+  options.format = google::protobuf::io::GzipOutputStream::GZIP;
+  options.compression_level = 1;  // zlib's fastest, as GzipLevel::Fastest says why
+  google::protobuf::io::GzipOutputStream gzip(&packed_stream, options);
   {
-    google::protobuf::io::CodedOutputStream coded(&gzip);
+    PausingOutputStream pausing(gzip, pause);
+    google::protobuf::io::CodedOutputStream coded(&pausing);
     StreamedProfile streamed(coded);
     fill_pprof(profile, *message, pause, [&](pprof::Profile& out) { streamed.samples(out); });
     if (pause) pause();
     streamed.rest(*message);
     if (coded.HadError()) throw std::runtime_error("zlib could not compress the profile");
   }
-  auto packed = gzip.finish();
-  if (!packed) throw std::runtime_error("zlib could not compress the profile (out of memory?)");
-  return std::move(*packed);
+  if (!gzip.Close()) {
+    throw std::runtime_error("zlib could not compress the profile: " +
+                             std::string(gzip.ZlibErrorMessage() ? gzip.ZlibErrorMessage() : "?"));
+  }
+  return packed;
 }
 
 }  // namespace hucprof

@@ -412,6 +412,7 @@ class ProfileFromPprof::Impl {
 
   const LabelsPtr& labels_of(const pprof::Sample& s) {
     LabelKey key;
+    if (std::string why = pid_label_problem(in_, s); !why.empty()) refuse(std::move(why));
     for (const auto& label : s.label()) {
       const std::string& k = str(label.key(), "a label key");
       if (label.str() == 0 && k == kLabelPid && label.num() > 0) key.pid = label.num();

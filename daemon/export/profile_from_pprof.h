@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/stack_profile.h"
+#include "export/pid_label.h"
 #include "export/pprof_reader.h"
 #include "profile.pb.h"
 
