@@ -2,26 +2,13 @@
 
 #include <cstring>
 
-#include "core/utf8.h"
+#include "core/quoted_value.h"
 
 namespace hucprof {
 
 std::string comm_text(const char* bytes, size_t size) {
   const std::string_view raw(bytes, strnlen(bytes, size));
-  if (raw.empty()) return "[no comm]";
-  std::string out;
-  for (size_t at = 0; at < raw.size();) {
-    const size_t length = utf8_sequence_length(raw.substr(at));
-    const auto lead = static_cast<unsigned char>(raw[at]);
-    if (length == 0 || (length == 1 && (lead < 0x20 || lead == 0x7F))) {
-      out += '?';
-      ++at;
-    } else {
-      out.append(raw.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
+  return raw.empty() ? std::string(kNoComm) : printable_name(raw);
 }
 
 std::string_view TaskLabels::comm(const char* bytes, size_t size) {

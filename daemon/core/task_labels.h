@@ -9,6 +9,8 @@ namespace hucprof {
 
 // The comm label of check samples whose command the profile no longer names one by one.
 inline constexpr std::string_view kFoldedComm = "[other comms]";
+// The comm label of a task whose comm is empty (the kernel's bytes start with a NUL).
+inline constexpr std::string_view kNoComm = "[no comm]";
 
 // The task labels of check samples (`comm`, and `pid` in recordings), bounded however long the
 // daemon runs: a node runs commands without end (a CI job's scripts, kworker/u16:3, ...), and
@@ -21,9 +23,7 @@ class TaskLabels {
   static constexpr size_t kNamedComms = 256;
   static constexpr size_t kNamedPids = 1024;
 
-  // The label of the kernel's comm bytes (up to `size`, NUL-terminated or not): bytes that are
-  // not printable UTF-8 become '?' (a comm is any bytes prctl(PR_SET_NAME) was given, a pprof
-  // string is UTF-8), an empty comm "[no comm]".
+  // The label of the kernel's comm bytes (up to `size`, NUL-terminated or not), as comm_text.
   std::string_view comm(const char* bytes, size_t size);
   // The pid label of a process (0: none, for tgid 0 or past kNamedPids).
   int64_t pid(uint32_t tgid);
@@ -36,7 +36,10 @@ class TaskLabels {
   std::set<uint32_t> pids_;
 };
 
-// The comm bytes as a label, before any bounding (TaskLabels::comm says how).
+// The comm bytes as a label, before any bounding (TaskLabels::comm says how): printable_name of
+// them (a comm is any bytes prctl(PR_SET_NAME) was given; control bytes and bytes that are not
+// UTF-8 are written \xNN, as every name hucprof shows), an empty comm kNoComm. printable_name
+// leaves its own output as it is, so the pprof writer's pass over its strings changes nothing.
 std::string comm_text(const char* bytes, size_t size);
 
 }  // namespace hucprof

@@ -4,6 +4,9 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
+
+#include "core/quoted_value.h"
 
 namespace hucprof {
 namespace {
@@ -24,14 +27,29 @@ TEST(CommText, TakesTheKernelsBytesUpToTheirNul) {
   EXPECT_EQ(comm_text(full, 4), "kwor");
 }
 
-TEST(CommText, ReplacesWhatIsNotPrintableUtf8) {
+TEST(CommText, EscapesWhatIsNotPrintableUtf8AsEveryNameIs) {
   // prctl(PR_SET_NAME) takes any bytes; the kernel cuts a name at 15 bytes, maybe inside a
   // multi-byte character.
-  EXPECT_EQ(comm_text("a\x1b[1m\x7f", 7), "a?[1m?");
-  EXPECT_EQ(comm_text("\xff\xfe", 2), "??");
+  EXPECT_EQ(comm_text("a\x1b[1m\x7f", 7), "a\\x1b[1m\\x7f");
+  EXPECT_EQ(comm_text("\xff\xfe", 2), "\\xff\\xfe");
   EXPECT_EQ(comm_text("caf\xc3\xa9", 5), "caf\xc3\xa9");
-  EXPECT_EQ(comm_text("caf\xc3", 4), "caf?");
-  EXPECT_EQ(comm_text("\0abc", 4), "[no comm]");
+  EXPECT_EQ(comm_text("caf\xc3", 4), "caf\\xc3");
+  EXPECT_EQ(comm_text("\0abc", 4), kNoComm);
+  // What the hand-made filter let through: a C1 control (CSI, U+009B, which some terminals act
+  // on) and a noncharacter (U+FFFF, which XML forbids).
+  EXPECT_EQ(comm_text("x\xc2\x9b"
+                      "2J",
+                      5),
+            "x\\xc2\\x9b2J");
+  EXPECT_EQ(comm_text("\xef\xbf\xbf", 3), "\\xef\\xbf\\xbf");
+}
+
+TEST(CommText, IsNotEscapedTwiceByThePprofStringTable) {
+  // The pprof writer runs every string through printable_name again.
+  for (const std::string_view raw : {"a\x1b[1m", "\xff\xfe", "x\xc2\x9b", "nginx", ""}) {
+    const std::string once = comm_text(raw.data(), raw.size());
+    EXPECT_EQ(printable_name(once), once) << once;
+  }
 }
 
 TEST(TaskLabels, NamesTheFirstCommsAndFoldsTheRest) {
