@@ -43,6 +43,7 @@
 #include "core/interval_builder.h"
 #include "core/source_symbolizer.h"
 #include "debuginfo/kernel_debuginfo.h"
+#include "sample_keys.h"
 
 namespace {
 
@@ -127,7 +128,7 @@ RawDrain make_drain(const Kernel& k, size_t n, uint64_t round) {
     }
     frames.insert(frames.end(), entry.begin(), entry.end());
     d.sample_stacks.emplace(i + 1, std::move(frames));
-    d.samples.push_back({{i + 1, 0, 45, static_cast<uint8_t>(round), {}, {}, 0, 0}, 1 + i % 7});
+    d.samples.push_back({bench::bench_sample_key(i + 1, round, i), 1 + i % 7});
   }
   d.contexts[HUC_CTX_KERNEL] = 1000 * (round + 1);
   return d;

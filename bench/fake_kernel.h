@@ -8,6 +8,7 @@
 
 #include "core/kallsyms_index.h"
 #include "core/raw_drain.h"
+#include "sample_keys.h"
 
 namespace hucprof::bench {
 
@@ -71,7 +72,7 @@ struct FakeKernel {
     d.sampling = true;
     for (size_t i = 0; i < callers.size(); ++i) {
       const uint64_t id = i + 1;
-      d.samples.push_back({{id, 0, 45, static_cast<uint8_t>(round), {}, {}, 0, 0}, 1 + i % 7});
+      d.samples.push_back({bench_sample_key(id, round, i), 1 + i % 7});
       StackFrames frames{subcheck};
       const StackFrames path = path_through(callers[i]);
       frames.insert(frames.end(), path.begin(), path.end());
