@@ -274,12 +274,19 @@ void IntervalBuilder::forget_unused() {
   stacks_.release_unused();
 }
 
+IntervalBuilder::WorkloadLabels IntervalBuilder::workload_labels(const LabelsPtr& labels,
+                                                                 uint64_t cgroup_id,
+                                                                 WorkloadNames* workloads) {
+  // 0 is no cgroup's id (the root's is 1): a probe key without --probe.workloads.
+  if (!workloads || cgroup_id == 0) return {labels->workload, labels->workload_kind};
+  const Workload& workload = workloads->workload_of(cgroup_id);
+  return {workload.name, kind_name(workload.kind)};
+}
+
 LabelsPtr IntervalBuilder::with_workload(LabelsPtr labels, uint64_t cgroup_id,
                                          WorkloadNames* workloads) {
-  // 0 is no cgroup's id (the root's is 1): a probe key without --probe.workloads.
-  if (!workloads || cgroup_id == 0) return labels;
-  const Workload& workload = workloads->workload_of(cgroup_id);
-  return stacks_.with_workload(labels, workload.name, kind_name(workload.kind));
+  const auto [workload, kind] = workload_labels(labels, cgroup_id, workloads);
+  return stacks_.with_workload(labels, workload, kind);
 }
 
 void IntervalBuilder::add_busy(IntervalDeltas& out, const RawDrain& drain,
@@ -411,9 +418,9 @@ IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols
         fold.labels->syscall == delta.syscall
             ? fold.labels
             : stacks_.labels(delta.callsite, delta.syscall, delta.step, "", fold.copy);
-    labels = with_workload(std::move(labels), sample.key.cgroup_id, workloads);
-    labels = stacks_.with_task(labels, tasks_.comm(sample.key.comm, sizeof(sample.key.comm)),
-                               tasks_.pid(sample.key.tgid));
+    const auto [workload, kind] = workload_labels(labels, sample.key.cgroup_id, workloads);
+    labels = stacks_.with_workload_and_task(labels, workload, kind, tasks_.comm(sample.key.comm),
+                                            tasks_.pid(sample.key.tgid));
     delta.workload = labels->workload;
     delta.workload_kind = labels->workload_kind;
     CopyDelta copy{delta.callsite, delta.syscall, "", fold.copy, 0, sample.count};

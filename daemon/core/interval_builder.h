@@ -153,6 +153,11 @@ class IntervalBuilder {
   void forget_unused();
   // The busy samples of the drain by workload.
   void add_busy(IntervalDeltas& out, const RawDrain& drain, WorkloadNames& workloads);
+  // The workload labels of cgroup_id (name, kind) where there are names and a cgroup, else
+  // those `labels` have.
+  using WorkloadLabels = std::pair<std::string_view, std::string_view>;
+  WorkloadLabels workload_labels(const LabelsPtr& labels, uint64_t cgroup_id,
+                                 WorkloadNames* workloads);
   // labels with the workload of cgroup_id, where there are names and a cgroup.
   LabelsPtr with_workload(LabelsPtr labels, uint64_t cgroup_id, WorkloadNames* workloads);
 

@@ -30,50 +30,68 @@ StackPtr StackInterner::stack(const ProfileStack& frames) {
 
 size_t StackInterner::LabelsKeyHash::operator()(const LabelsKey& key) const {
   size_t h = std::hash<int64_t>{}(key.pid);
-  for (std::string_view part : key.names) h = h * 31 + std::hash<std::string_view>{}(part);
+  for (std::string_view part : {key.callsite, key.syscall, key.check, key.direction, key.copy,
+                                key.workload, key.workload_kind, key.comm}) {
+    h = h * 31 + std::hash<std::string_view>{}(part);
+  }
   return h;
 }
 
 StackInterner::LabelsKey StackInterner::key_of(const ProfileLabels& labels) {
-  return {{labels.callsite, labels.syscall, labels.check, labels.direction, labels.copy,
-           labels.workload, labels.workload_kind, labels.comm},
-          labels.pid};
+  return {labels.callsite, labels.syscall,       labels.check, labels.direction, labels.copy,
+          labels.workload, labels.workload_kind, labels.comm,  labels.pid};
+}
+
+LabelsPtr StackInterner::find_or_intern(const LabelsKey& key) {
+  if (auto it = labels_.find(key); it != labels_.end()) return it->second;
+  return intern({std::string(key.callsite), std::string(key.syscall), std::string(key.check),
+                 std::string(key.direction), std::string(key.copy), std::string(key.workload),
+                 std::string(key.workload_kind), std::string(key.comm), key.pid});
+}
+
+template <class Edit>
+LabelsPtr StackInterner::with(const LabelsPtr& labels, Edit edit) {
+  const LabelsKey was = key_of(*labels);
+  LabelsKey key = was;
+  edit(key);
+  if (key == was) return labels;
+  return find_or_intern(key);
 }
 
 LabelsPtr StackInterner::labels(std::string_view callsite, std::string_view syscall,
                                 std::string_view check, std::string_view direction,
                                 std::string_view copy) {
-  if (auto it = labels_.find(LabelsKey{{callsite, syscall, check, direction, copy, {}, {}, {}}});
-      it != labels_.end()) {
-    return it->second;
-  }
-  return intern({std::string(callsite), std::string(syscall), std::string(check),
-                 std::string(direction), std::string(copy)});
+  return find_or_intern({callsite, syscall, check, direction, copy, {}, {}, {}, 0});
+}
+
+LabelsPtr StackInterner::with_copy(const LabelsPtr& labels, std::string_view copy) {
+  return with(labels, [&](LabelsKey& key) { key.copy = copy; });
 }
 
 LabelsPtr StackInterner::with_workload(const LabelsPtr& labels, std::string_view workload,
                                        std::string_view kind) {
-  if (labels->workload == workload && labels->workload_kind == kind) return labels;
-  LabelsKey key = key_of(*labels);
-  key.names[5] = workload;
-  key.names[6] = kind;
-  if (auto it = labels_.find(key); it != labels_.end()) return it->second;
-  ProfileLabels out = *labels;
-  out.workload = workload;
-  out.workload_kind = kind;
-  return intern(out);
+  return with(labels, [&](LabelsKey& key) {
+    key.workload = workload;
+    key.workload_kind = kind;
+  });
 }
 
 LabelsPtr StackInterner::with_task(const LabelsPtr& labels, std::string_view comm, int64_t pid) {
-  if (labels->comm == comm && labels->pid == pid) return labels;
-  LabelsKey key = key_of(*labels);
-  key.names[7] = comm;
-  key.pid = pid;
-  if (auto it = labels_.find(key); it != labels_.end()) return it->second;
-  ProfileLabels out = *labels;
-  out.comm = comm;
-  out.pid = pid;
-  return intern(out);
+  return with(labels, [&](LabelsKey& key) {
+    key.comm = comm;
+    key.pid = pid;
+  });
+}
+
+LabelsPtr StackInterner::with_workload_and_task(const LabelsPtr& labels, std::string_view workload,
+                                                std::string_view kind, std::string_view comm,
+                                                int64_t pid) {
+  return with(labels, [&](LabelsKey& key) {
+    key.workload = workload;
+    key.workload_kind = kind;
+    key.comm = comm;
+    key.pid = pid;
+  });
 }
 
 void StackInterner::release_unused() {

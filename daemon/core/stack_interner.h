@@ -30,11 +30,15 @@ class StackInterner {
   // Found without building a string: this runs for every delta of every drain.
   LabelsPtr labels(std::string_view callsite, std::string_view syscall, std::string_view check,
                    std::string_view direction, std::string_view copy = {});
-  // `labels` with the workload labels set.
+  // `labels` with another copy label, or other workload or task labels (comm, pid: 0 for none).
+  // Each is one lookup, without building a string when the label set is interned already.
+  LabelsPtr with_copy(const LabelsPtr& labels, std::string_view copy);
   LabelsPtr with_workload(const LabelsPtr& labels, std::string_view workload,
                           std::string_view kind);
-  // `labels` with the task labels set (comm, pid: 0 for none).
   LabelsPtr with_task(const LabelsPtr& labels, std::string_view comm, int64_t pid);
+  // Both at once, for a check sample (every sample key of every drain).
+  LabelsPtr with_workload_and_task(const LabelsPtr& labels, std::string_view workload,
+                                   std::string_view kind, std::string_view comm, int64_t pid);
   // Forgets the label sets only the interner holds: workloads come and go without end (a CI
   // node makes a container per job), their label sets must not stay.
   void release_unused();
@@ -48,8 +52,10 @@ class StackInterner {
   std::map<std::vector<const ProfileFrame*>, StackPtr> stacks_;
   LabelsPtr intern(const ProfileLabels& labels);
 
+  // A label set by views: into the interned labels in the map, or into the caller's strings
+  // while it is looked up.
   struct LabelsKey {
-    std::array<std::string_view, 8> names;  // views into the interned labels
+    std::string_view callsite, syscall, check, direction, copy, workload, workload_kind, comm;
     int64_t pid = 0;
     bool operator==(const LabelsKey&) const = default;
   };
@@ -57,6 +63,11 @@ class StackInterner {
   struct LabelsKeyHash {
     size_t operator()(const LabelsKey& key) const;
   };
+  // `labels` with `edit` applied to its key: itself where that changes nothing, else the
+  // interned label set of the edited key, made if new.
+  template <class Edit>
+  LabelsPtr with(const LabelsPtr& labels, Edit edit);
+  LabelsPtr find_or_intern(const LabelsKey& key);
   std::unordered_map<LabelsKey, LabelsPtr, LabelsKeyHash> labels_;
   StackPtr overflow_;
 };

@@ -48,23 +48,20 @@ class StackSymbolizer {
                    std::string_view direction, std::string_view copy = {}) {
     return interner_.labels(callsite, syscall, check, direction, copy);
   }
-  // `labels` with another copy label.
+  // `labels` with another copy label, or other workload or task labels (StackInterner).
   LabelsPtr with_copy(const LabelsPtr& labels, std::string_view copy) {
-    if (labels->copy == copy) return labels;
-    return interner_.with_task(
-        interner_.with_workload(interner_.labels(labels->callsite, labels->syscall, labels->check,
-                                                 labels->direction, copy),
-                                labels->workload, labels->workload_kind),
-        labels->comm, labels->pid);
+    return interner_.with_copy(labels, copy);
   }
-  // `labels` with these task labels (comm, pid: 0 for none).
   LabelsPtr with_task(const LabelsPtr& labels, std::string_view comm, int64_t pid) {
     return interner_.with_task(labels, comm, pid);
   }
-  // `labels` with these workload labels.
   LabelsPtr with_workload(const LabelsPtr& labels, std::string_view workload,
                           std::string_view kind) {
     return interner_.with_workload(labels, workload, kind);
+  }
+  LabelsPtr with_workload_and_task(const LabelsPtr& labels, std::string_view workload,
+                                   std::string_view kind, std::string_view comm, int64_t pid) {
+    return interner_.with_workload_and_task(labels, workload, kind, comm, pid);
   }
   // Label sets nobody holds any more are forgotten (StackInterner::release_unused).
   void release_unused() { interner_.release_unused(); }

@@ -1,9 +1,11 @@
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace hucprof {
 
@@ -22,9 +24,11 @@ class TaskLabels {
  public:
   static constexpr size_t kNamedComms = 256;
   static constexpr size_t kNamedPids = 1024;
+  static constexpr size_t kCommBytes = 16;  // TASK_COMM_LEN: huc_sample_key::comm
 
-  // The label of the kernel's comm bytes (up to `size`, NUL-terminated or not), as comm_text.
-  std::string_view comm(const char* bytes, size_t size);
+  // The label of the kernel's comm bytes (NUL-terminated or not), as comm_text. Found by the
+  // bytes themselves where it was asked before: this runs for every sample key of every drain.
+  std::string_view comm(const char (&bytes)[kCommBytes]);
   // The pid label of a process (0: none, for tgid 0 or past kNamedPids).
   int64_t pid(uint32_t tgid);
 
@@ -32,7 +36,18 @@ class TaskLabels {
   size_t named_pids() const { return pids_.size(); }
 
  private:
+  using CommBytes = std::array<char, kCommBytes>;  // up to the NUL, zeros after it
+  struct CommBytesHash {
+    size_t operator()(const CommBytes& bytes) const;
+  };
+  // The labels asked for by bytes: most only a few ever (bounded: a burst of folded comms
+  // starts it anew, kMaxCachedComms).
+  static constexpr size_t kMaxCachedComms = 4 * kNamedComms;
+
+  std::string_view name(std::string text);
+
   std::set<std::string, std::less<>> comms_;
+  std::unordered_map<CommBytes, std::string_view, CommBytesHash> by_bytes_;
   std::set<uint32_t> pids_;
 };
 

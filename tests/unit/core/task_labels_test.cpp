@@ -14,7 +14,7 @@ namespace {
 std::string_view comm_of(TaskLabels& tasks, const char* text) {
   char bytes[16] = {};
   std::memcpy(bytes, text, std::min(std::strlen(text), sizeof(bytes)));
-  return tasks.comm(bytes, sizeof(bytes));
+  return tasks.comm(bytes);
 }
 
 TEST(CommText, TakesTheKernelsBytesUpToTheirNul) {
@@ -63,6 +63,36 @@ TEST(TaskLabels, NamesTheFirstCommsAndFoldsTheRest) {
   EXPECT_EQ(comm_of(tasks, "another"), kFoldedComm);
   EXPECT_EQ(comm_of(tasks, "job-0"), "job-0") << "a named comm stays named";
   EXPECT_EQ(tasks.named_comms(), TaskLabels::kNamedComms) << "bounded";
+}
+
+TEST(TaskLabels, FindsACommByItsBytesAsItNamedItFirst) {
+  TaskLabels tasks;
+  const std::string_view first = comm_of(tasks, "iperf3");
+  EXPECT_EQ(first, "iperf3");
+  EXPECT_EQ(comm_of(tasks, "iperf3").data(), first.data()) << "the same name, not a copy";
+  // Whatever the bytes after the NUL are (the kernel pads, but nothing says it must).
+  char padded[16] = {'i', 'p', 'e', 'r', 'f', '3', 0, 'x', 'y'};
+  EXPECT_EQ(tasks.comm(padded).data(), first.data());
+  char escaped[16] = {'a', '\x1b', 'b'};
+  EXPECT_EQ(tasks.comm(escaped), "a\\x1bb");
+  EXPECT_EQ(tasks.comm(escaped), "a\\x1bb") << "found by its bytes, as written the first time";
+  EXPECT_EQ(tasks.named_comms(), 2u);
+}
+
+TEST(TaskLabels, FoldedCommsStayFoldedWhenFoundByTheirBytes) {
+  TaskLabels tasks;
+  for (size_t i = 0; i < TaskLabels::kNamedComms; ++i) {
+    comm_of(tasks, ("job-" + std::to_string(i)).c_str());
+  }
+  // More folded comms than the cache holds: it starts anew, the labels stay right.
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < 5 * TaskLabels::kNamedComms; ++i) {
+      const std::string name = "late-" + std::to_string(i);
+      ASSERT_EQ(comm_of(tasks, name.c_str()), kFoldedComm) << name;
+    }
+  }
+  EXPECT_EQ(comm_of(tasks, "job-3"), "job-3");
+  EXPECT_EQ(tasks.named_comms(), TaskLabels::kNamedComms);
 }
 
 TEST(TaskLabels, PidsAreBoundedToo) {
