@@ -32,14 +32,16 @@ std::optional<std::string> skipped_samples_line(const StackProfile& profile) {
   for (const auto& [context, n] : profile.sampled_by_context) taken += n;
   const uint64_t skipped = *profile.skipped_samples;
   std::string out = format_count_exact(taken) + " samples taken (busy and idle); ";
-  if (skipped == 0)
+  if (skipped == 0) {
     return out + "none skipped: the sampler ran for every sample the CPU clock owed";
+  }
   out +=
       format_count_exact(skipped) + " more were owed by the CPU clock and never ran the sampler (";
   if (profile.target.empty()) {
     char rate[64];
     std::snprintf(rate, sizeof(rate), "%.1f",
-                  1e3 * static_cast<double>(skipped) / static_cast<double>(skipped + taken));
+                  1e3 * static_cast<double>(skipped) /
+                      (static_cast<double>(skipped) + static_cast<double>(taken)));
     out += std::string(rate) + " per 1,000 owed: ";
   } else {
     out += "on every CPU, not only the target's: ";
