@@ -100,4 +100,10 @@ std::optional<uint64_t> missed_checks(const MissedCounts& counts) {
   return sum;
 }
 
+std::optional<uint64_t> skipped_samples(const MissedCounts& counts) {
+  auto it = counts.find({missed_what_name(MissedWhat::samples), kMissSamplesSkipped});
+  if (it == counts.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace hucprof

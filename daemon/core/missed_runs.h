@@ -110,5 +110,8 @@ class MissedRuns {
 std::optional<uint64_t> missed_checks(const MissedCounts& counts);
 // The same by reason ("recursion", "kprobe_missed"): empty when the kernel counts none.
 std::map<std::string, uint64_t> missed_checks_by_reason(const MissedCounts& counts);
+// The samples the sampler was owed and never ran for (MissedWhat::samples); nullopt when hucprof
+// could not count them.
+std::optional<uint64_t> skipped_samples(const MissedCounts& counts);
 
 }  // namespace hucprof

@@ -1,6 +1,7 @@
 #include "core/profile_store.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -18,6 +19,11 @@ void add_values(ProfileValues& to, const ProfileValues& more) {
 
 void add_counts(std::map<std::string, uint64_t>& to, const std::map<std::string, uint64_t>& more) {
   for (const auto& [key, n] : more) to[key] += n;
+}
+
+// A sum of counts is counted once any of them is: a drain that could not count adds nothing.
+void add_count(std::optional<uint64_t>& to, const std::optional<uint64_t>& more) {
+  if (more) to = to.value_or(0) + *more;
 }
 
 constexpr double kNanos = 1e9;
@@ -54,6 +60,7 @@ ProfileStore::Added& ProfileStore::Added::operator+=(const Added& more) {
   add_counts(contexts, more.contexts);
   add_counts(excluded, more.excluded);
   add_counts(missed_checks, more.missed_checks);
+  add_count(skipped_samples, more.skipped_samples);
   add_busy(workloads, more.workloads);
   return *this;
 }
@@ -219,6 +226,7 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   added.contexts = deltas.sampled_by_context;
   added.excluded = deltas.excluded_samples;
   added.missed_checks = missed_checks_by_reason(deltas.missed);
+  added.skipped_samples = skipped_samples(deltas.missed);
   for (const auto& [workload, busy] : deltas.busy_by_workload) {
     const std::string_view kept_as = admit(workload, at);
     WorkloadBusy counted = busy;
@@ -243,6 +251,8 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   add_counts(open_excluded_, deltas.excluded_samples);
   add_counts(header_.missed_checks, added.missed_checks);
   add_counts(open_missed_, added.missed_checks);
+  add_count(header_.skipped_samples, added.skipped_samples);
+  add_count(open_skipped_, added.skipped_samples);
   if (auto checks = deltas.missed_coverage.find(missed_what_name(MissedWhat::checks));
       checks != deltas.missed_coverage.end()) {
     header_.missed_checks_uncounted = checks->second.uncounted;
@@ -268,6 +278,10 @@ void ProfileStore::close_interval(int64_t now_unix_ns) {
   open_excluded_.clear();
   last.missed_checks = std::move(open_missed_);
   open_missed_.clear();
+  // Counted since start: an interval without a drain that counted them skipped none.
+  last.skipped_samples =
+      header_.skipped_samples ? std::optional<uint64_t>(open_skipped_.value_or(0)) : open_skipped_;
+  open_skipped_.reset();
   last.busy_by_workload = std::move(open_workloads_);
   open_workloads_.clear();
   last.time_unix_ns = last_close_ns_;
@@ -304,6 +318,8 @@ StackProfile ProfileStore::window() const {
   out.sampled_by_context.clear();
   out.excluded_samples.clear();
   out.missed_checks.clear();
+  // As last_interval(): a 0 once the store counts them, though no drain of the window did.
+  if (out.skipped_samples) out.skipped_samples = 0;
   out.busy_by_workload.clear();
   std::vector<ProfileValues> sums(totals_.size());
   window_.for_each([&](const Added& added) {
@@ -311,6 +327,7 @@ StackProfile ProfileStore::window() const {
     add_counts(out.sampled_by_context, added.contexts);
     add_counts(out.excluded_samples, added.excluded);
     add_counts(out.missed_checks, added.missed_checks);
+    add_count(out.skipped_samples, added.skipped_samples);
     add_busy(out.busy_by_workload, added.workloads);
   });
   for (size_t i = 0; i < totals_.size(); ++i) {

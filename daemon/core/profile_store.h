@@ -4,6 +4,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -76,6 +77,7 @@ class ProfileStore {
   struct Added {
     std::vector<AddedValue> values;
     std::map<std::string, uint64_t> contexts, excluded, missed_checks;
+    std::optional<uint64_t> skipped_samples;  // unset: this drain could not count them
     BusyByWorkload workloads;
     Added& operator+=(const Added& more);
   };
@@ -111,6 +113,7 @@ class ProfileStore {
   size_t folded_workloads_ = 0;
   uint64_t namings_ = 0;
   std::map<std::string, uint64_t> open_contexts_, open_excluded_, open_missed_;
+  std::optional<uint64_t> open_skipped_;
   BusyByWorkload open_workloads_;
   int64_t last_add_ns_ = 0;
   int64_t last_close_ns_ = 0;

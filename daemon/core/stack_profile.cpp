@@ -80,6 +80,10 @@ StackProfile difference(const StackProfile& later, const StackProfile& earlier) 
   subtract_counts(out.sampled_by_context, earlier.sampled_by_context);
   subtract_counts(out.excluded_samples, earlier.excluded_samples);
   subtract_counts(out.missed_checks, earlier.missed_checks);
+  // Unset in earlier: none counted before it, so all of later's are the window's.
+  if (out.skipped_samples) {
+    out.skipped_samples = minus(*out.skipped_samples, earlier.skipped_samples.value_or(0));
+  }
   for (const auto& [workload, busy] : earlier.busy_by_workload) {
     auto it = out.busy_by_workload.find(workload);
     if ((it == out.busy_by_workload.end() || it->second.named != busy.named) && !workload.empty()) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -128,6 +129,11 @@ struct StackProfile {
   // missed_checks_uncounted says why ("" without probes).
   std::map<std::string, uint64_t> missed_checks;
   std::string missed_checks_uncounted;
+  // Sampling: cpu-clock samples the CPU's clock owed the sampler program and the kernel skipped
+  // it for (core/skipped_samples.h), in no sample and no denominator. Unset where they are not
+  // counted (probe mode, a count hucprof could not read, files of older versions), so a 0 is
+  // a count and never a guess.
+  std::optional<uint64_t> skipped_samples;
   int64_t time_unix_ns = 0;  // start of the window
   int64_t duration_ns = 0;
   std::string kernel;  // release, e.g. "6.1.0-18-amd64"

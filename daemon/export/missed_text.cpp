@@ -26,4 +26,29 @@ std::optional<std::string> missed_checks_line(const StackProfile& profile,
          " per 100,000: the kernel skipped the check's program and only counted them)";
 }
 
+std::optional<std::string> skipped_samples_line(const StackProfile& profile) {
+  if (!profile.sampling || !profile.skipped_samples) return std::nullopt;
+  uint64_t taken = 0;
+  for (const auto& [context, n] : profile.sampled_by_context) taken += n;
+  const uint64_t skipped = *profile.skipped_samples;
+  std::string out = format_count_exact(taken) + " samples taken (busy and idle); ";
+  if (skipped == 0) {
+    return out + "none skipped: the sampler ran for every sample the CPU clock owed";
+  }
+  out +=
+      format_count_exact(skipped) + " more were owed by the CPU clock and never ran the sampler (";
+  if (profile.target.empty()) {
+    char rate[64];
+    std::snprintf(rate, sizeof(rate), "%.1f",
+                  1e3 * static_cast<double>(skipped) /
+                      (static_cast<double>(skipped) + static_cast<double>(taken)));
+    out += std::string(rate) + " per 1,000 owed: ";
+  } else {
+    out += "on every CPU, not only the target's: ";
+  }
+  return out +
+         "the kernel skips the program while another BPF program or a bpf() map operation holds "
+         "the CPU; in no share)";
+}
+
 }  // namespace hucprof

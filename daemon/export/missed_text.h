@@ -14,4 +14,11 @@ namespace hucprof {
 std::optional<std::string> missed_checks_line(const StackProfile& profile,
                                               const UsercopyCost& cost);
 
+// Sampling's counterpart, under the headline in the report and a fact in the web view: "7,503
+// samples taken (busy and idle); 36 more were owed by the CPU clock and never ran the sampler
+// (4.8 per 1,000 owed: the kernel skips ...; in no share)". The rate is left out for a recording
+// of a target: the skips are every CPU's, the samples taken only the target's. nullopt where the
+// profile does not count them (probe mode, files of older versions).
+std::optional<std::string> skipped_samples_line(const StackProfile& profile);
+
 }  // namespace hucprof

@@ -67,6 +67,9 @@ inline constexpr std::string_view kCommentLatency = "latency";  // "on" with --l
 // reason, or why the kernel counts none.
 inline constexpr std::string_view kCommentMissedPrefix = "missed_checks.";  // + reason
 inline constexpr std::string_view kCommentMissedUncounted = "missed_checks_uncounted";
+// Sampling: samples the sampler was owed and never ran for (StackProfile::skipped_samples), a
+// count; absent where they were not counted.
+inline constexpr std::string_view kCommentSkippedSamples = "skipped_samples";
 inline constexpr std::string_view kCommentHeadline = "headline";
 // Sampling: the costliest call sites' shares of busy CPU and their steps', each with its 95 %
 // interval and samples (written, never read back).

@@ -345,6 +345,9 @@ void fill_pprof(const StackProfile& profile, pprof::Profile& out,
   if (!profile.missed_checks_uncounted.empty()) {
     add_comment(out, strings, kCommentMissedUncounted, profile.missed_checks_uncounted);
   }
+  if (profile.skipped_samples) {
+    add_comment(out, strings, kCommentSkippedSamples, std::to_string(*profile.skipped_samples));
+  }
   // `pprof -top` gives shares without saying how sure they are or over what: the headline as
   // `hucprof report` prints it for this profile says both.
   if (profile.sampling) {

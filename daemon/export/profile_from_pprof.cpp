@@ -235,7 +235,7 @@ class ProfileFromPprof::Impl {
       if (key == kCommentMissedUncounted) out_.missed_checks_uncounted = value;
       if (key == kCommentTarget) out_.target = value;
       const bool sampled = key.starts_with(kCommentSampledPrefix);
-      if (sampled || key.starts_with(kCommentMissedPrefix)) {
+      if (sampled || key == kCommentSkippedSamples || key.starts_with(kCommentMissedPrefix)) {
         uint64_t n = 0;
         auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
         if (ec != std::errc{} || end != value.data() + value.size()) {
@@ -243,13 +243,14 @@ class ProfileFromPprof::Impl {
         }
         uint64_t& in_comments = sampled ? sampled_in_comments_ : missed_in_comments_;
         if (n > kMaxTotal - in_comments) {
-          return refuse(std::string(sampled ? "the sampled CPU" : "the missed checks") +
+          return refuse(std::string(sampled ? "the sampled CPU" : "the skipped runs") +
                         " of its comments add up to more than " + std::to_string(kMaxTotal));
         }
         in_comments += n;
+        if (key == kCommentSkippedSamples) out_.skipped_samples = n;  // repeated: the last one
         if (sampled) {
           out_.sampled_by_context[std::string(key.substr(kCommentSampledPrefix.size()))] = n;
-        } else {
+        } else if (key.starts_with(kCommentMissedPrefix)) {
           out_.missed_checks[std::string(key.substr(kCommentMissedPrefix.size()))] = n;
           at_most(out_.missed_checks.size(), kMaxRestKinds, "reasons for missed checks");
         }
@@ -469,7 +470,7 @@ class ProfileFromPprof::Impl {
   uint64_t in_checks_ = 0;
   ProfileValues totals_{};            // of every sample read, by value
   uint64_t sampled_in_comments_ = 0;  // an older file's denominator
-  uint64_t missed_in_comments_ = 0;
+  uint64_t missed_in_comments_ = 0;   // skipped runs: the missed checks and skipped samples
   std::map<std::string, uint64_t> in_checks_by_workload_;
   struct FunctionNames {
     int64_t name = 0, file = 0;  // string indices

@@ -420,9 +420,14 @@ std::string render_report(const StackProfile& profile, const UsercopyCost& cost,
                           size_t stacks_for_top_callsites) {
   const ShareEstimate estimate = headline_estimate(cost);
   std::string out = report_header_text(profile);
+  // The skipped samples right under the headline: they are what its denominator lacks.
+  const std::optional<std::string> skipped = skipped_samples_line(profile);
   if (auto line =
           headline(cost, estimate, "over the profile's " + format_seconds(cost.window_seconds))) {
-    out += "\n" + line->line() + "\n" + recording_intervals() + "\n";
+    out += "\n" + line->line() + "\n" + (skipped ? *skipped + "\n" : "") + recording_intervals() +
+           "\n";
+  } else if (skipped) {
+    out += "\n" + *skipped + "\n";
   }
   const std::string sums = totals(cost);
   if (!sums.empty()) out += "\n" + sums;

@@ -160,6 +160,7 @@ std::string facts(const WebViewInput& in, const UsercopyCost& cost) {
                     " — <code>usercopy_excluded_cpu_samples_total</code>");
   }
   if (auto missed = missed_checks_line(in.window, cost)) out += fact("checks", e(*missed));
+  if (auto skipped = skipped_samples_line(in.window)) out += fact("samples", e(*skipped));
   const std::string updated = s.timestamp_unix_ms() ? utc_time(s.timestamp_unix_ms() * 1000000)
                                                     : std::string("not yet (no drain)");
   out += fact("updated",
