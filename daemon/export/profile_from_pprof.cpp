@@ -18,8 +18,7 @@ namespace hucprof {
 
 namespace {
 
-// hucprof writes 2 contexts (kernel, user) and 1 exclusion (interrupt); a file with many more
-// is not one of its profiles, and its labels must not grow the report without bound.
+// hucprof writes 2 contexts and 1 exclusion: a file with far more is refused, the report bounded.
 constexpr size_t kMaxRestKinds = 16;
 // The most a sum of sample values may reach: pprof's values are int64.
 constexpr uint64_t kMaxTotal = std::numeric_limits<int64_t>::max();
