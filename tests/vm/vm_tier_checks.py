@@ -517,6 +517,18 @@ def pprof_raw_calls(pprof: Path, profile: Path) -> dict[str, int]:
     return calls
 
 
+def pprof_missed_checks(pprof: Path, profile: Path) -> int | None:
+    """The checks a profile says the kernel skipped its program for (its `hucprof.missed_checks.*`
+    comments, as `pprof -comments` prints them, summed over reasons); None when the profile says
+    they were not counted or says nothing of them."""
+    r = subprocess.run([str(pprof), "-comments", str(profile)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ValueError(f"pprof -comments {profile.name}: {r.stderr.strip()}")
+    counts = [int(m.group(1)) for m in
+              re.finditer(r"^hucprof\.missed_checks\.\w+=(\d+)$", r.stdout, re.MULTILINE)]
+    return sum(counts) if counts else None
+
+
 def profile_rows(c: RunContext, s: Session) -> list[Row]:
     """The session's cumulative profile (/debug/pprof/usercopy, read by Google's pprof) holds
     exactly the calls of usercopy_checks_total, per call site, scraped from the same drain."""
