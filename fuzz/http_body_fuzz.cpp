@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "web/request_reader.h"
+#include "web_input/request_reader.h"
 
 namespace {
 

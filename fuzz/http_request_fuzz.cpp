@@ -13,11 +13,11 @@
 
 #include "export/pprof_handler.h"
 #include "fuzz_check.h"
-#include "web/accept_encoding.h"
-#include "web/basic_auth.h"
-#include "web/http_framing.h"
-#include "web/http_target.h"
-#include "web/request_reader.h"
+#include "web_input/accept_encoding.h"
+#include "web_input/basic_auth.h"
+#include "web_input/http_framing.h"
+#include "web_input/http_target.h"
+#include "web_input/request_reader.h"
 
 namespace {
 

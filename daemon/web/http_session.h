@@ -25,13 +25,13 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include "web/basic_auth.h"
-#include "web/http_framing.h"
 #include "web/http_server_impl.h"
-#include "web/http_target.h"
-#include "web/request_reader.h"
 #include "web/tls_context.h"
 #include "web/web_security.h"
+#include "web_input/basic_auth.h"
+#include "web_input/http_framing.h"
+#include "web_input/http_target.h"
+#include "web_input/request_reader.h"
 
 namespace hucprof {
 

@@ -4,10 +4,10 @@
 
 #include "core/listen_address.h"
 #include "export/gzip_codec.h"
-#include "web/accept_encoding.h"
 #include "web/http_server.h"
 #include "web/landing_page.h"
 #include "web/web_security.h"
+#include "web_input/accept_encoding.h"
 
 namespace hucprof {
 namespace {

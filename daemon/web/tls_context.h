@@ -6,7 +6,7 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "core/result.h"
-#include "web/web_config.h"
+#include "web_input/web_config.h"
 
 namespace hucprof {
 

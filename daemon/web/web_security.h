@@ -8,9 +8,9 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "core/result.h"
-#include "web/basic_auth.h"
 #include "web/rate_limiter.h"
-#include "web/web_config.h"
+#include "web_input/basic_auth.h"
+#include "web_input/web_config.h"
 
 namespace hucprof {
 

@@ -1,8 +1,8 @@
-#include "web/accept_encoding.h"
+#include "web_input/accept_encoding.h"
 
 #include <algorithm>
 
-#include "web/http_text.h"
+#include "web_input/http_text.h"
 
 namespace hucprof {
 namespace {

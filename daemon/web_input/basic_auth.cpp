@@ -1,4 +1,4 @@
-#include "web/basic_auth.h"
+#include "web_input/basic_auth.h"
 
 #include <crypt.h>
 #include <openssl/crypto.h>
@@ -8,7 +8,7 @@
 #include <array>
 #include <memory>
 
-#include "web/http_text.h"
+#include "web_input/http_text.h"
 
 namespace hucprof {
 namespace {

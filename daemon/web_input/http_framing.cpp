@@ -1,4 +1,4 @@
-#include "web/http_framing.h"
+#include "web_input/http_framing.h"
 
 #include <algorithm>
 #include <cctype>

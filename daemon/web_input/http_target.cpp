@@ -1,9 +1,9 @@
-#include "web/http_target.h"
+#include "web_input/http_target.h"
 
 #include <algorithm>
 
 #include "core/quoted_value.h"
-#include "web/http_text.h"
+#include "web_input/http_text.h"
 
 namespace hucprof {
 namespace {

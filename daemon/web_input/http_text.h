@@ -2,6 +2,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "core/named_values.h"  // equals_ignoring_case
+
 namespace hucprof {
 
 // Pieces of HTTP header values and targets (RFC 9110 5.6): optional whitespace is spaces and
@@ -20,10 +22,6 @@ inline bool starts_with_ignoring_case(std::string_view text, std::string_view lo
     if (std::tolower(static_cast<unsigned char>(text[i])) != lower_prefix[i]) return false;
   }
   return true;
-}
-
-inline bool equals_ignoring_case(std::string_view text, std::string_view lower) {
-  return text.size() == lower.size() && starts_with_ignoring_case(text, lower);
 }
 
 }  // namespace hucprof

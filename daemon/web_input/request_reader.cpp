@@ -1,4 +1,4 @@
-#include "web/request_reader.h"
+#include "web_input/request_reader.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "web/web_config.h"
+#include "web_input/web_config.h"
 
 #include <algorithm>
 #include <array>

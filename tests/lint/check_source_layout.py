@@ -4,9 +4,9 @@ kept true.
 
   size      no .cpp/.h under daemon/ is over 500 lines (small files with one job: split a file
             that grows past it by its jobs)
-  layering  nothing under daemon/export/ or daemon/web/ includes "cli/...": the exporter and the
-            web front link neither CLI11 nor libcap (what they share with the CLI lives in
-            daemon/core/ or daemon/config/)
+  layering  nothing under daemon/export/, daemon/web/ or daemon/web_input/ includes "cli/...":
+            the exporter and the web front link neither CLI11 nor libcap (what they share with
+            the CLI lives in daemon/core/ or daemon/config/)
   regex     no C++ file under daemon/, tests/, bench/ or fuzz/ includes <regex>: std::regex broke
             the sanitize tier's GCC -O1 build twice
 
@@ -61,14 +61,15 @@ def check_size(root: str) -> tuple[int, list[str]]:
 
 
 def check_layering(root: str) -> tuple[int, list[str]]:
-    files = cxx_files(root, os.path.join("daemon", "export")) + cxx_files(
-        root, os.path.join("daemon", "web"))
+    files = [p for top in ("export", "web", "web_input")
+             for p in cxx_files(root, os.path.join("daemon", top))]
     problems = []
     for path in files:
         for number, delimiter, name in includes(root, path):
             if delimiter == '"' and name.startswith("cli/"):
-                problems.append(f'{path}:{number}: includes "{name}": daemon/export/ and '
-                                "daemon/web/ must not depend on the CLI (it links CLI11 and "
+                problems.append(f'{path}:{number}: includes "{name}": daemon/export/, '
+                                "daemon/web/ and daemon/web_input/ must not depend on the CLI "
+                                "(it links CLI11 and "
                                 "libcap); move what they need to daemon/core/ (pure) or "
                                 "daemon/config/ (YAML)")
     return len(files), problems

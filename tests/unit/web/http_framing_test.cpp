@@ -1,5 +1,5 @@
 // RFC 9112's framing rules on a request head: where the body ends (6.3) and which host (3.2).
-#include "web/http_framing.h"
+#include "web_input/http_framing.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

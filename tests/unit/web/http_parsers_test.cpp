@@ -1,10 +1,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "web/accept_encoding.h"
-#include "web/basic_auth.h"
-#include "web/http_target.h"
 #include "web/rate_limiter.h"
+#include "web_input/accept_encoding.h"
+#include "web_input/basic_auth.h"
+#include "web_input/http_target.h"
 
 namespace hucprof {
 namespace {

@@ -1,7 +1,7 @@
 // RequestReader: every part of a request within its bound, whatever the bytes and however they
 // arrive. The expectations are RFC 9112's grammar (7.1: chunk-size, chunk-ext, trailer-section)
 // and the bounds docs/web-server.md states.
-#include "web/request_reader.h"
+#include "web_input/request_reader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

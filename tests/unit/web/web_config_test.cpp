@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "config_file_fixture.h"
-#include "web/web_config.h"
+#include "web_input/web_config.h"
 
 namespace hucprof {
 namespace {
