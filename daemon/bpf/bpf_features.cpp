@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/errno_words.h"
 #include "core/unique_fd.h"
 
 namespace hucprof {
@@ -21,10 +22,6 @@ namespace {
 #define HUC_HELPER_NAME(name) "bpf_" #name
 constexpr const char* kHelperNames[] = {__BPF_FUNC_MAPPER(HUC_HELPER_NAME)};
 #undef HUC_HELPER_NAME
-
-std::string errno_words(int err) {
-  return std::string(strerrorname_np(err) ? strerrorname_np(err) : "E?") + ": " + strerror(err);
-}
 
 FeatureAnswer present(std::string detail) {
   return {FeatureAnswer::State::Present, std::move(detail)};

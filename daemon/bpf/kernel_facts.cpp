@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/bpf_features.h"
+#include "bpf/errno_words.h"
 #include "bpf/libbpf_ptr.h"
 #include "core/file_text.h"
 #include "core/kernel_release.h"
@@ -26,10 +27,6 @@ namespace hucprof {
 namespace {
 
 bool exists(const char* path) { return access(path, F_OK) == 0; }
-
-std::string errno_words(int err) {
-  return std::string(strerrorname_np(err) ? strerrorname_np(err) : "E?") + ": " + strerror(err);
-}
 
 Capability probe_kprobes(const std::optional<std::string>& config) {
   if (exists("/sys/bus/event_source/devices/kprobe/type")) {

@@ -10,7 +10,7 @@ namespace {
 
 constexpr int kMaxCapability = 63;  // a CapabilityMask has 64 bits
 
-std::string name_of(int cap) {
+std::string capability_name(int cap) {
   char* name = cap_to_name(static_cast<cap_value_t>(cap));
   if (name == nullptr) return "cap_" + std::to_string(cap);
   std::string text(name);
@@ -23,7 +23,7 @@ std::string joined(CapabilityMask mask, std::string_view separator) {
   for (int cap = 0; cap <= kMaxCapability; ++cap) {
     if (!(mask & capability_bit(cap))) continue;
     if (!out.empty()) out += separator;
-    out += name_of(cap);
+    out += capability_name(cap);
   }
   return out;
 }

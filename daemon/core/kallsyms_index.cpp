@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/symbol_name.h"
+#include "core/text_chars.h"
 
 namespace hucprof {
 namespace {
@@ -22,8 +23,6 @@ constexpr size_t kSmallInput = 4096;  // text symbols; a real kallsyms has 50k-2
 bool is_end_marker(std::string_view name) { return name == "_etext" || name == "_einittext"; }
 
 bool is_text_type(char type) { return type == 't' || type == 'T' || type == 'w' || type == 'W'; }
-
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 // Plain loops: string_view::find_first_of calls memchr once per character, which was most of
 // the parse time.

@@ -1,4 +1,5 @@
 #include "core/metrics_text.h"
+#include "core/text_chars.h"
 
 #include <charconv>
 #include <system_error>
@@ -10,7 +11,6 @@ bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_metric_name_char(char c) { return is_letter(c) || is_digit(c) || c == '_' || c == ':'; }
 bool is_label_name_char(char c) { return is_letter(c) || is_digit(c) || c == '_'; }
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 // One sample line, read left to right; every failure says what was expected, not what came.
 class SampleLine {

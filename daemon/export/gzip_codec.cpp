@@ -14,9 +14,6 @@ namespace {
 constexpr int kGzipWindowBits = 15 + 16;  // zlib: 15-bit window, gzip wrapper
 constexpr size_t kChunk = 64 * 1024;
 
-// zlib counts in uInt; feed it at most this much at a time.
-uInt chunk_of(size_t n) { return static_cast<uInt>(std::min<size_t>(n, 1u << 30)); }
-
 }  // namespace
 
 bool looks_gzipped(std::string_view data) {
@@ -43,7 +40,7 @@ std::optional<std::string> gzip_compress(std::string_view data, GzipLevel level,
     const uInt fed = z.avail_in;
     if (written == out.size()) out.resize(out.size() * 2 + kChunk);
     z.next_out = reinterpret_cast<Bytef*>(out.data() + written);
-    z.avail_out = chunk_of(out.size() - written);
+    z.avail_out = zlib_chunk_of(out.size() - written);
     const uInt room = z.avail_out;
     rc = deflate(&z, in_left == fed ? Z_FINISH : Z_NO_FLUSH);
     in_left -= fed - z.avail_in;

@@ -11,8 +11,6 @@ namespace {
 constexpr int kGzipOnly = 15 + 16;  // zlib: 15-bit window, gzip wrapper only
 constexpr size_t kBufferBytes = 64 * 1024;
 
-uInt chunk_of(size_t n) { return static_cast<uInt>(std::min<size_t>(n, 1u << 30)); }
-
 }  // namespace
 
 std::string byte_size_words(size_t bytes) {
@@ -52,7 +50,7 @@ bool InflateStream::refill() {
   filled_ = handed_out_ = 0;
   while (filled_ == 0) {
     if (finished_) return false;
-    if (z_.avail_in == 0) z_.avail_in = chunk_of(input_.size());
+    if (z_.avail_in == 0) z_.avail_in = zlib_chunk_of(input_.size());
     z_.next_out = buffer_.data();
     z_.avail_out = static_cast<uInt>(buffer_.size());
     const uInt fed = z_.avail_in;

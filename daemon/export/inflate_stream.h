@@ -1,6 +1,7 @@
 #pragma once
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +11,9 @@
 #include <google/protobuf/io/zero_copy_stream.h>
 
 namespace hucprof {
+
+// zlib counts a buffer's bytes in a uInt: it is handed at most 1 GiB of one at a time.
+inline uInt zlib_chunk_of(size_t n) { return static_cast<uInt>(std::min<size_t>(n, 1u << 30)); }
 
 // The inflated bytes of gzip data, read piece by piece (protobuf's ZeroCopyInputStream, so a
 // parser reads a large profile without holding it inflated). As gzip -d and Go's gzip.Reader

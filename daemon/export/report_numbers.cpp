@@ -4,13 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/as_double.h"
+
 namespace hucprof {
-
-namespace {
-
-double as_double(uint64_t n) { return static_cast<double>(n); }
-
-}  // namespace
 
 std::string printf_string(const char* format, double value) {
   char buf[64];

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <vector>
 
+#include "core/as_double.h"
 #include "core/quoted_value.h"
 #include "core/usercopy_cost_share.h"
 #include "export/missed_text.h"
@@ -25,8 +26,6 @@ std::string pad(std::string s, size_t width, bool right) {
 std::string plural(uint64_t n, const char* one, const char* many) {
   return format_count_exact(n) + " " + (n == 1 ? one : many);
 }
-
-double as_double(uint64_t n) { return static_cast<double>(n); }
 
 // Every name in the report came from the profile file: printable_name, so that it can neither
 // act on the terminal nor fill it.

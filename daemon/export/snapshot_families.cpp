@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/as_double.h"
 #include "core/cpu_time.h"
 #include "core/raw_drain.h"
 #include "export/copy_families.h"
@@ -22,8 +23,6 @@ namespace hucprof {
 namespace {
 
 using prometheus::MetricType;
-
-double as_double(uint64_t value) { return static_cast<double>(value); }
 
 // ProbeStatus.mode is "" when the target was never attached; as a label that would read as
 // "label absent", so it becomes an explicit word.

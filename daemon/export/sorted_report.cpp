@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/as_double.h"
 #include "core/quoted_value.h"
 #include "core/share_difference.h"
 #include "core/usercopy_cost.h"
@@ -13,8 +14,6 @@
 namespace hucprof {
 
 namespace {
-
-double as_double(uint64_t n) { return static_cast<double>(n); }
 
 std::vector<TextColumn> key_columns(const std::vector<SortKey>& keys) {
   std::vector<TextColumn> out;

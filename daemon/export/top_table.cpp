@@ -166,7 +166,7 @@ std::vector<size_t> widths_of(const Table& t, std::optional<size_t> terminal_wid
   return widths;
 }
 
-std::string pad(const std::string& cell, size_t width, bool right) {
+std::string pad_cell(const std::string& cell, size_t width, bool right) {
   const size_t used = terminal_columns(cell);
   if (used >= width) return cell;
   const std::string space(width - used, ' ');
@@ -180,7 +180,7 @@ std::string line_of(const Table& t, const std::vector<std::string>& cells,
     const bool last = c + 1 == cells.size();
     const std::string cell =
         terminal_columns(cells[c]) > widths[c] ? fit_to_columns(cells[c], widths[c]) : cells[c];
-    out += last && !t.columns[c].numeric ? cell : pad(cell, widths[c], t.columns[c].numeric);
+    out += last && !t.columns[c].numeric ? cell : pad_cell(cell, widths[c], t.columns[c].numeric);
     if (!last) out += std::string(kGap, ' ');
   }
   return out;
