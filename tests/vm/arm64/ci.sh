@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ctest vm_arm64: the arm64 proof that fits CI. Cross-builds the daemon alone (at -O0: the guest
-# needs a correct binary, not a fast one, and it halves the compile), then boots two Debian arm64
+# ctest vm_arm64: the arm64 proof that fits CI. Cross-builds the daemon alone (at -O0 and in
+# batches: the guest needs a correct binary, not a fast one), then boots two Debian arm64
 # kernels under TCG (run-guest.sh): Debian 12's 6.12 and the newest of trixie-backports (through
 # a private apt list), each with version, doctor (its kernel config where the package installs
 # it), fentry and kprobe each exact over 1000 UDP pairs against the kernel's own count, and
@@ -21,7 +21,7 @@ dpkg --print-foreign-architectures | grep -qx arm64 ||
   skip "dpkg does not know arm64 (as root: dpkg --add-architecture arm64 && apt-get update)"
 
 start=$(date +%s)
-BUILD_DIR=$build BUILD_TYPE=None CFLAGS=-O0 CXXFLAGS=-O0 \
+BUILD_DIR=$build BUILD_TYPE=None CFLAGS=-O0 CXXFLAGS=-O0 UNITY_BUILD=ON \
   "$here/scripts/build.sh" --arch arm64 daemon/hucprof
 echo "vm_arm64: sysroot and cross build of the daemon took $(($(date +%s) - start)) s"
 # Both guests run, whatever the first one gave. Any failure fails the test; otherwise a guest
