@@ -31,7 +31,10 @@ std::optional<std::string> skipped_samples_line(const StackProfile& profile) {
   uint64_t taken = 0;
   for (const auto& [context, n] : profile.sampled_by_context) taken += n;
   const uint64_t skipped = *profile.skipped_samples;
-  std::string out = format_count_exact(taken) + " samples taken (busy and idle); ";
+  // A recording of a target counts the target's samples only, which are never idle ones.
+  std::string out =
+      format_count_exact(taken) + (profile.target.empty() ? " samples taken (busy and idle); "
+                                                          : " samples of the target taken; ");
   if (skipped == 0) {
     return out + "none skipped: the sampler ran for every sample the CPU clock owed";
   }

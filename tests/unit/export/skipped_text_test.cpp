@@ -53,13 +53,16 @@ TEST(SkippedSamplesLine, SaysHowManyTheClockOwedAndWhatTheRateIsOf) {
             "the CPU clock owed");
 }
 
+// The sampler counts a target's samples only (never idle ones: idle is no one's), and the skips of
+// every CPU: no rate of one against the other.
 TEST(SkippedSamplesLine, ARecordingOfATargetGivesNoRate) {
   StackInterner interner;
   StackProfile p = sampled_profile(interner);
+  p.sampled_by_context = {{"kernel", 5000}, {"user", 467}};
   p.skipped_samples = 36;
   p.target = "PID 1234";
   EXPECT_EQ(*skipped_samples_line(p),
-            std::string("7,467 samples taken (busy and idle); 36 more were owed by the CPU clock "
+            std::string("5,467 samples of the target taken; 36 more were owed by the CPU clock "
                         "and never ran the sampler (on every CPU, not only the target's: ") +
                 kWhy);
 }
