@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "core/named_values.h"  // equals_ignoring_case
+#include "core/text_chars.h"    // is_blank: RFC 9110's OWS is spaces and tabs too
 
 namespace hucprof {
 
@@ -10,8 +11,8 @@ namespace hucprof {
 // tabs, and tokens (auth schemes, content codings, URI schemes) compare case-insensitively.
 
 inline std::string_view trim_ows(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
   return text;
 }
 
