@@ -39,9 +39,9 @@
 #include <string>
 #include <vector>
 
-#include "core/callsite_folder.h"
-#include "core/interval_builder.h"
-#include "core/source_symbolizer.h"
+#include "core/drain/interval_builder.h"
+#include "core/symbols/callsite_folder.h"
+#include "core/symbols/source_symbolizer.h"
 #include "debuginfo/kernel_debuginfo.h"
 #include "sample_keys.h"
 

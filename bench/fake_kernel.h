@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/kallsyms_index.h"
-#include "core/raw_drain.h"
+#include "core/drain/raw_drain.h"
+#include "core/symbols/kallsyms_index.h"
 #include "sample_keys.h"
 
 namespace hucprof::bench {

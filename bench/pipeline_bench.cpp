@@ -6,11 +6,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/aggregator.h"
-#include "core/callsite_folder.h"
-#include "core/interval_builder.h"
-#include "core/kallsyms_index.h"
-#include "export/prometheus_exporter.h"
+#include "core/drain/aggregator.h"
+#include "core/drain/interval_builder.h"
+#include "core/symbols/callsite_folder.h"
+#include "core/symbols/kallsyms_index.h"
+#include "export/metrics/prometheus_exporter.h"
 #include "fake_kernel.h"
 
 namespace hucprof {

@@ -10,14 +10,14 @@
 #include <chrono>
 #include <thread>
 
-#include "core/aggregator.h"
-#include "core/callsite_folder.h"
-#include "core/drain_gate.h"
-#include "core/interval_builder.h"
-#include "core/profile_store.h"
-#include "core/symbolizer.h"
-#include "export/pprof_handler.h"
-#include "export/web_view.h"
+#include "core/drain/aggregator.h"
+#include "core/drain/drain_gate.h"
+#include "core/drain/interval_builder.h"
+#include "core/profile/profile_store.h"
+#include "core/symbols/callsite_folder.h"
+#include "core/symbols/symbolizer.h"
+#include "export/views/pprof_handler.h"
+#include "export/views/web_view.h"
 #include "fake_kernel.h"
 #include "heap_peak.h"
 

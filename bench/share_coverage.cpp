@@ -3,7 +3,7 @@
 // Given N recordings of one steady load (pprof files written by `hucprof record`, see
 // bench/share_coverage.py), it reads each one's samples in the checks and busy samples as
 // `hucprof report` does (summarize_cost), takes each recording's interval from
-// core/share_interval.h, pools all recordings' counts into the best estimate of the load's
+// core/cost/share_interval.h, pools all recordings' counts into the best estimate of the load's
 // share there is, and counts the recordings whose interval contains that pooled share.
 // Prints one line per recording and a summary; exits 0, or 2 on unreadable input.
 //
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/file_text.h"
-#include "core/share_interval.h"
-#include "core/usercopy_cost.h"
-#include "export/pprof_format.h"
-#include "export/pprof_reader.h"
+#include "core/cost/share_interval.h"
+#include "core/cost/usercopy_cost.h"
+#include "core/files/file_text.h"
+#include "export/pprof/pprof_format.h"
+#include "export/pprof/pprof_reader.h"
 
 int main(int argc, char** argv) {
   using namespace hucprof;

@@ -5,7 +5,7 @@ Runs RECORDINGS independent recordings of one steady load: each is its own
 `hucprof record --mode sample -F HZ -- huc_udp_flood --seconds S` (a fresh
 process, fresh BPF programs, the same loopback flood in a cgroup of its own, so other work on a
 shared machine stays out of both counts). huc_share_coverage then gives each recording's share,
-its interval (core/share_interval.h, as `hucprof report` takes it) and how many of the intervals
+its interval (core/cost/share_interval.h, as `hucprof report` takes it) and how many of the intervals
 contain the share of all recordings pooled. A 95 % interval should hold it in about 95 % of them;
 docs/metrics.md states the figure and the bar (90 %).
 

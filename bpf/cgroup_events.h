@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What cgroup_names.bpf.c tells the daemon about the unified hierarchy (daemon/bpf/
+ * What cgroup_names.bpf.c tells the daemon about the unified hierarchy (daemon/kernel_edge/
  * cgroup_names_session.*): one record per cgroup made or removed, in a ring buffer the
  * daemon reads at every drain. Shared by the BPF object and the daemon, like hucprof_abi.h.
  */

@@ -2,8 +2,8 @@
 /*
  * The one header shared by the BPF programs and the daemon: map keys and values, constants and
  * enums. Fixed-width types and explicit padding only, so both compilers lay structs out the same
- * way; daemon/bpf/abi_checks.cpp static_asserts every size and the loader compares them with the
- * BTF of the loaded maps.
+ * way; daemon/kernel_edge/abi_checks.cpp static_asserts every size and the loader compares them
+ * with the BTF of the loaded maps.
  */
 #ifndef HUCPROF_ABI_H
 #define HUCPROF_ABI_H
@@ -20,7 +20,7 @@
  * loses its callers' call site ("[truncated]"). probe mode memoizes the search per address. */
 #define HUC_MAX_HELPER_RANGES 1024
 /* `record -p`: the most processes, and `record -C`: CPUs 0 to HUC_MAX_FOLLOW_CPUS - 1, a bit each
- * (core/record_target.h). */
+ * (core/workload/record_target.h). */
 #define HUC_MAX_FOLLOW_TGIDS 64
 #define HUC_MAX_FOLLOW_CPUS 1024
 /* Stack depths. SHORT is what a copy-helper caller needs to reach the real call site; FULL is
@@ -34,7 +34,7 @@
 #define HUC_SAMPLE_SCAN_DEPTH 24
 
 /* Map capacities built into the objects. The daemon sets the real ones before load from
- * --bpf.max-keys and --bpf.max-stacks (daemon/core/attach_plan.cpp); these only have to be valid. */
+ * --bpf.max-keys and --bpf.max-stacks (core/kernel/attach_plan.cpp): these only have to be valid. */
 #define HUC_DEFAULT_MAX_KEYS 16384
 #define HUC_DEFAULT_MAX_STACKS 8192
 #define HUC_LATENCY_SLOTS 32 /* log2(ns) buckets: 1 ns .. 2^31 ns */
@@ -81,7 +81,7 @@ enum huc_check_kind {
  * Where the sub-checks of one classified __check_object_size(ptr, n > 0) call ended, in
  * mm/usercopy.c's order (usercopy_classify.bpf.h): each end implies the kinds that ran before
  * it, so one counter per call says them all (the daemon expands it: add_classified_subchecks in
- * daemon/core/site_table.h):
+ * daemon/core/drain/site_table.h):
  *   STACK    check_stack_object found the object on the task's stack: stack
  *   VMALLOC  find_vmap_area: stack, vmalloc
  *   PAGE     __virt_addr_valid, not a slab folio (or not valid): stack, page
@@ -282,7 +282,8 @@ struct huc_short_stack {
 
 /* Denominator: every sample, by where the CPU was. Every run of the sampler that is followed
  * counts exactly one of these; the others count sample_unfollowed instead, so the two together
- * are the program's runs per CPU (daemon/bpf/sampling_session.cpp counts skipped samples by it). */
+ * are the program's runs per CPU (daemon/kernel_edge/sampling_session.cpp counts skipped samples
+ * by it). */
 enum huc_context {
 	HUC_CTX_KERNEL = 0, /* kernel mode, a real task */
 	HUC_CTX_USER = 1,

@@ -685,7 +685,7 @@ static __always_inline void huc_rescue_count(void *ctx, struct task_struct *task
  * task since this program last saw it: the trampoline skipped it. A slot of another task, or one
  * taken over since, counts nothing. The task is read as the check's program reads it
  * (usercopy_common.bpf.h), so every build has a rescue needing nothing its check's program does
- * not (tests/unit/bpf/bpf_features_test.cpp holds each build to that). */
+ * not (tests/unit/kernel_edge/bpf_features_test.cpp holds each build to that). */
 static __always_inline int huc_fentry_rescue_check(void *ctx, __u64 n, bool to_user, bool direct)
 {
 	struct task_struct *task = huc_current_task();

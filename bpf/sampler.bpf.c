@@ -20,7 +20,7 @@ const volatile struct huc_range check_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_check_ranges = 0;
 
 /* Interrupt, exception and softirq entry code, sorted, set before load (the daemon's plan,
- * daemon/core/interrupt_entries.cpp). A check found above it on the stack was interrupted. */
+ * core/kernel/interrupt_entries.cpp). A check found above it on the stack was interrupted. */
 const volatile struct huc_range interrupt_ranges[HUC_MAX_RANGES] = {};
 const volatile __u32 nr_interrupt_ranges = 0;
 

@@ -21,7 +21,7 @@
  * is read with CO-RE flavours, every field guarded, so a kernel that lacks one still loads the
  * check; the slab marker comes from the daemon: PG_slab in page->flags up to 6.9, the PGTY_slab
  * page type from 6.12. The daemon does not classify where the kernel has neither, or lacks a
- * field read here (daemon/core/page_layout.h), and falls back to probing the sub-check functions.
+ * field read here (core/kernel/page_layout.h), and falls back to probing the sub-check functions.
  *
  * Checked by the VM tier against the kernel's own sub-check calls per call site (Debian 6.1, 6.12
  * and the newest of trixie-backports and sid, fentry and kprobe): stack, vmalloc, page and slab.
@@ -93,7 +93,7 @@ struct page___huc_page_type {
  * The words classification reads, each at its field's CO-RE offset. Only the flavour the kernel
  * has is reached (a constant test the verifier drops): libbpf poisons the offset of a field the
  * kernel lacks, and that instruction must stay unreached. The daemon classifies only where the
- * fields its marker needs are there (daemon/core/page_layout.h); were one missing, these read 0,
+ * fields its marker needs are there (core/kernel/page_layout.h); were one missing, these read 0,
  * and a page would count as a head page that is not slab. Offsets are immediates where they are
  * used: a helper returning the offset made clang select it among the flavours at run time, a
  * dozen instructions on every slab copy.
@@ -154,7 +154,7 @@ static __always_inline bool huc_flags_then_compound(void)
 /* A tail page's compound_info is a mask of its address, not a pointer (see above). */
 const volatile bool compound_info_mask = false;
 
-/* How this kernel marks a slab page, from its BTF (daemon/core/slab_marker.h says why the daemon
+/* How this kernel marks a slab page, from its BTF (core/kernel/slab_marker.h says why the daemon
  * reads it, not CO-RE): the PGTY_slab page type, else PG_slab's bit in page->flags; -1: none. */
 const volatile __s32 slab_page_type = -1;
 const volatile __s32 slab_flag_bit = -1;

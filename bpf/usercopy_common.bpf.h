@@ -80,7 +80,7 @@ static __always_inline struct task_struct *huc_current_task(void)
  * build so that all share one skeleton. */
 const volatile __u32 task_stack_size = 0;
 
-/* What `hucprof record` follows (core/record_target.h), set before load; every program counts
+/* What `hucprof record` follows (core/workload/record_target.h), set at load; each program counts
  * only what it follows, as if the rest of the machine did not exist. follow_cgroup_id: the tasks
  * of this cgroup v2 id (COMMAND's own, or -G's; 0: any); follow_tgids: the tasks of these
  * processes (-p; none: any); follow_cpu_mask: these CPUs (-C; follow_cpus false: any). */

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/compressed_size.h"
+#include "core/files/compressed_size.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

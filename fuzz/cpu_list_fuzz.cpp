@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/cpu_list.h"
+#include "core/text/cpu_list.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

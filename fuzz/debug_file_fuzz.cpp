@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/utf8.h"
+#include "core/base/utf8.h"
 #include "debuginfo/debug_file.h"
 #include "debuginfo/dwarf_lines.h"
 #include "fuzz_check.h"

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/download_watch.h"
+#include "core/files/download_watch.h"
 #include "fuzz_check.h"
 
 namespace {

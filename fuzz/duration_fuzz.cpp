@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/duration.h"
+#include "core/text/duration.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "export/pprof_handler.h"
+#include "export/views/pprof_handler.h"
 #include "fuzz_check.h"
 #include "web_input/accept_encoding.h"
 #include "web_input/basic_auth.h"

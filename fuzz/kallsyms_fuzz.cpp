@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/kallsyms_index.h"
+#include "core/symbols/kallsyms_index.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

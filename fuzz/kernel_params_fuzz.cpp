@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/hardened_state.h"
-#include "core/kernel_params.h"
+#include "core/kernel/hardened_state.h"
+#include "core/kernel/kernel_params.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

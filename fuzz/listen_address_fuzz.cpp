@@ -1,11 +1,11 @@
-// --web.listen-address, through its public parser (core/listen_address.h: spelling only, host
+// --web.listen-address, through its public parser (core/text/listen_address.h: spelling only, host
 // names are resolved when the server starts, so the fuzzer never touches the network).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "core/listen_address.h"
+#include "core/text/listen_address.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
 // `hucprof top --from URL` reads a page from the network: any bytes, through the public reader
-// (core/metrics_snapshot.h). Its errors are one line of words, and never carry the page's bytes
-// to the terminal they are printed on.
+// (core/drain/metrics_snapshot.h). Its errors are one line of words, and never carry the page's
+// bytes to the terminal they are printed on.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "core/metrics_snapshot.h"
+#include "core/drain/metrics_snapshot.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
-// `hucprof top --from URL`, through its public parser (core/metrics_url.h: spelling only, the
+// `hucprof top --from URL`, through its public parser (core/text/metrics_url.h: spelling only, the
 // host is resolved when top fetches, so the fuzzer never touches the network).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "core/metrics_url.h"
+#include "core/text/metrics_url.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

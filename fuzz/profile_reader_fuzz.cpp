@@ -12,13 +12,13 @@
 #include <set>
 #include <string_view>
 
-#include "core/flame_tree.h"
-#include "core/folding_rules.h"
-#include "core/usercopy_cost.h"
-#include "core/utf8.h"
-#include "export/flame_graph_svg.h"
-#include "export/pprof_reader.h"
-#include "export/report_text.h"
+#include "core/base/utf8.h"
+#include "core/cost/usercopy_cost.h"
+#include "core/profile/flame_tree.h"
+#include "core/symbols/folding_rules.h"
+#include "export/pprof/pprof_reader.h"
+#include "export/views/flame_graph_svg.h"
+#include "export/views/report_text.h"
 #include "fuzz_check.h"
 
 namespace {

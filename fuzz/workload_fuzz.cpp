@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/pod_log_dir.h"
-#include "core/utf8.h"
-#include "core/workload_rules.h"
+#include "core/base/utf8.h"
+#include "core/workload/pod_log_dir.h"
+#include "core/workload/workload_rules.h"
 #include "fuzz_check.h"
 
 namespace hucprof {

@@ -2,11 +2,11 @@
 #include <memory>
 #include <vector>
 
-#include "bpf/probe_session.h"
-#include "bpf/sampling_session.h"
 #include "cli/options.h"
-#include "core/attach_plan.h"
+#include "core/kernel/attach_plan.h"
 #include "hucprof.pb.h"
+#include "kernel_edge/probe_session.h"
+#include "kernel_edge/sampling_session.h"
 
 namespace hucprof {
 

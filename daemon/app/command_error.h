@@ -1,7 +1,7 @@
 #pragma once
 #include <spdlog/spdlog.h>
 
-#include "core/result.h"
+#include "core/base/result.h"
 
 namespace hucprof {
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "app/terminal_text.h"
-#include "core/build_id.h"
+#include "core/symbols/build_id.h"
 
 namespace hucprof {
 

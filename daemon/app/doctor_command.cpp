@@ -8,8 +8,8 @@
 #include "app/debuginfo_report.h"
 #include "app/kernel_view.h"
 #include "app/terminal_text.h"
-#include "core/attach_plan.h"
-#include "core/kernel_release.h"
+#include "core/kernel/attach_plan.h"
+#include "core/kernel/kernel_release.h"
 
 namespace hucprof {
 

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <istream>
 
-#include "core/file_text.h"
-#include "core/folding_rules.h"
+#include "core/files/file_text.h"
+#include "core/symbols/folding_rules.h"
 
 namespace hucprof {
 

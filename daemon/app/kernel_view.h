@@ -2,12 +2,12 @@
 #include <optional>
 #include <string>
 
-#include "bpf/kernel_facts.h"
 #include "cli/options.h"
-#include "core/attach_plan.h"
-#include "core/hardened_state.h"
-#include "core/kallsyms_index.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/kernel/attach_plan.h"
+#include "core/kernel/hardened_state.h"
+#include "core/symbols/kallsyms_index.h"
+#include "kernel_edge/kernel_facts.h"
 
 namespace hucprof {
 

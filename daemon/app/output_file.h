@@ -4,17 +4,17 @@
 #include <string>
 #include <string_view>
 
-#include "bpf/libbpf_ptr.h"
-#include "core/file_text.h"
-#include "core/output_target.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/files/file_text.h"
+#include "core/files/output_target.h"
+#include "kernel_edge/libbpf_ptr.h"
 
 namespace hucprof {
 
 // The file a command writes (`record -o`, `report --flamegraph`), opened before the work that
 // fills it: a path that cannot be written is refused before anything is attached or printed,
 // by trying (a file created beside it), not by guessing from permission bits. What is at the
-// path decides how it is written (core/output_target.h): a new or regular file through a
+// path decides how it is written (core/files/output_target.h): a new or regular file through a
 // temporary file renamed into place, mode 0600 (like perf.data); a pipe, FIFO, /dev/null, a
 // terminal (text only) or a symbolic link's target by writing into it; other devices and
 // directories never.

@@ -11,9 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "bpf/map_access_probe.h"
 #include "cli/capability_names.h"
-#include "core/message_text.h"
+#include "core/base/message_text.h"
+#include "kernel_edge/map_access_probe.h"
 
 namespace hucprof {
 namespace {

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "cli/options.h"
-#include "core/privilege_plan.h"
+#include "core/kernel/privilege_plan.h"
 
 namespace hucprof {
 

@@ -7,9 +7,9 @@
 
 #include "app/kernel_view.h"
 #include "cli/options.h"
-#include "core/drain_gate.h"
-#include "core/profile_store.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/drain/drain_gate.h"
+#include "core/profile/profile_store.h"
 #include "hucprof.pb.h"
 
 namespace hucprof {

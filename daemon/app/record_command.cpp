@@ -15,13 +15,13 @@
 #include "app/output_file.h"
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
-#include "core/cpu_list.h"
-#include "core/duration.h"
-#include "core/file_text.h"
-#include "core/followed_exits.h"
-#include "core/record_target.h"
-#include "core/stack_profile.h"
-#include "export/pprof_writer.h"
+#include "core/drain/followed_exits.h"
+#include "core/files/file_text.h"
+#include "core/symbols/stack_profile.h"
+#include "core/text/cpu_list.h"
+#include "core/text/duration.h"
+#include "core/workload/record_target.h"
+#include "export/views/pprof_writer.h"
 #include "workload/cgroup_index.h"
 #include "workload/command_cgroup.h"
 #include "workload/followed_tasks.h"
@@ -89,9 +89,9 @@ void release(CommandCgroup& cgroup, const std::string& command, bool exited) {
   }
 }
 
-// What the flags name (core/record_target.h), checked on this machine: the processes of -p, the
-// cgroup of -G, and COMMAND's own cgroup, made before anything is attached (the programs are
-// loaded with its id) and before COMMAND starts (it is in it from its first instruction).
+// What the flags name (core/workload/record_target.h), checked on this machine: the processes of
+// -p, the cgroup of -G, and COMMAND's own cgroup, made before anything is attached (the programs
+// are loaded with its id) and before COMMAND starts (it is in it from its first instruction).
 struct Followed {
   FollowFilter filter;
   std::string words;  // whose CPU busy CPU is: StackProfile::target

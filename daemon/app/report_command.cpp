@@ -7,14 +7,14 @@
 #include <utility>
 
 #include "app/output_file.h"
-#include "core/file_text.h"
-#include "core/usercopy_cost.h"
-#include "export/flame_graph_svg.h"
-#include "export/folded_stacks.h"
-#include "export/pprof_format.h"
-#include "export/pprof_reader.h"
-#include "export/report_text.h"
-#include "export/sorted_report.h"
+#include "core/cost/usercopy_cost.h"
+#include "core/files/file_text.h"
+#include "export/pprof/pprof_format.h"
+#include "export/pprof/pprof_reader.h"
+#include "export/views/flame_graph_svg.h"
+#include "export/views/folded_stacks.h"
+#include "export/views/report_text.h"
+#include "export/views/sorted_report.h"
 #include "log/logging.h"
 
 namespace hucprof {

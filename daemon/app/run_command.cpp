@@ -16,9 +16,9 @@
 #include "app/profiling_pipeline.h"
 #include "app/signal_inbox.h"
 #include "app/systemd_sockets.h"
-#include "core/shown_windows.h"
-#include "export/pprof_handler.h"
-#include "export/web_view.h"
+#include "core/profile/shown_windows.h"
+#include "export/views/pprof_handler.h"
+#include "export/views/web_view.h"
 #include "web/metrics_server.h"
 
 namespace hucprof {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string_view>
 
-#include "bpf/libbpf_ptr.h"
+#include "kernel_edge/libbpf_ptr.h"
 
 namespace hucprof {
 

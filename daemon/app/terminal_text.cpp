@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/quoted_value.h"
+#include "core/base/quoted_value.h"
 
 namespace hucprof {
 

@@ -3,7 +3,7 @@
 namespace hucprof {
 
 // printf to stdout for what a command prints for people (`doctor`): every line made printable
-// (core/quoted_value.h's printable_text) before it is written, so a symbol from a module, a
+// (core/base/quoted_value.h's printable_text) before it is written, so a symbol from a module, a
 // debuginfo path or a reason quoting one can neither act on the terminal nor break a line:
 // the line breaks of `format` are kept, an argument's read \x0a.
 [[gnu::format(printf, 1, 2)]] void print_text(const char* format, ...);

@@ -23,12 +23,12 @@
 #include "app/kernel_view.h"
 #include "app/profiling_pipeline.h"
 #include "app/top_terminal.h"
-#include "core/duration.h"
-#include "core/file_text.h"
-#include "core/message_text.h"
-#include "core/metrics_snapshot.h"
-#include "core/top_model.h"
-#include "export/top_table.h"
+#include "core/base/message_text.h"
+#include "core/drain/metrics_snapshot.h"
+#include "core/files/file_text.h"
+#include "core/profile/top_model.h"
+#include "core/text/duration.h"
+#include "export/views/top_table.h"
 #include "web/metrics_fetch.h"
 
 namespace hucprof {

@@ -28,7 +28,7 @@ volatile sig_atomic_t g_have_termios = 0;
 termios g_before{};
 
 // write(2) until done: async-signal-safe, and a terminal that went away only ends the writing.
-void write_all(std::string_view text) {
+void write_to_terminal(std::string_view text) {
   while (!text.empty()) {
     const ssize_t n = write(STDOUT_FILENO, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
@@ -41,7 +41,7 @@ void write_all(std::string_view text) {
 void restore_terminal() {
   if (g_entered == 0) return;
   g_entered = 0;
-  write_all(kLeave);
+  write_to_terminal(kLeave);
   if (g_have_termios != 0) tcsetattr(STDIN_FILENO, TCSANOW, &g_before);
 }
 
@@ -145,7 +145,7 @@ void TopTerminal::enter() {
     tcsetattr(STDIN_FILENO, TCSANOW, &raw);
   }
   g_entered = 1;
-  write_all(kEnter);
+  write_to_terminal(kEnter);
 }
 
 TopTerminal::Size TopTerminal::size() const {
@@ -171,7 +171,7 @@ void TopTerminal::draw(const TopScreen& screen, size_t width) {
     if (i + 1 < screen.lines.size()) out += "\r\n";
   }
   out += "\x1b[J";
-  write_all(out);
+  write_to_terminal(out);
 }
 
 }  // namespace hucprof

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <optional>
 
-#include "core/unique_fd.h"
-#include "export/top_table.h"
+#include "core/base/unique_fd.h"
+#include "export/views/top_table.h"
 
 namespace hucprof {
 

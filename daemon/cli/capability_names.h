@@ -2,8 +2,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/privilege_plan.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/kernel/privilege_plan.h"
 
 namespace hucprof {
 

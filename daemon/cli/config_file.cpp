@@ -4,7 +4,7 @@
 
 #include "config/safe_yaml.h"
 #include "config/yaml_fields.h"
-#include "core/message_text.h"
+#include "core/base/message_text.h"
 
 namespace hucprof {
 namespace {

@@ -13,7 +13,7 @@
 #include "cli/profile_command_flags.h"
 #include "cli/settings.h"
 #include "cli/top_command_flags.h"
-#include "core/message_text.h"
+#include "core/base/message_text.h"
 
 namespace hucprof {
 namespace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "core/privilege_plan.h"
-#include "core/record_target.h"
-#include "core/report_rows.h"
-#include "core/run_mode.h"
+#include "core/kernel/privilege_plan.h"
+#include "core/kernel/run_mode.h"
+#include "core/profile/report_rows.h"
+#include "core/workload/record_target.h"
 #include "log/log_line.h"
 
 namespace hucprof {
@@ -41,7 +41,7 @@ struct RunOptions {
   bool probe_rescue = true;
   // --probe.objects: classified slab checks also counted by cache and usercopy region.
   bool probe_objects = false;
-  // --capabilities.keep: what stays after attaching (core/privilege_plan.h says why).
+  // --capabilities.keep: what stays after attaching (core/kernel/privilege_plan.h says why).
   CapabilityKeep capabilities_keep = default_capability_keep();
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
@@ -56,7 +56,7 @@ struct RunOptions {
   std::chrono::milliseconds prediction_window{300'000};
 
   // --debuginfo.path: a vmlinux with debuginfo, or a directory to search like /usr/lib/debug;
-  // "" searches the distributions' places, "none" goes without (core/debuginfo_search.h).
+  // "" searches the distributions' places, "none" goes without (core/symbols/debuginfo_search.h).
   std::string debuginfo_path;
   // --debuginfo.debuginfod: ask the servers in DEBUGINFOD_URLS by build-id when no file matches.
   bool debuginfo_debuginfod = false;
@@ -73,7 +73,7 @@ struct RecordOptions {
   std::optional<std::chrono::milliseconds> duration;
   std::string output = "usercopy.pb.gz";  // -o / --output
   std::vector<std::string> command;       // after "--": run it and record while it runs
-  // -a, -p, -C, -G, --only-command as given; core/record_target.h decides what they mean.
+  // -a, -p, -C, -G, --only-command as given; core/workload/record_target.h decides what they mean.
   RecordTargetFlags target;
 };
 

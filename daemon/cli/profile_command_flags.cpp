@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/duration.h"
-#include "core/quoted_value.h"
+#include "core/base/quoted_value.h"
+#include "core/text/duration.h"
 
 namespace hucprof {
 

@@ -7,10 +7,10 @@
 #include <cstdint>
 
 #include "cli/capability_names.h"
-#include "core/duration.h"
-#include "core/listen_address.h"
-#include "core/message_text.h"
-#include "core/named_values.h"
+#include "core/base/message_text.h"
+#include "core/base/named_values.h"
+#include "core/text/duration.h"
+#include "core/text/listen_address.h"
 
 namespace hucprof {
 namespace {

@@ -5,9 +5,9 @@
 #include <charconv>
 #include <chrono>
 
-#include "core/duration.h"
-#include "core/message_text.h"
-#include "core/metrics_url.h"
+#include "core/base/message_text.h"
+#include "core/text/duration.h"
+#include "core/text/metrics_url.h"
 
 namespace hucprof {
 namespace {

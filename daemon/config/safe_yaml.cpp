@@ -6,10 +6,10 @@
 
 #include <yaml-cpp/eventhandler.h>
 
-#include "core/file_text.h"
-#include "core/message_text.h"
-#include "core/quoted_value.h"
-#include "core/utf8.h"
+#include "core/base/message_text.h"
+#include "core/base/quoted_value.h"
+#include "core/base/utf8.h"
+#include "core/files/file_text.h"
 
 namespace hucprof {
 namespace {

@@ -14,7 +14,7 @@
 #include <yaml-cpp/yaml.h>
 #endif
 
-#include "core/result.h"
+#include "core/base/result.h"
 
 namespace hucprof {
 
@@ -38,7 +38,7 @@ struct YamlLimits {
 Result<YAML::Node> load_yaml_text(std::string_view text, const std::string& name,
                                   const YamlLimits& limits = {});
 
-// core/file_text's read_regular_file (at most limits.max_bytes) + load_yaml_text; a file that
+// core/files/file_text's read_regular_file (at most limits.max_bytes) + load_yaml_text; a file that
 // cannot be read is "PATH: cannot read WHAT: reason" (what: "config file").
 Result<YAML::Node> load_yaml_file(const std::string& path, std::string_view what,
                                   const YamlLimits& limits = {});

@@ -3,7 +3,7 @@
 #include <set>
 #include <utility>
 
-#include "core/message_text.h"
+#include "core/base/message_text.h"
 
 namespace hucprof::yaml_fields {
 

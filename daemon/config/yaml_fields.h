@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "config/safe_yaml.h"
-#include "core/named_values.h"
-#include "core/result.h"
+#include "core/base/named_values.h"
+#include "core/base/result.h"
 
 // Strict readers for the fields of a YAML settings file: each known key is read by its own
 // function, and anything else (an unknown or repeated key, a value of the wrong shape) is an

@@ -13,9 +13,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/build_id.h"
-#include "core/compressed_size.h"
-#include "core/file_text.h"
+#include "core/files/compressed_size.h"
+#include "core/files/file_text.h"
+#include "core/symbols/build_id.h"
 
 namespace hucprof {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/result.h"
-#include "core/source_lines.h"
-#include "core/unique_fd.h"
+#include "core/base/result.h"
+#include "core/base/unique_fd.h"
+#include "core/symbols/source_lines.h"
 #include "debuginfo/dwarf_lines.h"
 
 struct Elf;

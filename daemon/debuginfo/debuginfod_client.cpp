@@ -11,7 +11,7 @@
 #include <cstring>
 #include <optional>
 
-#include "core/file_text.h"
+#include "core/files/file_text.h"
 #include "debuginfo/debug_file.h"
 
 namespace hucprof {
@@ -66,7 +66,7 @@ std::string env_or_empty(const char* name) {
 }
 
 // "a FIFO", "a regular file": what st_mode says is at a path.
-std::string kind_of(mode_t mode) {
+std::string file_kind_words(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISREG(mode)) return "a regular file";
   if (S_ISFIFO(mode)) return "a FIFO";
@@ -135,15 +135,16 @@ std::string DebuginfodCache::problem(std::string_view build_id_hex) const {
       return what + " cannot be made: " + above + ": " + std::strerror(errno);
     }
     if (!S_ISDIR(up.st_mode))
-      return what + " cannot be made: " + above + " is " + kind_of(up.st_mode);
+      return what + " cannot be made: " + above + " is " + file_kind_words(up.st_mode);
     return "";
   }
-  if (!S_ISDIR(st.st_mode)) return what + " is " + kind_of(st.st_mode) + ", not a directory";
+  if (!S_ISDIR(st.st_mode))
+    return what + " is " + file_kind_words(st.st_mode) + ", not a directory";
   if (::access(path.c_str(), W_OK | X_OK) != 0) return what + ": " + std::strerror(errno);
   const std::string entry = path + "/" + std::string(build_id_hex) + "/debuginfo";
   if (::stat(entry.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode)) {
-      return entry + " in the debuginfod cache is " + kind_of(st.st_mode) + ", not a file";
+      return entry + " in the debuginfod cache is " + file_kind_words(st.st_mode) + ", not a file";
     }
   } else if (errno != ENOENT) {
     return entry + " in the debuginfod cache: " + std::strerror(errno);

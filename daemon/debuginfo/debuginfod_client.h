@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/download_watch.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/files/download_watch.h"
 
 struct debuginfod_client;  // elfutils' opaque client (C)
 

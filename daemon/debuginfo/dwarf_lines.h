@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/source_lines.h"
+#include "core/symbols/source_lines.h"
 
 namespace hucprof {
 

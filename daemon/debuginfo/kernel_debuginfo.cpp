@@ -8,8 +8,8 @@
 #include <set>
 #include <system_error>
 
-#include "core/build_id.h"
-#include "core/file_text.h"
+#include "core/files/file_text.h"
+#include "core/symbols/build_id.h"
 #include "debuginfo/debuginfod_client.h"
 
 namespace hucprof {

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/debuginfo_search.h"
-#include "core/source_resolver.h"
+#include "core/symbols/debuginfo_search.h"
+#include "core/symbols/source_resolver.h"
 #include "debuginfo/debug_file.h"
 
 namespace hucprof {

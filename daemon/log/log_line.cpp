@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "core/message_text.h"
-#include "core/utf8.h"
+#include "core/base/message_text.h"
+#include "core/base/utf8.h"
 
 namespace hucprof {
 namespace {

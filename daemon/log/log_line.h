@@ -38,7 +38,7 @@ struct LogLine {
 
 // The line without its final newline. Every format turns any message and field (kernel symbol
 // names, paths, commands, cgroup names, whatever bytes they hold) into exactly one printable
-// line (core/message_text.h's on_one_line): a line break or tab reads \n, \t, \r, any other
+// line (core/base/message_text.h's on_one_line): a line break or tab reads \n, \t, \r, any other
 // control character and any byte that is not UTF-8 \xNN; logfmt and json then quote that text
 // as their syntax wants, so the line parses and decodes to the same text the text format shows.
 std::string render_log_line(LogFormat format, const LogLine& line, bool under_journal);

@@ -16,7 +16,7 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "core/message_text.h"
+#include "core/base/message_text.h"
 #include "log/log_fields.h"
 
 namespace hucprof {

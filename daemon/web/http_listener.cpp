@@ -10,7 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/message_text.h"
+#include "core/base/message_text.h"
 #include "web/http_server_impl.h"
 #include "web/http_session.h"
 #include "web/web_security.h"

@@ -6,8 +6,8 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
-#include "core/listen_address.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/text/listen_address.h"
 
 namespace hucprof {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "core/message_text.h"
+#include "core/base/message_text.h"
 #include "web/http_listener.h"
 #include "web/http_server_impl.h"
 #include "web/io_thread.h"

@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "core/http_types.h"
-#include "core/listen_address.h"
-#include "core/result.h"
+#include "core/base/http_types.h"
+#include "core/base/result.h"
+#include "core/text/listen_address.h"
 
 namespace hucprof {
 

@@ -19,7 +19,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 
-#include "core/http_types.h"
+#include "core/base/http_types.h"
 #include "web/handler_threads.h"
 #include "web/http_server.h"
 

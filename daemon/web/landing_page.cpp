@@ -1,6 +1,6 @@
 #include "web/landing_page.h"
 
-#include "export/markup_escape.h"
+#include "export/views/markup_escape.h"
 
 namespace hucprof {
 

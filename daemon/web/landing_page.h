@@ -1,7 +1,7 @@
 #pragma once
 #include <string>
 
-#include "core/http_types.h"
+#include "core/base/http_types.h"
 
 namespace hucprof {
 

@@ -12,8 +12,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include "core/message_text.h"
-#include "core/quoted_value.h"
+#include "core/base/message_text.h"
+#include "core/base/quoted_value.h"
 
 namespace hucprof {
 namespace {

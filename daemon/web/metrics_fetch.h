@@ -4,8 +4,8 @@
 #include <functional>
 #include <string>
 
-#include "core/metrics_url.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/text/metrics_url.h"
 
 namespace hucprof {
 

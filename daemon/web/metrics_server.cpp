@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "core/listen_address.h"
-#include "export/gzip_codec.h"
+#include "core/text/listen_address.h"
+#include "export/pprof/gzip_codec.h"
 #include "web/http_server.h"
 #include "web/landing_page.h"
 #include "web/web_security.h"

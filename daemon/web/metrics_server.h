@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "core/http_types.h"
-#include "core/result.h"
-#include "export/prometheus_exporter.h"
+#include "core/base/http_types.h"
+#include "core/base/result.h"
+#include "export/metrics/prometheus_exporter.h"
 
 namespace hucprof {
 

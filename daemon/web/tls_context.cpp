@@ -10,8 +10,8 @@
 #include <array>
 #include <ctime>
 
-#include "core/file_text.h"
-#include "core/message_text.h"
+#include "core/base/message_text.h"
+#include "core/files/file_text.h"
 
 namespace hucprof {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-#include "core/result.h"
+#include "core/base/result.h"
 #include "web_input/web_config.h"
 
 namespace hucprof {

@@ -7,7 +7,7 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-#include "core/result.h"
+#include "core/base/result.h"
 #include "web/rate_limiter.h"
 #include "web_input/basic_auth.h"
 #include "web_input/web_config.h"

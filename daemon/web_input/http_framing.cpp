@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/quoted_value.h"
+#include "core/base/quoted_value.h"
 
 namespace hucprof {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/quoted_value.h"
+#include "core/base/quoted_value.h"
 #include "web_input/http_text.h"
 
 namespace hucprof {

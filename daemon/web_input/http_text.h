@@ -2,8 +2,8 @@
 #include <cctype>
 #include <string_view>
 
-#include "core/named_values.h"  // equals_ignoring_case
-#include "core/text_chars.h"    // is_blank: RFC 9110's OWS is spaces and tabs too
+#include "core/base/named_values.h"  // equals_ignoring_case
+#include "core/base/text_chars.h"    // is_blank: RFC 9110's OWS is spaces and tabs too
 
 namespace hucprof {
 

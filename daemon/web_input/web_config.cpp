@@ -10,10 +10,10 @@
 
 #include "config/safe_yaml.h"
 #include "config/yaml_fields.h"
-#include "core/duration.h"
-#include "core/file_text.h"
-#include "core/message_text.h"
-#include "core/named_values.h"
+#include "core/base/message_text.h"
+#include "core/base/named_values.h"
+#include "core/files/file_text.h"
+#include "core/text/duration.h"
 
 namespace hucprof {
 namespace {

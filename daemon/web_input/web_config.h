@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/result.h"
+#include "core/base/result.h"
 
 namespace hucprof {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/result.h"
+#include "core/base/result.h"
 
 namespace hucprof {
 

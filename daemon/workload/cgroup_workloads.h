@@ -9,20 +9,20 @@
 #include <utility>
 #include <vector>
 
-#include "core/cgroup_change.h"
-#include "core/lru_cache.h"
-#include "core/pod_log_dir.h"
-#include "core/workload_names.h"
+#include "core/base/lru_cache.h"
+#include "core/workload/cgroup_change.h"
+#include "core/workload/pod_log_dir.h"
+#include "core/workload/workload_names.h"
 #include "workload/cgroup_index.h"
 #include "workload/pod_log_dirs.h"
 
 namespace hucprof {
 
 // The workload of a cgroup v2 id from what the node itself says: the unified hierarchy
-// (CgroupIndex), the rules (core/workload_rules.h) and kubelet's pod log directories. Nothing is
-// asked of an API server, a container runtime or D-Bus. Answers are cached per id (an LRU, so a
-// node that makes a cgroup per job stays bounded); an id no cgroup has is not cached, so a
-// cgroup made after its first samples is named once the index has walked again. A pod named by
+// (CgroupIndex), the rules (core/workload/workload_rules.h) and kubelet's pod log directories.
+// Nothing is asked of an API server, a container runtime or D-Bus. Answers are cached per id (an
+// LRU, so a node that makes a cgroup per job stays bounded); an id no cgroup has is not cached, so
+// a cgroup made after its first samples is named once the index has walked again. A pod named by
 // its UID only is looked up again once its log directory may have appeared. One drain thread
 // asks: not thread-safe.
 //

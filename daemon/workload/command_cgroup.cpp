@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/file_text.h"
-#include "core/message_text.h"
+#include "core/base/message_text.h"
+#include "core/files/file_text.h"
 
 namespace hucprof {
 

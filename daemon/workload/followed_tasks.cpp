@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <optional>
 
-#include "core/file_text.h"
-#include "core/quoted_value.h"
+#include "core/base/quoted_value.h"
+#include "core/files/file_text.h"
 
 namespace hucprof {
 

@@ -3,13 +3,13 @@
 #include <string>
 #include <vector>
 
-#include "core/record_target.h"
-#include "core/result.h"
+#include "core/base/result.h"
+#include "core/workload/record_target.h"
 
 namespace hucprof {
 
-// What `record -p` and `record -G` name, checked on this machine (core/record_target.h decided
-// the flags; this looks at /proc and the cgroup tree).
+// What `record -p` and `record -G` name, checked on this machine (core/workload/record_target.h
+// decided the flags; this looks at /proc and the cgroup tree).
 
 // Each PID a running process (not a thread of one: -p takes process ids, as its tasks are
 // followed by their process id), else the one line naming the first that is not (exit 2).

@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/pod_log_dir.h"
+#include "core/workload/pod_log_dir.h"
 
 namespace hucprof {
 

@@ -1,8 +1,8 @@
 #pragma once
 #include <vector>
 
-#include "core/result.h"
-#include "core/unique_fd.h"
+#include "core/base/result.h"
+#include "core/base/unique_fd.h"
 
 namespace hucprof {
 
@@ -12,9 +12,9 @@ enum class ExitWatch {
   Kill,   // kill(pid, 0) only: the fallback, chosen directly by its tests
 };
 
-// Watches `record -p`'s processes for their exit (core/followed_exits.h decides what it means).
-// A pidfd (pidfd_open(2), Linux 5.3) is the process itself, not its number: once it exits, a new
-// process given the same id is not mistaken for it, however late the next look is.
+// Watches `record -p`'s processes for their exit (core/drain/followed_exits.h decides what it
+// means). A pidfd (pidfd_open(2), Linux 5.3) is the process itself, not its number: once it exits,
+// a new process given the same id is not mistaken for it, however late the next look is.
 class ProcessExits {
  public:
   // Each of `pids` watched from now; one that is gone already is an error naming it (exit 2),

@@ -9,8 +9,8 @@
 //   3 subchecks  find_vmap_area <- __check_object_size <- udp_recvmsg  {..., check=vmalloc}
 //   2 samples  _raw_spin_lock <- find_vmap_area <- __check_object_size.cold <- netlink_recvmsg
 //              {callsite=netlink_recvmsg, syscall=recvmsg, check=vmalloc}
-#include "core/stack_interner.h"
-#include "core/stack_profile.h"
+#include "core/symbols/stack_interner.h"
+#include "core/symbols/stack_profile.h"
 
 namespace hucprof {
 
@@ -66,9 +66,8 @@ inline StackProfile fixture_profile(StackInterner& interner) {
 //   1000 calls  the same stack  {..., direction=to_user, copy=copy_to_iter}
 inline StackProfile fixture_profile_with_source(StackInterner& interner) {
   auto lines = [](SourceLines l) { return std::make_shared<const SourceLines>(std::move(l)); };
-  const FramePtr check = interner.frame(
-      {"__check_object_size", "", 0x25, 0x6c9275,
-       lines({{"__check_object_size", "mm/usercopy.c", 213}})});
+  const FramePtr check = interner.frame({"__check_object_size", "", 0x25, 0x6c9275,
+                                         lines({{"__check_object_size", "mm/usercopy.c", 213}})});
   const FramePtr udp =
       interner.frame({"udp_recvmsg", "", 0x1a4, 0xb1d3a4,
                       lines({{"check_object_size", "include/linux/thread_info.h", 199},
@@ -79,11 +78,11 @@ inline StackProfile fixture_profile_with_source(StackInterner& interner) {
   const FramePtr sock = interner.frame({"sock_recvmsg", "", 0x44, 0x9d0044});
   StackProfile p = fixture_profile(interner);
   const StackPtr stack = interner.stack({check, udp, sock});
-  ProfileSample sampled{stack, make_labels({"udp_recvmsg", "recvfrom", "object", "", "copy_to_iter"}),
-                        {}};
+  ProfileSample sampled{
+      stack, make_labels({"udp_recvmsg", "recvfrom", "object", "", "copy_to_iter"}), {}};
   sampled.values[kSamples] = 7;
-  ProfileSample calls{stack, make_labels({"udp_recvmsg", "recvfrom", "", "to_user", "copy_to_iter"}),
-                      {}};
+  ProfileSample calls{
+      stack, make_labels({"udp_recvmsg", "recvfrom", "", "to_user", "copy_to_iter"}), {}};
   calls.values[kCalls] = 1000;
   calls.values[kBytes] = 64000;
   p.samples = {sampled, calls};

@@ -1,5 +1,5 @@
 """Wilson's 95 % score interval, from the textbook formula (math only): the reference the tests
-hold hucprof's intervals (daemon/core/share_interval.h, docs/metrics.md) against."""
+hold hucprof's intervals (daemon/core/cost/share_interval.h, docs/metrics.md) against."""
 
 Z95 = 1.959963984540054
 

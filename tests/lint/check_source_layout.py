@@ -3,10 +3,13 @@
 kept true.
 
   size      no .cpp/.h under daemon/ is over 500 lines (small files with one job: split a file
-            that grows past it by its jobs)
+            that grows past it by its jobs), and no folder of daemon/ holds over 40 of them
+            (rooms by domain: split a folder that grows past it into folders by what they do)
   layering  nothing under daemon/export/, daemon/web/ or daemon/web_input/ includes "cli/...":
             the exporter and the web front link neither CLI11 nor libcap (what they share with
-            the CLI lives in daemon/core/ or daemon/config/)
+            the CLI lives in daemon/core/ or daemon/config/); a room of daemon/core/ includes
+            only the rooms below it in CORE_ROOMS (docs/design.md's source layout), so that
+            its arrows point one way
   regex     no C++ file under daemon/, tests/, bench/ or fuzz/ includes <regex>: std::regex broke
             the sanitize tier's GCC -O1 build twice
 
@@ -23,6 +26,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 MAX_LINES = 500
+MAX_FOLDER_FILES = 40
+# daemon/core/'s rooms from the top down, as docs/design.md's source layout lists them.
+CORE_ROOMS = ["profile", "cost", "drain", "kernel", "workload", "files", "symbols", "text", "base"]
+CORE_INCLUDE = re.compile(r"core/([^/]+)/")
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".h", ".hh", ".hpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
@@ -57,6 +64,14 @@ def check_size(root: str) -> tuple[int, list[str]]:
             problems.append(f"{path}: {lines} lines, over the {MAX_LINES} a file under daemon/ may "
                             "have: split it by its jobs into files whose names say them "
                             "(docs/design.md, Source layout)")
+    by_folder: dict[str, int] = {}
+    for path in files:
+        by_folder[os.path.dirname(path)] = by_folder.get(os.path.dirname(path), 0) + 1
+    for folder, count in sorted(by_folder.items()):
+        if count > MAX_FOLDER_FILES:
+            problems.append(f"{folder}/: {count} .cpp/.h files, over the {MAX_FOLDER_FILES} a "
+                            "folder of daemon/ may hold: split it into folders by what they do "
+                            "(docs/design.md, Source layout)")
     return len(files), problems
 
 
@@ -72,7 +87,32 @@ def check_layering(root: str) -> tuple[int, list[str]]:
                                 "(it links CLI11 and "
                                 "libcap); move what they need to daemon/core/ (pure) or "
                                 "daemon/config/ (YAML)")
-    return len(files), problems
+    core = os.path.join("daemon", "core")
+    core_files = cxx_files(root, core)
+    for path in core_files:
+        parts = os.path.relpath(path, core).split(os.sep)
+        room = parts[0]
+        if len(parts) == 1:
+            problems.append(f"{path}: a file of daemon/core/ lives in one of its rooms "
+                            f"({', '.join(CORE_ROOMS)}; docs/design.md, Source layout)")
+            continue
+        if room not in CORE_ROOMS:
+            problems.append(f"{path}: daemon/core/{room}/ is not one of the rooms "
+                            f"({', '.join(CORE_ROOMS)}): give it its place in CORE_ROOMS and in "
+                            "docs/design.md's source layout")
+            continue
+        for number, delimiter, name in includes(root, path):
+            m = CORE_INCLUDE.match(name) if delimiter == '"' else None
+            if not m or m.group(1) == room:
+                continue
+            used = m.group(1)
+            if used not in CORE_ROOMS or CORE_ROOMS.index(used) < CORE_ROOMS.index(room):
+                problems.append(f'{path}:{number}: includes "{name}": daemon/core/{room}/ may '
+                                f"include only the rooms below it "
+                                f"({', '.join(CORE_ROOMS[CORE_ROOMS.index(room) + 1:]) or 'none'}); "
+                                "move the file to the room where its users and its includes "
+                                "meet (docs/design.md, Source layout)")
+    return len(files) + len(core_files), problems
 
 
 def check_regex(root: str) -> tuple[int, list[str]]:

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string_view>
 
-#include "export/pprof_writer.h"
+#include "export/views/pprof_writer.h"
 #include "fixture_profile.h"
 
 int main(int argc, char** argv) {

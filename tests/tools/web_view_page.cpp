@@ -1,5 +1,5 @@
-// The answer of hucprof's GET / (export/web_view.h's handler) for a profile file, without BPF or
-// root, for test_flame_graph_browser.py to check with Python's parsers and Chromium:
+// The answer of hucprof's GET / (export/views/web_view.h's handler) for a profile file, without
+// BPF or root, for test_flame_graph_browser.py to check with Python's parsers and Chromium:
 //   huc_web_view_page PROFILE.pb.gz > page
 // prints "Content-Type: ..." and an empty line, then the page. The profile (read as `report`
 // reads it) is the page's window; its kernel release also names the snapshot's kernel, and its
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "export/pprof_reader.h"
-#include "export/web_view.h"
+#include "export/pprof/pprof_reader.h"
+#include "export/views/web_view.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

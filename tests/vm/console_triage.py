@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-# hucprof's probe targets (daemon/core/probe_targets.cpp), in its order.
+# hucprof's probe targets (daemon/core/kernel/probe_targets.cpp), in its order.
 PROBE_TARGETS = ["__check_object_size", "__check_heap_object", "find_vmap_area",
                  "check_heap_object", "__virt_addr_valid", "check_stack_object",
                  "check_kernel_text_object"]

@@ -22,8 +22,8 @@
 #include <tuple>
 #include <vector>
 
-#include "core/callsite_folder.h"
-#include "core/folding_rules.h"
+#include "core/symbols/callsite_folder.h"
+#include "core/symbols/folding_rules.h"
 
 namespace {
 
@@ -55,8 +55,8 @@ int run(std::istream& in) {
     std::string direction, frames_text, extra;
     if (!(fields >> count >> bytes >> direction >> frames_text) || (fields >> extra) ||
         (direction != "to_user" && direction != "from_user" && direction != "-")) {
-      std::cerr << "hucvm_fold: line " << number << ": expected COUNT BYTES DIRECTION FRAMES: "
-                << line << "\n";
+      std::cerr << "hucvm_fold: line " << number
+                << ": expected COUNT BYTES DIRECTION FRAMES: " << line << "\n";
       return 2;
     }
     auto frames = split_frames(frames_text);

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "cgroup_host_test.h"
-#include "core/workload_rules.h"
+#include "core/workload/workload_rules.h"
 #include "workload/cgroup_index.h"
 
 namespace hucprof {

@@ -7,10 +7,10 @@
 
 #include <bpf/bpf.h>
 
-#include "bpf/libbpf_ptr.h"
-#include "bpf/map_reader.h"
-#include "bpf/program_barrier.h"
 #include "hucprof_abi.h"
+#include "kernel_edge/libbpf_ptr.h"
+#include "kernel_edge/map_reader.h"
+#include "kernel_edge/program_barrier.h"
 
 namespace hucprof {
 namespace {

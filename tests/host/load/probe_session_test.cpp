@@ -7,8 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "bpf/kernel_facts.h"
-#include "bpf/probe_session.h"
+#include "kernel_edge/kernel_facts.h"
+#include "kernel_edge/probe_session.h"
 
 namespace hucprof {
 namespace {

@@ -18,11 +18,11 @@
 
 #include <bpf/libbpf.h>
 
-#include "bpf/kernel_facts.h"
-#include "bpf/libbpf_ptr.h"
-#include "bpf/map_sizing.h"
-#include "bpf/rodata_ranges.h"
 #include "hucprof_abi.h"
+#include "kernel_edge/kernel_facts.h"
+#include "kernel_edge/libbpf_ptr.h"
+#include "kernel_edge/map_sizing.h"
+#include "kernel_edge/rodata_ranges.h"
 #include "probe.skel.h"
 #include "probe_compat.skel.h"
 #include "sampler.skel.h"

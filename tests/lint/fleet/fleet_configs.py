@@ -25,7 +25,7 @@ import alloy_syntax
 
 SCHEMAS = json.loads(Path(__file__).with_name("schemas.json").read_text())
 HUCPROF_PROFILE_PATH = "/debug/pprof/usercopy"
-HUCPROF_MAX_SECONDS = 600  # export/pprof_handler.h PprofHandlerLimits::max_seconds
+HUCPROF_MAX_SECONDS = 600  # export/views/pprof_handler.h PprofHandlerLimits::max_seconds
 # What a ?seconds=N request needs beyond N: two drains and the encoding (docs/profiles.md, "What a profile holds").
 MIN_TIMEOUT_MARGIN_S = 2.0
 

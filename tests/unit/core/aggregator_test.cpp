@@ -1,4 +1,4 @@
-#include "core/aggregator.h"
+#include "core/drain/aggregator.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The attach plan for the kernels hucprof is known to meet. Symbol sets are those of Debian's
 // 6.1 and 6.12 packages (as the VM tier finds them) and of the 6.18 development kernel
 // (tests/data/kallsyms_6.18_excerpt.txt); kernel facts are what those kernels answered.
-#include "core/attach_plan.h"
+#include "core/kernel/attach_plan.h"
 
 #include <gtest/gtest.h>
 

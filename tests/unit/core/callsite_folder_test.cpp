@@ -1,4 +1,4 @@
-#include "core/callsite_folder.h"
+#include "core/symbols/callsite_folder.h"
 
 #include <gtest/gtest.h>
 

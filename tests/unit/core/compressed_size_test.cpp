@@ -1,6 +1,6 @@
 // What a compressed file can inflate to, before anything inflates it: zstd's bound from its block
 // headers (RFC 8878), held against files the zstd tool wrote and against frames written by hand.
-#include "core/compressed_size.h"
+#include "core/files/compressed_size.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

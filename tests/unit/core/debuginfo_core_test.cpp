@@ -9,13 +9,13 @@
 #include <sstream>
 #include <string>
 
-#include "core/build_id.h"
-#include "core/copy_path.h"
-#include "core/debuginfo_search.h"
-#include "core/lru_cache.h"
-#include "core/source_symbolizer.h"
-#include "core/stack_interner.h"
-#include "core/stack_symbolizer.h"
+#include "core/base/lru_cache.h"
+#include "core/symbols/build_id.h"
+#include "core/symbols/copy_path.h"
+#include "core/symbols/debuginfo_search.h"
+#include "core/symbols/source_symbolizer.h"
+#include "core/symbols/stack_interner.h"
+#include "core/symbols/stack_symbolizer.h"
 
 namespace hucprof {
 namespace {

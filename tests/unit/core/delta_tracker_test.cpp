@@ -1,4 +1,4 @@
-#include "core/delta_tracker.h"
+#include "core/drain/delta_tracker.h"
 
 #include <gtest/gtest.h>
 

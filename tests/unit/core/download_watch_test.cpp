@@ -1,7 +1,7 @@
 // When a debuginfod download is given up, from libdebuginfod's progress reports as it makes them
 // (elfutils 0.188 debuginfod-client.c: `done` counts the reports until a server sends the file,
 // then its bytes; `total` is 0 until then, then Content-Length or -1), at the times given.
-#include "core/download_watch.h"
+#include "core/files/download_watch.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

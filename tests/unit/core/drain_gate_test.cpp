@@ -1,5 +1,5 @@
 // Work beside the drain loop waits while a drain runs, and only then.
-#include "core/drain_gate.h"
+#include "core/drain/drain_gate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/duration.h"
+#include "core/text/duration.h"
 
 namespace hucprof {
 namespace {

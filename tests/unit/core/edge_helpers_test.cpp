@@ -4,10 +4,10 @@
 
 #include <sstream>
 
-#include "core/address_ranges.h"
-#include "core/cpu_list.h"
-#include "core/module_list.h"
-#include "core/symbolizer.h"
+#include "core/symbols/address_ranges.h"
+#include "core/symbols/module_list.h"
+#include "core/symbols/symbolizer.h"
+#include "core/text/cpu_list.h"
 #include "kernel_ranges.h"
 
 namespace hucprof {

@@ -1,5 +1,5 @@
 // The one reader of whole files: a regular file of at most N bytes, or why not in words.
-#include "core/file_text.h"
+#include "core/files/file_text.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

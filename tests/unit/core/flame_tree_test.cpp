@@ -1,9 +1,9 @@
 // Stacks merged into a flame graph's tree, from the root.
-#include "core/flame_tree.h"
+#include "core/profile/flame_tree.h"
 
 #include <gtest/gtest.h>
 
-#include "core/stack_interner.h"
+#include "core/symbols/stack_interner.h"
 
 namespace hucprof {
 namespace {

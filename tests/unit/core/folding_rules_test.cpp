@@ -1,11 +1,11 @@
-#include "core/folding_rules.h"
+#include "core/symbols/folding_rules.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/symbol_name.h"
+#include "core/symbols/symbol_name.h"
 
 namespace hucprof {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/followed_exits.h"
+#include "core/drain/followed_exits.h"
 
 namespace hucprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/hardened_state.h"
+#include "core/kernel/hardened_state.h"
 
 #include <gtest/gtest.h>
 

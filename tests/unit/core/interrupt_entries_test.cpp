@@ -1,7 +1,7 @@
 // The interrupt entry code the sampler stops at, decided from real kernels' symbol tables:
 // Debian's 6.1 and 6.12 for amd64 and arm64 (their System.map, from the -dbg packages, cut down
 // by tests/data/interrupt_entries/excerpt.py).
-#include "core/interrupt_entries.h"
+#include "core/kernel/interrupt_entries.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/stack_interner.h"
+#include "core/symbols/stack_interner.h"
 #include "kernel_ranges.h"
 
 namespace hucprof {

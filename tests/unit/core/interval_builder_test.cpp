@@ -1,5 +1,5 @@
 // raw kernel counters → folded deltas: the step between the kernel edge and the aggregator.
-#include "core/interval_builder.h"
+#include "core/drain/interval_builder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,26 +10,14 @@
 #include <string>
 #include <tuple>
 
+#include "table_fakes.h"
+
 // The target architecture's numbers: the builder names syscalls by the ABI it is built for
 // (SyscallName.KnownNumbers pins them per architecture).
 #include <sys/syscall.h>
 
 namespace hucprof {
 namespace {
-
-// A fixed address → name table standing in for kallsyms.
-class TableSymbolizer : public Symbolizer {
- public:
-  explicit TableSymbolizer(std::map<uint64_t, std::string> table) : table_(std::move(table)) {}
-  std::optional<std::string> name(uint64_t addr) override {
-    auto it = table_.find(addr);
-    if (it == table_.end()) return std::nullopt;
-    return it->second;
-  }
-
- private:
-  std::map<uint64_t, std::string> table_;
-};
 
 constexpr uint64_t kUdpRecvmsg = 0xffffffff81a00010;
 constexpr uint64_t kCheck = 0xffffffff81200010;

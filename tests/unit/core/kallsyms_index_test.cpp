@@ -1,4 +1,4 @@
-#include "core/kallsyms_index.h"
+#include "core/symbols/kallsyms_index.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/kernel_params.h"
+#include "core/kernel/kernel_params.h"
 
 #include <gtest/gtest.h>
 

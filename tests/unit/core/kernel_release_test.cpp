@@ -1,4 +1,4 @@
-#include "core/kernel_release.h"
+#include "core/kernel/kernel_release.h"
 
 #include <gtest/gtest.h>
 

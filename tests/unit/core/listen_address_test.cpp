@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/listen_address.h"
+#include "core/text/listen_address.h"
 
 namespace hucprof {
 namespace {

@@ -1,6 +1,6 @@
 // The /metrics reader of `hucprof top --from`: a daemon's page back into a Snapshot, and pages
 // from anywhere else refused with one line that quotes none of their bytes.
-#include "core/metrics_snapshot.h"
+#include "core/drain/metrics_snapshot.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics_text.h"
+#include "core/text/metrics_text.h"
 
 namespace hucprof {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/missed_runs.h"
-#include "core/profile_store.h"
+#include "core/drain/missed_runs.h"
+#include "core/profile/profile_store.h"
 
 namespace hucprof {
 namespace {

@@ -1,6 +1,6 @@
 // What `record -o` and `report --flamegraph` do with what is at their path, decided from the
 // file's kind alone (no device node is needed to test it).
-#include "core/output_target.h"
+#include "core/files/output_target.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Whether sub-check classification can read a kernel, for the layouts Debian's kernels have
 // (read with bpftool from their BTF: 6.1, 6.12, the 6.18 development kernel, 7.2 and 7.3).
-#include "core/page_layout.h"
+#include "core/kernel/page_layout.h"
 
 #include <gtest/gtest.h>
 

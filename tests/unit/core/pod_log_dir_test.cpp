@@ -1,4 +1,4 @@
-#include "core/pod_log_dir.h"
+#include "core/workload/pod_log_dir.h"
 
 #include <gtest/gtest.h>
 

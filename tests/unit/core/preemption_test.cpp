@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/preemption.h"
+#include "core/kernel/preemption.h"
 
 namespace hucprof {
 namespace {

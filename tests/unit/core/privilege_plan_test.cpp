@@ -1,4 +1,4 @@
-#include "core/privilege_plan.h"
+#include "core/kernel/privilege_plan.h"
 
 #include <gtest/gtest.h>
 #include <linux/capability.h>

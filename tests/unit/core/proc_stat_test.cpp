@@ -1,4 +1,4 @@
-#include "core/proc_stat.h"
+#include "core/kernel/proc_stat.h"
 
 #include <gtest/gtest.h>
 

@@ -1,16 +1,16 @@
-// Skipped samples (core/skipped_samples.h) travel with the profiles as probe mode's missed checks
-// do: every view of the store, and difference(), carries the skips of its own drains.
+// Skipped samples (core/drain/skipped_samples.h) travel with the profiles as probe mode's missed
+// checks do: every view of the store, and difference(), carries the skips of its own drains.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <optional>
 
-#include "core/profile_store.h"
+#include "core/profile/profile_store.h"
 
 namespace hucprof {
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kOneSecondNs = 1'000'000'000;
 
 IntervalDeltas drained(std::optional<uint64_t> skipped) {
   IntervalDeltas d;
@@ -29,10 +29,10 @@ StackProfile sampling() {
 
 TEST(SkippedSamplesInProfiles, EveryViewCarriesTheSkipsOfItsDrains) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
-  store.add(drained(36), 1 * kSecond, 1.0);
-  store.close_interval(1 * kSecond);
-  store.add(drained(4), 2 * kSecond, 2.0);
-  store.close_interval(2 * kSecond);
+  store.add(drained(36), 1 * kOneSecondNs, 1.0);
+  store.close_interval(1 * kOneSecondNs);
+  store.add(drained(4), 2 * kOneSecondNs, 2.0);
+  store.close_interval(2 * kOneSecondNs);
   EXPECT_EQ(store.cumulative().skipped_samples, 40u);
   EXPECT_EQ(store.window().skipped_samples, 40u);
   EXPECT_EQ(store.last_interval().skipped_samples, 4u);
@@ -40,16 +40,16 @@ TEST(SkippedSamplesInProfiles, EveryViewCarriesTheSkipsOfItsDrains) {
 
   // ?seconds=N and `hucprof record`: the window between two cumulative profiles.
   const StackProfile before = store.cumulative();
-  store.add(drained(10), 3 * kSecond, 3.0);
+  store.add(drained(10), 3 * kOneSecondNs, 3.0);
   EXPECT_EQ(difference(store.cumulative(), before).skipped_samples, 10u);
 }
 
 TEST(SkippedSamplesInProfiles, ADrainThatCouldNotCountAddsNothingAndTakesNothingAway) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
-  store.add(drained(7), 1 * kSecond, 1.0);
-  store.close_interval(1 * kSecond);
-  store.add(drained(std::nullopt), 2 * kSecond, 2.0);
-  store.close_interval(2 * kSecond);
+  store.add(drained(7), 1 * kOneSecondNs, 1.0);
+  store.close_interval(1 * kOneSecondNs);
+  store.add(drained(std::nullopt), 2 * kOneSecondNs, 2.0);
+  store.close_interval(2 * kOneSecondNs);
   EXPECT_EQ(store.cumulative().skipped_samples, 7u);
   // Counted since start, none in this interval: a 0, not "not counted".
   EXPECT_EQ(store.last_interval().skipped_samples, 0u);
@@ -58,8 +58,8 @@ TEST(SkippedSamplesInProfiles, ADrainThatCouldNotCountAddsNothingAndTakesNothing
 TEST(SkippedSamplesInProfiles, UncountedStaysUnsetEverywhere) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
   const StackProfile before = store.cumulative();
-  store.add(drained(std::nullopt), 1 * kSecond, 1.0);
-  store.close_interval(1 * kSecond);
+  store.add(drained(std::nullopt), 1 * kOneSecondNs, 1.0);
+  store.close_interval(1 * kOneSecondNs);
   EXPECT_FALSE(store.cumulative().skipped_samples);
   EXPECT_FALSE(store.window().skipped_samples);
   EXPECT_FALSE(store.last_interval().skipped_samples);
@@ -68,14 +68,14 @@ TEST(SkippedSamplesInProfiles, UncountedStaysUnsetEverywhere) {
 
 TEST(SkippedSamplesInProfiles, AWindowWhoseDrainsAreGoneSaysNoneOnceTheStoreCounts) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
-  store.add(drained(3), 1 * kSecond, 1.0);
+  store.add(drained(3), 1 * kOneSecondNs, 1.0);
   // Counting began before `before`: everything after it is the window's.
   const StackProfile before = store.cumulative();
-  store.add(drained(0), 2 * kSecond, 2.0);
+  store.add(drained(0), 2 * kOneSecondNs, 2.0);
   EXPECT_EQ(difference(store.cumulative(), before).skipped_samples, 0u);
   // Past the 10 s window, with drains that could not count: the window holds none of the 3.
-  store.add(drained(std::nullopt), 30 * kSecond, 30.0);
-  store.add(drained(std::nullopt), 31 * kSecond, 31.0);
+  store.add(drained(std::nullopt), 30 * kOneSecondNs, 30.0);
+  store.add(drained(std::nullopt), 31 * kOneSecondNs, 31.0);
   EXPECT_EQ(store.window().skipped_samples, 0u);
 }
 

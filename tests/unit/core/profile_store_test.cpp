@@ -1,11 +1,11 @@
 // The profile store sums drains by stack and labels; difference() cuts windows out of it.
-#include "core/profile_store.h"
+#include "core/profile/profile_store.h"
 
 #include <gtest/gtest.h>
 
-#include "core/stack_interner.h"
-#include "core/usercopy_cost.h"
-#include "core/usercopy_cost_share.h"
+#include "core/cost/usercopy_cost.h"
+#include "core/cost/usercopy_cost_share.h"
+#include "core/symbols/stack_interner.h"
 
 namespace hucprof {
 namespace {

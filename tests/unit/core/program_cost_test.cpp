@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/program_cost.h"
+#include "core/drain/program_cost.h"
 
 namespace hucprof {
 namespace {

@@ -1,10 +1,10 @@
 // What comes back quoted in an error message: one line of valid UTF-8 that a terminal shows as
 // text, whatever the flag or file held.
-#include "core/quoted_value.h"
+#include "core/base/quoted_value.h"
 
 #include <gtest/gtest.h>
 
-#include "core/utf8.h"
+#include "core/base/utf8.h"
 
 namespace hucprof {
 namespace {

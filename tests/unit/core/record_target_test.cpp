@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/cpu_list.h"
-#include "core/record_target.h"
+#include "core/text/cpu_list.h"
+#include "core/workload/record_target.h"
 
 namespace hucprof {
 namespace {

@@ -1,8 +1,8 @@
-#include "core/report_rows.h"
+#include "core/profile/report_rows.h"
 
 #include <gtest/gtest.h>
 
-#include "core/stack_interner.h"
+#include "core/symbols/stack_interner.h"
 #include "fixture_profile.h"
 
 namespace hucprof {

@@ -1,5 +1,5 @@
 // The one error type: a value or an Error with its words and exit code, never both.
-#include "core/result.h"
+#include "core/base/result.h"
 
 #include <gtest/gtest.h>
 

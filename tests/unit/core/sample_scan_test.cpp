@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/address_ranges.h"
-#include "core/interrupt_entries.h"
-#include "core/probe_targets.h"
+#include "core/kernel/interrupt_entries.h"
+#include "core/kernel/probe_targets.h"
+#include "core/symbols/address_ranges.h"
 #include "kernel_ranges.h"
 
 namespace hucprof {

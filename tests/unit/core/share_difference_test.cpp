@@ -1,4 +1,4 @@
-#include "core/share_difference.h"
+#include "core/cost/share_difference.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/share_interval.h"
+#include "core/cost/share_interval.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/shown_windows.h"
+#include "core/profile/shown_windows.h"
 
 #include <gtest/gtest.h>
 

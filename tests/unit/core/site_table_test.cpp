@@ -3,7 +3,7 @@
 #include <map>
 #include <memory>
 
-#include "core/site_table.h"
+#include "core/drain/site_table.h"
 
 namespace hucprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/skipped_samples.h"
+#include "core/drain/skipped_samples.h"
 
 #include <gtest/gtest.h>
 

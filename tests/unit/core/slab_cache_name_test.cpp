@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "core/raw_drain.h"
+#include "core/drain/raw_drain.h"
 
 namespace hucprof {
 namespace {

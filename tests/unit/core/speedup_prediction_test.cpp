@@ -1,4 +1,4 @@
-#include "core/speedup_prediction.h"
+#include "core/cost/speedup_prediction.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "core/share_interval.h"
+#include "core/cost/share_interval.h"
 
 namespace hucprof {
 namespace {

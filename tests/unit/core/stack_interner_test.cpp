@@ -1,4 +1,4 @@
-#include "core/stack_interner.h"
+#include "core/symbols/stack_interner.h"
 
 #include <gtest/gtest.h>
 

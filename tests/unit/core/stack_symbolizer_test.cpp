@@ -1,6 +1,6 @@
 // Kernel stacks → profile stacks: named frames with offsets, the check at the leaf of probe
 // stacks, never an address.
-#include "core/stack_symbolizer.h"
+#include "core/symbols/stack_symbolizer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

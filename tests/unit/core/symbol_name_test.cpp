@@ -1,4 +1,4 @@
-#include "core/symbol_name.h"
+#include "core/symbols/symbol_name.h"
 
 #include <gtest/gtest.h>
 

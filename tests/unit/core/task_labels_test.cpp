@@ -1,4 +1,4 @@
-#include "core/task_labels.h"
+#include "core/symbols/task_labels.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/quoted_value.h"
+#include "core/base/quoted_value.h"
 
 namespace hucprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/top_k_ranking.h"
+#include "core/drain/top_k_ranking.h"
 
 #include <gtest/gtest.h>
 

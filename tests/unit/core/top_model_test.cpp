@@ -1,5 +1,5 @@
 // `hucprof top`'s model: cumulative readings in, ranked rows with their intervals out.
-#include "core/top_model.h"
+#include "core/profile/top_model.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/usercopy_cost_share.h"
+#include "core/cost/usercopy_cost_share.h"
 
 #include <gtest/gtest.h>
 

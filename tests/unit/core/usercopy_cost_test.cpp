@@ -1,11 +1,11 @@
 // The decision numbers from a profile: share of busy CPU (the headline), of busy kernel CPU,
 // cores, per call site and stack.
-#include "core/usercopy_cost.h"
+#include "core/cost/usercopy_cost.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/stack_interner.h"
+#include "core/symbols/stack_interner.h"
 
 namespace hucprof {
 namespace {

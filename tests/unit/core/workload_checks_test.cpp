@@ -7,42 +7,29 @@
 #include <map>
 #include <string>
 
-#include "core/aggregator.h"
-#include "core/interval_builder.h"
+#include "core/drain/aggregator.h"
+#include "core/drain/interval_builder.h"
+#include "table_fakes.h"
 
 namespace hucprof {
 namespace {
 
-class TableSymbolizer : public Symbolizer {
- public:
-  std::optional<std::string> name(uint64_t addr) override {
-    if (addr == kUdpRecvmsg) return "udp_recvmsg";
-    return std::nullopt;
-  }
-  static constexpr uint64_t kUdpRecvmsg = 0xffffffff81a00010;
-};
+constexpr uint64_t kNginxCgroup = 1001;
 
-class TableWorkloads : public WorkloadNames {
- public:
-  const Workload& workload_of(uint64_t id) override {
-    ++asked;
-    return id == kNginx ? kNginxUnit : kUnknownWorkload;
-  }
-  static constexpr uint64_t kNginx = 1001;
-  inline static const Workload kNginxUnit{Workload::Kind::Unit, "nginx.service", "", "", ""};
-  int asked = 0;
-};
+TableWorkloads nginx_only() {
+  return TableWorkloads({{kNginxCgroup, {Workload::Kind::Unit, "nginx.service", "", "", ""}}});
+}
 
 huc_site_key site_key(uint64_t cgroup) {
   huc_site_key key{};
-  key.caller = TableSymbolizer::kUdpRecvmsg;
+  key.caller = FakeKernel::kUdpRecvmsg;
   key.syscall_nr = 45;  // recvfrom
   key.direction = HUC_DIR_TO_USER;
   key.cgroup_id = cgroup;
   return key;
 }
 
-RawDrain drain_with(std::initializer_list<std::pair<uint64_t, uint64_t>> calls_by_cgroup) {
+RawDrain checks_drain(std::initializer_list<std::pair<uint64_t, uint64_t>> calls_by_cgroup) {
   RawDrain d;
   d.probes = true;
   for (auto [cgroup, calls] : calls_by_cgroup)
@@ -52,9 +39,9 @@ RawDrain drain_with(std::initializer_list<std::pair<uint64_t, uint64_t>> calls_b
 
 TEST(WorkloadChecks, ACallSiteInTwoWorkloadsIsOneCallSiteAndTwoWorkloads) {
   IntervalBuilder b{CallsiteFolder(FoldingRules::defaults())};
-  TableSymbolizer syms;
-  TableWorkloads names;
-  IntervalDeltas d = b.build(drain_with({{TableWorkloads::kNginx, 3}, {2002, 1}}), syms, &names);
+  TableSymbolizer syms = FakeKernel::symbols();
+  TableWorkloads names = nginx_only();
+  IntervalDeltas d = b.build(checks_drain({{kNginxCgroup, 3}, {2002, 1}}), syms, &names);
   ASSERT_EQ(d.checks.size(), 2u);
   EXPECT_EQ(d.checks[0].callsite, "udp_recvmsg");
   EXPECT_EQ(d.checks[1].callsite, "udp_recvmsg");
@@ -86,9 +73,9 @@ TEST(WorkloadChecks, ACallSiteInTwoWorkloadsIsOneCallSiteAndTwoWorkloads) {
 TEST(WorkloadChecks, KeysWithoutACgroupCarryNoWorkloadEvenWithNames) {
   // --mode auto without --probe.workloads: the sampler's names exist, the probe keys have 0.
   IntervalBuilder b{CallsiteFolder(FoldingRules::defaults())};
-  TableSymbolizer syms;
-  TableWorkloads names;
-  IntervalDeltas d = b.build(drain_with({{0, 5}}), syms, &names);
+  TableSymbolizer syms = FakeKernel::symbols();
+  TableWorkloads names = nginx_only();
+  IntervalDeltas d = b.build(checks_drain({{0, 5}}), syms, &names);
   ASSERT_EQ(d.checks.size(), 1u);
   EXPECT_EQ(d.checks[0].workload, "");
   EXPECT_EQ(names.asked, 0);

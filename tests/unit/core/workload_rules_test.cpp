@@ -1,4 +1,4 @@
-#include "core/workload_rules.h"
+#include "core/workload/workload_rules.h"
 
 #include <gtest/gtest.h>
 

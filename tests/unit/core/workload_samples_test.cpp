@@ -6,38 +6,13 @@
 #include <map>
 #include <string>
 
-#include "core/aggregator.h"
-#include "core/interval_builder.h"
-#include "core/stack_interner.h"
+#include "core/drain/aggregator.h"
+#include "core/drain/interval_builder.h"
+#include "core/symbols/stack_interner.h"
+#include "table_fakes.h"
 
 namespace hucprof {
 namespace {
-
-class TableSymbolizer : public Symbolizer {
- public:
-  std::optional<std::string> name(uint64_t addr) override {
-    if (addr == kCheck) return "__check_object_size";
-    if (addr == kUdpRecvmsg) return "udp_recvmsg";
-    return std::nullopt;
-  }
-  static constexpr uint64_t kCheck = 0xffffffff81200010;
-  static constexpr uint64_t kUdpRecvmsg = 0xffffffff81a00010;
-};
-
-// cgroup id → workload, as the node's cgroup tree would say.
-class TableWorkloads : public WorkloadNames {
- public:
-  explicit TableWorkloads(std::map<uint64_t, Workload> table) : table_(std::move(table)) {}
-  const Workload& workload_of(uint64_t id) override {
-    ++asked;
-    auto it = table_.find(id);
-    return it == table_.end() ? kUnknownWorkload : it->second;
-  }
-  int asked = 0;
-
- private:
-  std::map<uint64_t, Workload> table_;
-};
 
 constexpr uint64_t kNginx = 1001, kDocker = 1002, kGone = 1003;
 constexpr uint64_t kStack = 77;
@@ -48,10 +23,10 @@ TableWorkloads workloads() {
        {kDocker, {Workload::Kind::Container, "docker:0123456789ab", "", "", ""}}});
 }
 
-RawDrain drain_with(std::initializer_list<std::pair<uint64_t, uint64_t>> samples_by_cgroup) {
+RawDrain samples_drain(std::initializer_list<std::pair<uint64_t, uint64_t>> samples_by_cgroup) {
   RawDrain d;
   d.sampling = true;
-  d.sample_stacks[kStack] = {TableSymbolizer::kCheck, TableSymbolizer::kUdpRecvmsg};
+  d.sample_stacks[kStack] = {FakeKernel::kCheck, FakeKernel::kUdpRecvmsg};
   for (auto [cgroup, n] : samples_by_cgroup) {
     huc_sample_key key{};
     key.stack_id = kStack;
@@ -72,9 +47,9 @@ huc_busy_key busy_key(uint64_t cgroup, uint8_t context, bool excluded = false) {
 
 TEST(WorkloadSamples, OneStackInTwoWorkloadsIsTwoSamplesWithTheirWorkloadLabels) {
   IntervalBuilder b{CallsiteFolder(FoldingRules::defaults())};
-  TableSymbolizer syms;
+  TableSymbolizer syms = FakeKernel::symbols();
   TableWorkloads names = workloads();
-  IntervalDeltas d = b.build(drain_with({{kNginx, 3}, {kDocker, 1}}), syms, &names);
+  IntervalDeltas d = b.build(samples_drain({{kNginx, 3}, {kDocker, 1}}), syms, &names);
   ASSERT_EQ(d.stacks.size(), 2u);
   std::map<std::string, uint64_t> by_workload;
   for (const ProfileSample& s : d.stacks) by_workload[s.labels->workload] += s.values[kSamples];
@@ -90,8 +65,8 @@ TEST(WorkloadSamples, OneStackInTwoWorkloadsIsTwoSamplesWithTheirWorkloadLabels)
 
 TEST(WorkloadSamples, WithoutNamesSamplesCarryNoWorkload) {
   IntervalBuilder b{CallsiteFolder(FoldingRules::defaults())};
-  TableSymbolizer syms;
-  RawDrain d = drain_with({{kNginx, 3}});
+  TableSymbolizer syms = FakeKernel::symbols();
+  RawDrain d = samples_drain({{kNginx, 3}});
   d.busy.push_back({busy_key(kNginx, HUC_CTX_KERNEL), 10});
   IntervalDeltas out = b.build(d, syms);
   ASSERT_EQ(out.stacks.size(), 1u);
@@ -101,9 +76,9 @@ TEST(WorkloadSamples, WithoutNamesSamplesCarryNoWorkload) {
 
 TEST(WorkloadSamples, BusySamplesAreSplitByWorkloadAndContext) {
   IntervalBuilder b{CallsiteFolder(FoldingRules::defaults())};
-  TableSymbolizer syms;
+  TableSymbolizer syms = FakeKernel::symbols();
   TableWorkloads names = workloads();
-  RawDrain d = drain_with({});
+  RawDrain d = samples_drain({});
   d.busy.push_back({busy_key(kNginx, HUC_CTX_KERNEL), 40});
   d.busy.push_back({busy_key(kNginx, HUC_CTX_KERNEL, true), 2});
   d.busy.push_back({busy_key(kNginx, HUC_CTX_USER), 50});

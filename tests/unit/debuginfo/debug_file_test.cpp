@@ -28,8 +28,6 @@ using ::testing::ElementsAre;
 
 bool cross_build() { return std::string(HUC_ADDR2LINE).empty(); }
 
-std::map<std::string, uint64_t> symbols(const std::string& elf) { return nm_symbols(HUC_NM, elf); }
-
 // addr2line -i -f -a: per address, the inline chain innermost first.
 std::vector<SourceLines> addr2line(const std::string& elf, const std::vector<uint64_t>& addrs) {
   std::string command = std::string(HUC_ADDR2LINE) + " -i -f -a -e " + elf;
@@ -91,7 +89,7 @@ std::vector<std::string> functions(const SourceLines& lines) {
 struct Fixture : ::testing::Test {
   void SetUp() override {
     if (cross_build()) GTEST_SKIP() << "cross build: the host's addr2line is not asked from qemu";
-    syms = symbols(HUC_INLINE_ELF);
+    syms = nm_symbols(HUC_NM, HUC_INLINE_ELF);
     ASSERT_TRUE(syms.contains("udp_recvmsg") && syms.contains("_stext") && syms.contains("main"));
     begin = syms["udp_recvmsg"];
     end = syms["main"] > begin ? syms["main"] : begin + 0x40;

@@ -33,8 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::map<std::string, uint64_t> symbols(const std::string& elf) { return nm_symbols(HUC_NM, elf); }
-
 // addr2line -i -f: the functions of the inline chain at one address, innermost first.
 std::vector<std::string> addr2line_functions(const std::string& elf, uint64_t addr) {
   char hex[32];
@@ -70,7 +68,7 @@ struct HostileDwarf : ::testing::Test {
     if (std::string(HUC_ADDR2LINE).empty()) {
       GTEST_SKIP() << "cross build: the host's addr2line is not asked from qemu";
     }
-    syms = symbols(HUC_HOSTILE_ELF);
+    syms = nm_symbols(HUC_NM, HUC_HOSTILE_ELF);
     ASSERT_TRUE(syms.contains("_stext") && syms.contains("hostile_outer") &&
                 syms.contains("wide_outer"));
     auto opened = VmlinuxFile::open(HUC_HOSTILE_ELF);

@@ -1,11 +1,11 @@
-#include "export/folded_stacks.h"
+#include "export/views/folded_stacks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "core/stack_interner.h"
+#include "core/symbols/stack_interner.h"
 #include "fixture_profile.h"
 #include "text_lines.h"
 

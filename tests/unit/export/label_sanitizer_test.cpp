@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/quoted_value.h"
-#include "export/label_sanitizer.h"
+#include "core/base/quoted_value.h"
+#include "export/metrics/label_sanitizer.h"
 
 namespace hucprof {
 namespace {

@@ -3,8 +3,7 @@
 
 #include <string>
 
-#include "export/prometheus_exporter.h"
-#include "text_lines.h"
+#include "rendered_lines.h"
 
 namespace hucprof {
 namespace {
@@ -12,10 +11,6 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::vector<std::string> rendered(const v1::Snapshot& snapshot) {
-  return text_lines(render_text(snapshot_to_families(snapshot)));
-}
 
 void add_missed(v1::Snapshot& s, const char* what, const char* reason, uint64_t count) {
   auto* m = s.add_missed();

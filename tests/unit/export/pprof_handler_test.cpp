@@ -1,5 +1,5 @@
 // GET /debug/pprof/usercopy as a plain function: cumulative, ?seconds=N windows, bad N.
-#include "export/pprof_handler.h"
+#include "export/views/pprof_handler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <atomic>
 #include <thread>
 
-#include "core/shown_windows.h"
-#include "core/stack_interner.h"
-#include "export/pprof_reader.h"
+#include "core/profile/shown_windows.h"
+#include "core/symbols/stack_interner.h"
+#include "export/pprof/pprof_reader.h"
 
 namespace hucprof {
 namespace {

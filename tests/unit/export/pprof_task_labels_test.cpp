@@ -7,9 +7,9 @@
 #include <functional>
 #include <string>
 
-#include "core/stack_interner.h"
-#include "export/pprof_reader.h"
-#include "export/pprof_writer.h"
+#include "core/symbols/stack_interner.h"
+#include "export/pprof/pprof_reader.h"
+#include "export/views/pprof_writer.h"
 
 namespace hucprof {
 namespace {

@@ -14,11 +14,11 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-#include "core/quoted_value.h"
-#include "core/stack_interner.h"
-#include "export/gzip_codec.h"
-#include "export/pprof_reader.h"
-#include "export/pprof_writer.h"
+#include "core/base/quoted_value.h"
+#include "core/symbols/stack_interner.h"
+#include "export/pprof/gzip_codec.h"
+#include "export/pprof/pprof_reader.h"
+#include "export/views/pprof_writer.h"
 #include "fixture_profile.h"
 
 namespace hucprof {

@@ -8,11 +8,11 @@
 #include <map>
 #include <string>
 
-#include "core/stack_interner.h"
-#include "core/usercopy_cost.h"
-#include "export/pprof_reader.h"
-#include "export/pprof_writer.h"
-#include "export/report_text.h"
+#include "core/cost/usercopy_cost.h"
+#include "core/symbols/stack_interner.h"
+#include "export/pprof/pprof_reader.h"
+#include "export/views/pprof_writer.h"
+#include "export/views/report_text.h"
 
 namespace hucprof {
 namespace {

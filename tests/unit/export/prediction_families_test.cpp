@@ -3,9 +3,8 @@
 
 #include <string>
 
-#include "export/prometheus_exporter.h"
+#include "rendered_lines.h"
 #include "sample_snapshots.h"
-#include "text_lines.h"
 
 namespace hucprof {
 namespace {
@@ -14,10 +13,6 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
-
-std::vector<std::string> rendered(const v1::Snapshot& snapshot) {
-  return text_lines(render_text(snapshot_to_families(snapshot)));
-}
 
 std::vector<std::string> series_of(const std::vector<std::string>& lines,
                                    const std::string& family) {

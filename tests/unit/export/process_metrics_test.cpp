@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "export/process_metrics.h"
-#include "export/prometheus_exporter.h"
+#include "export/metrics/process_metrics.h"
+#include "export/metrics/prometheus_exporter.h"
 #include "text_lines.h"
 
 namespace hucprof {

@@ -2,11 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/stack_interner.h"
-#include "core/usercopy_cost.h"
-#include "export/flame_graph_svg.h"
-#include "export/report_text.h"
-#include "export/web_view.h"
+#include "core/cost/usercopy_cost.h"
+#include "core/symbols/stack_interner.h"
+#include "export/views/flame_graph_svg.h"
+#include "export/views/report_text.h"
+#include "export/views/web_view.h"
 
 namespace hucprof {
 namespace {

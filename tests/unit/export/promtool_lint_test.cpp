@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "export/prometheus_exporter.h"
+#include "export/metrics/prometheus_exporter.h"
 #include "sample_snapshots.h"
 
 namespace hucprof {

@@ -5,13 +5,13 @@
 
 #include <string>
 
-#include "core/stack_interner.h"
-#include "core/usercopy_cost.h"
-#include "export/missed_text.h"
-#include "export/pprof_reader.h"
-#include "export/pprof_writer.h"
-#include "export/report_text.h"
-#include "export/web_view.h"
+#include "core/cost/usercopy_cost.h"
+#include "core/symbols/stack_interner.h"
+#include "export/pprof/pprof_reader.h"
+#include "export/views/missed_text.h"
+#include "export/views/pprof_writer.h"
+#include "export/views/report_text.h"
+#include "export/views/web_view.h"
 
 namespace hucprof {
 namespace {

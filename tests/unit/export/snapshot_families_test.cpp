@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "export/prometheus_exporter.h"
+#include "export/metrics/prometheus_exporter.h"
 #include "sample_snapshots.h"
 #include "text_lines.h"
 

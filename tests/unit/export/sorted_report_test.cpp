@@ -1,9 +1,9 @@
-#include "export/sorted_report.h"
+#include "export/views/sorted_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/stack_interner.h"
+#include "core/symbols/stack_interner.h"
 #include "fixture_profile.h"
 #include "text_lines.h"
 

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "core/stack_interner.h"
-#include "export/gzip_codec.h"
-#include "export/pprof_format.h"
-#include "export/pprof_writer.h"
+#include "core/symbols/stack_interner.h"
+#include "export/pprof/gzip_codec.h"
+#include "export/pprof/pprof_format.h"
+#include "export/views/pprof_writer.h"
 #include "fixture_profile.h"
 
 namespace hucprof {

@@ -1,6 +1,6 @@
 // What `hucprof top` prints: the screen fits the terminal, the plain table holds every row, and
 // no name from outside reaches either unescaped.
-#include "export/top_table.h"
+#include "export/views/top_table.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

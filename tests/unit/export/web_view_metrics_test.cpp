@@ -8,10 +8,10 @@
 #include <map>
 #include <string>
 
-#include "core/speedup_prediction.h"
-#include "core/stack_interner.h"
-#include "export/prometheus_exporter.h"
-#include "export/web_view.h"
+#include "core/cost/speedup_prediction.h"
+#include "core/symbols/stack_interner.h"
+#include "export/metrics/prometheus_exporter.h"
+#include "export/views/web_view.h"
 #include "text_lines.h"
 
 namespace hucprof {

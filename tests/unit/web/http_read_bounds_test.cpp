@@ -31,17 +31,12 @@ using testing_http::RawConnection;
 using testing_http::RawResponse;
 using testing_http::request_once;
 using testing_http::start_server;
+using testing_http::text;
 using namespace std::chrono_literals;
 
 constexpr size_t kMiB = 1 << 20;
-const std::string kChunkedHead =
+const std::string kChunkedGetHead =
     "GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
-
-HttpResponse text(std::string body) {
-  HttpResponse response;
-  response.body = std::move(body);
-  return response;
-}
 
 std::unique_ptr<HttpServer> start_scrape_server() {
   auto server = start_server();
@@ -98,7 +93,7 @@ size_t peak_rss_kib(const std::string& pid) {
 // D2's attack: a chunk-size line of "1;" and then `total` bytes of extension, streamed until the
 // server answers or stops reading. Returns the bytes of extension the kernel took by then.
 size_t stream_chunk_extension(RawConnection& connection, size_t total) {
-  if (!connection.send(kChunkedHead + "1;")) return 0;
+  if (!connection.send(kChunkedGetHead + "1;")) return 0;
   const std::string piece(64 * 1024, 'e');
   size_t sent = 0;
   while (sent < total) {
@@ -137,23 +132,23 @@ TEST(HttpReadBounds, OversizedTrailersAre431AndTheServerGoesOn) {
        {"X-T: " + std::string(65536, 't'), std::string(70000, 'n') + ": v",
         "X-T: " + std::string(60000, 't')}) {
     SCOPED_TRACE(trailer.size());
-    expect_refused(port, kChunkedHead + "0\r\n" + trailer + "\r\n\r\n", 431, "too large");
+    expect_refused(port, kChunkedGetHead + "0\r\n" + trailer + "\r\n\r\n", 431, "too large");
   }
   std::string small;
   for (int i = 0; i < 400; ++i)
     small += "X-" + std::to_string(i) + ": " + std::string(40, 'v') + "\r\n";
-  expect_refused(port, kChunkedHead + "0\r\n" + small + "\r\n", 431, "too large");
+  expect_refused(port, kChunkedGetHead + "0\r\n" + small + "\r\n", 431, "too large");
 }
 
 TEST(HttpReadBounds, ChunkSizeLinesAreBounded) {
   auto server = start_scrape_server();
   ASSERT_TRUE(server);
   const int port = server->port();
-  expect_refused(port, kChunkedHead + std::string(100'000, 'f') + "\r\n", 400,
+  expect_refused(port, kChunkedGetHead + std::string(100'000, 'f') + "\r\n", 400,
                  "chunk-size line longer than 1024 bytes");
   // 2^64: Beast's parse_hex refuses what does not fit its 64 bits.
-  expect_refused(port, kChunkedHead + "10000000000000000\r\nx\r\n0\r\n\r\n", 400, "bad request");
-  expect_refused(port, kChunkedHead + "ffffffffffffffff\r\n", 413, "body too large");
+  expect_refused(port, kChunkedGetHead + "10000000000000000\r\nx\r\n0\r\n\r\n", 400, "bad request");
+  expect_refused(port, kChunkedGetHead + "ffffffffffffffff\r\n", 413, "body too large");
 }
 
 // D2: 256 MiB of chunk extension took the daemon from 93 MB to 534 MB.
@@ -189,8 +184,8 @@ TEST(HttpReadBounds, NothingPipelinedAfterARefusedRequestIsServed) {
   ASSERT_TRUE(server);
   const std::string next = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
   for (const std::string& refused :
-       {kChunkedHead + "0\r\nX-T: " + std::string(20000, 't') + "\r\n\r\n",
-        kChunkedHead + "1;" + std::string(2000, 'e') + "\r\nx\r\n0\r\n\r\n",
+       {kChunkedGetHead + "0\r\nX-T: " + std::string(20000, 't') + "\r\n\r\n",
+        kChunkedGetHead + "1;" + std::string(2000, 'e') + "\r\nx\r\n0\r\n\r\n",
         std::string("GET /metrics HTTP/2.0\r\nHost: x\r\n\r\n")}) {
     SCOPED_TRACE(refused.substr(0, 80));
     const Answer answer = send_once(server->port(), refused + next + next);
@@ -201,7 +196,7 @@ TEST(HttpReadBounds, NothingPipelinedAfterARefusedRequestIsServed) {
   }
   // Within the bounds, the next request is the next request.
   const Answer fine =
-      send_once(server->port(), kChunkedHead + "1;e\r\nx\r\n0\r\nX-T: t\r\n\r\n" + next +
+      send_once(server->port(), kChunkedGetHead + "1;e\r\nx\r\n0\r\nX-T: t\r\n\r\n" + next +
                                     "GET /metrics HTTP/1.1\r\nHost: x\r\n"
                                     "Connection: close\r\n\r\n");
   ASSERT_TRUE(fine.response);
@@ -264,8 +259,9 @@ TEST(HttpReadBounds, TheWebFrontProcessSurvivesD1AndD2InItsOwnMemory) {
   WebServe serve;
   ASSERT_GT(serve.port(), 0) << "huc_web_serve did not start";
   const size_t before = peak_rss_kib(serve.pid());
-  expect_refused(serve.port(), kChunkedHead + "0\r\nX-T: " + std::string(65536, 't') + "\r\n\r\n",
-                 431, "too large");
+  expect_refused(serve.port(),
+                 kChunkedGetHead + "0\r\nX-T: " + std::string(65536, 't') + "\r\n\r\n", 431,
+                 "too large");
   ASSERT_TRUE(serve.running());
   expect_flood_refused(serve.port());
   const size_t after = peak_rss_kib(serve.pid());

@@ -15,14 +15,9 @@ using ::testing::HasSubstr;
 using testing_http::RawConnection;
 using testing_http::request_once;
 using testing_http::start_server;
+using testing_http::text;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-HttpResponse text(std::string body) {
-  HttpResponse response;
-  response.body = std::move(body);
-  return response;
-}
 
 // Waits up to `limit` for cancelled(), polling as a profile handler would.
 bool wait_until_cancelled(const HttpRequest& request, std::chrono::seconds limit) {

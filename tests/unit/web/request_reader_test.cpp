@@ -14,7 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 using Progress = RequestReader::Progress;
 
-const std::string kChunkedHead =
+const std::string kChunkedPostHead =
     "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 struct Outcome {
@@ -74,7 +74,7 @@ Outcome read_every_way(const std::string& input, RequestBounds bounds = {}) {
   return whole;
 }
 
-std::string chunked(const std::string& body) { return kChunkedHead + body; }
+std::string chunked(const std::string& body) { return kChunkedPostHead + body; }
 
 TEST(RequestReader, AGetIsReadToItsEndAndWhatFollowsIsLeft) {
   const std::string first = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -116,7 +116,7 @@ TEST(RequestReader, TrailersCountAgainstTheHeadBound) {
 }
 
 TEST(RequestReader, HeadAndTrailersTogetherMayTakeTheHeadBound) {
-  const std::string head = kChunkedHead;
+  const std::string head = kChunkedPostHead;
   const std::string last = "0\r\n";
   const std::string field_start = "X-T: ";
   // Trailer section = field line + the blank line: exactly what the head leaves of 16384.
@@ -154,7 +154,7 @@ TEST(RequestReader, AChunkSizeLineEndsWithinItsBound) {
   ASSERT_EQ(long_extension.progress, Progress::Refused);
   EXPECT_EQ(long_extension.status, 400);
   EXPECT_THAT(long_extension.reason, HasSubstr("longer than 1024 bytes"));
-  EXPECT_LE(long_extension.used, kChunkedHead.size()) << "no byte of the line was taken";
+  EXPECT_LE(long_extension.used, kChunkedPostHead.size()) << "no byte of the line was taken";
 
   const Outcome digits = read_every_way(chunked(std::string(100'000, '0') + "1\r\nx\r\n0\r\n\r\n"));
   ASSERT_EQ(digits.progress, Progress::Refused);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 #include "web/http_server.h"
 #include "web/web_security.h"
@@ -17,6 +18,13 @@ inline std::unique_ptr<HttpServer> start_server(HttpServerLimits limits = {}) {
     return nullptr;
   }
   return std::move(started).value();
+}
+
+// A 200 response with BODY, as a route's handler returns it.
+inline HttpResponse text(std::string body) {
+  HttpResponse response;
+  response.body = std::move(body);
+  return response;
 }
 
 }  // namespace hucprof::testing_http

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "export/pprof_handler.h"
-#include "export/web_view.h"
+#include "export/views/pprof_handler.h"
+#include "export/views/web_view.h"
 #include "raw_http.h"
 #include "web/metrics_server.h"
 

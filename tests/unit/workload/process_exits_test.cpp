@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "core/file_text.h"
+#include "core/files/file_text.h"
 
 namespace hucprof {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/debuginfo_search.h"
+#include "core/symbols/debuginfo_search.h"
 #include "debuginfo/kernel_debuginfo.h"
 
 int main(int argc, char** argv) {

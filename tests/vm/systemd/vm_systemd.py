@@ -466,7 +466,7 @@ def evaluate_workloads(f: dict, check, info) -> None:
     busy_before = workload_counts(before, "usercopy_workload_busy_cpu_seconds_total")
     check(f'  /metrics names them: workload="{three}" and "{one}", workload_kind="unit"',
           "unit unit", " ".join(checks_after.get(w, ("absent", 0))[0] for w in (three, one)))
-    # Seconds back to samples: each cpu-clock sample is NSEC_PER_SEC // hz ns (core/cpu_time.h).
+    # Seconds back to samples: each cpu-clock sample is NSEC_PER_SEC // hz ns (core/kernel/cpu_time.h).
     period = (10**9 // hz) / 1e9 if hz else 0
 
     def samples(after_, before_, w):
