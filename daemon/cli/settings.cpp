@@ -9,6 +9,7 @@
 #include "cli/capability_names.h"
 #include "core/base/message_text.h"
 #include "core/base/named_values.h"
+#include "core/base/text_chars.h"
 #include "core/text/duration.h"
 #include "core/text/listen_address.h"
 
@@ -23,10 +24,7 @@ constexpr std::chrono::milliseconds kMaxInterval{3'600'000};
 
 // Whole number in [min, max]; out-of-range numbers (however large) are reported as such.
 std::string apply_bounded(std::string_view value, uint32_t min, uint32_t max, uint32_t& into) {
-  const bool digits_only = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
-  if (!digits_only) return in_quotes(value) + " is not a whole number";
+  if (!all_digits(value)) return in_quotes(value) + " is not a whole number";
   uint64_t number = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
   const std::string range = " is out of range " + std::to_string(min) + ".." + std::to_string(max);
@@ -214,108 +212,228 @@ std::string apply_capabilities_keep(std::string_view value, RunOptions& options)
 }
 
 const std::array<Setting, 22> kSettings{{
-    {"mode", "MODE",
-     "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, sample",
-     true, true, OnReload::Restart, apply_mode,
-     [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
-    {"web.listen-address", "ADDR",
-     "serve /metrics on :port (every interface), host:port or [::1]:port; repeat it to serve "
-     "on several",
-     false, false, OnReload::Restart, apply_listen_address,
-     [](const RunOptions& o) { return join(o.listen_addresses, ","); }, append_listen_address},
-    {"web.telemetry-path", "PATH", "the path of the metrics, like node_exporter's", false, false,
-     OnReload::Restart, apply_telemetry_path, [](const RunOptions& o) { return o.telemetry_path; }},
-    {"web.systemd-socket", "",
-     "serve on the sockets systemd passes (socket activation) instead of --web.listen-address",
-     false, false, OnReload::Restart, apply_systemd_socket,
-     [](const RunOptions& o) { return std::string(o.systemd_socket ? "true" : "false"); }},
+    {.key = "mode",
+     .value_name = "MODE",
+     .help = "what to attach: auto (sampling everywhere, probes where the kernel allows), probe, "
+             "sample",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_mode,
+     .show = [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
+    {.key = "web.listen-address",
+     .value_name = "ADDR",
+     .help =
+         "serve /metrics on :port (every interface), host:port or [::1]:port; repeat it to serve "
+         "on several",
+     .doctor = false,
+     .record = false,
+     .on_reload = OnReload::Restart,
+     .apply = apply_listen_address,
+     .show = [](const RunOptions& o) { return join(o.listen_addresses, ","); },
+     .append = append_listen_address},
+    {.key = "web.telemetry-path",
+     .value_name = "PATH",
+     .help = "the path of the metrics, like node_exporter's",
+     .doctor = false,
+     .record = false,
+     .on_reload = OnReload::Restart,
+     .apply = apply_telemetry_path,
+     .show = [](const RunOptions& o) { return o.telemetry_path; }},
+    {.key = "web.systemd-socket",
+     .value_name = "",
+     .help =
+         "serve on the sockets systemd passes (socket activation) instead of --web.listen-address",
+     .doctor = false,
+     .record = false,
+     .on_reload = OnReload::Restart,
+     .apply = apply_systemd_socket,
+     .show = [](const RunOptions& o) { return std::string(o.systemd_socket ? "true" : "false"); }},
     // The file's contents are re-read by the web server when they change; its path is not.
-    {"web.config.file", "FILE",
-     "TLS and basic auth for the web server, in Prometheus exporter-toolkit's web config format",
-     false, false, OnReload::Restart, apply_web_config_file,
-     [](const RunOptions& o) { return o.web_config_file; }},
-    {"sample-frequency", "HZ", "CPU clock samples per second per CPU, 1..1000", false, true,
-     OnReload::Restart, apply_sample_frequency,
-     [](const RunOptions& o) { return std::to_string(o.sample_frequency); }, nullptr, "F"},
-    {"interval", "DURATION", "how often to drain the BPF maps, e.g. 10s, 500ms, 1m; 100ms..1h",
-     false, true, OnReload::Live, apply_interval,
-     [](const RunOptions& o) { return format_duration(o.interval); }},
-    {"top-k", "N",
-     "call sites exported by name per metric, the rest as callsite=\"other\"; 1..1000", false,
-     false, OnReload::Live, apply_top_k,
-     [](const RunOptions& o) { return std::to_string(o.top_k); }},
-    {"latency", "", "also time each check (fexit/kretprobe): usercopy_check_duration_seconds", true,
-     true, OnReload::Restart, apply_latency,
-     [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
-    {"prediction.window", "DURATION",
-     "span of the predicted speed-up with the checks off (usercopy_checks_off_speedup_ratio), "
-     "1s..24h",
-     false, false, OnReload::Restart, apply_prediction_window,
-     [](const RunOptions& o) { return format_duration(o.prediction_window); }},
-    {"probe.attach", "HOW",
-     "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe", true,
-     true, OnReload::Restart, apply_probe_attach,
-     [](const RunOptions& o) { return std::string(name_of(kProbeAttach, o.probe_attach)); }},
-    {"probe.subchecks", "HOW",
-     "how probe mode counts sub-checks (the steps stack_object, vmap_area, virt_addr_valid, "
-     "slab_object): classify (decided inside the check's probe from the object's address, as "
-     "mm/usercopy.c decides; also the kind of object copied) or attach (a probe at each "
-     "sub-check function: more program runs per copy)",
-     true, true, OnReload::Restart, apply_probe_subchecks,
-     [](const RunOptions& o) { return std::string(name_of(kProbeSubchecks, o.probe_subchecks)); }},
-    {"probe.workloads", "",
-     "also key probe mode's counts by the workload (systemd unit, container, pod, cgroup) of "
-     "the task that ran the check: usercopy_workload_checks_total (one more helper call per "
-     "check)",
-     true, true, OnReload::Restart, apply_probe_workloads,
-     [](const RunOptions& o) { return std::string(o.probe_workloads ? "true" : "false"); }},
-    {"probe.objects", "",
-     "also count probe mode's slab checks by the object's slab cache and whether the copy fell "
-     "inside the cache's usercopy region: usercopy_object_checks_total{object,region} (with "
-     "--probe.subchecks classify; a map lookup or two more per slab check)",
-     true, true, OnReload::Restart, apply_probe_objects,
-     [](const RunOptions& o) { return std::string(o.probe_objects ? "true" : "false"); }},
-    {"probe.rescue", "HOW",
-     "the rescue program, which counts at their call sites most checks the kernel skipped the "
-     "check's program for: auto (where a run of the check's program can be preempted: 7.x, "
-     "PREEMPT_RT; a second program run per check) or off (skipped checks only counted, in "
-     "usercopy_checks_missed_total)",
-     true, true, OnReload::Restart, apply_probe_rescue,
-     [](const RunOptions& o) { return std::string(name_of(kProbeRescue, o.probe_rescue)); }},
-    {"debuginfo.path", "PATH",
-     "the kernel's debuginfo, for the copy function and source line behind each call site: a "
-     "vmlinux, or a directory searched like /usr/lib/debug; empty: the distributions' places "
-     "(/usr/lib/debug/boot/vmlinux-RELEASE, ...); none: without. Used only if its build-id is "
-     "the running kernel's",
-     true, true, OnReload::Restart, apply_debuginfo_path,
-     [](const RunOptions& o) { return o.debuginfo_path; }},
-    {"debuginfo.debuginfod", "",
-     "when no file matches, ask the debuginfod servers in DEBUGINFOD_URLS for the running "
-     "kernel's debuginfo by build-id (downloads hundreds of MB, beside the drains)",
-     true, true, OnReload::Restart, apply_debuginfo_debuginfod,
-     [](const RunOptions& o) { return std::string(o.debuginfo_debuginfod ? "true" : "false"); }},
-    {"bpf.max-keys", "N",
-     "distinct counter keys (call site, syscall, direction; or stack, syscall) each BPF map holds "
-     "per --interval; 256..1048576",
-     true, true, OnReload::Restart, apply_max_keys,
-     [](const RunOptions& o) { return std::to_string(o.bpf_max_keys); }},
-    {"bpf.max-stacks", "N",
-     "distinct kernel stacks each BPF stack map holds per --interval (~1 KiB each); 64..262144",
-     true, true, OnReload::Restart, apply_max_stacks,
-     [](const RunOptions& o) { return std::to_string(o.bpf_max_stacks); }},
+    {.key = "web.config.file",
+     .value_name = "FILE",
+     .help = "TLS and basic auth for the web server, in Prometheus exporter-toolkit's web config "
+             "format",
+     .doctor = false,
+     .record = false,
+     .on_reload = OnReload::Restart,
+     .apply = apply_web_config_file,
+     .show = [](const RunOptions& o) { return o.web_config_file; }},
+    {.key = "sample-frequency",
+     .value_name = "HZ",
+     .help = "CPU clock samples per second per CPU, 1..1000",
+     .doctor = false,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_sample_frequency,
+     .show = [](const RunOptions& o) { return std::to_string(o.sample_frequency); },
+     .append = nullptr,
+     .record_short = "F"},
+    {.key = "interval",
+     .value_name = "DURATION",
+     .help = "how often to drain the BPF maps, e.g. 10s, 500ms, 1m; 100ms..1h",
+     .doctor = false,
+     .record = true,
+     .on_reload = OnReload::Live,
+     .apply = apply_interval,
+     .show = [](const RunOptions& o) { return format_duration(o.interval); }},
+    {.key = "top-k",
+     .value_name = "N",
+     .help = "call sites exported by name per metric, the rest as callsite=\"other\"; 1..1000",
+     .doctor = false,
+     .record = false,
+     .on_reload = OnReload::Live,
+     .apply = apply_top_k,
+     .show = [](const RunOptions& o) { return std::to_string(o.top_k); }},
+    {.key = "latency",
+     .value_name = "",
+     .help = "also time each check (fexit/kretprobe): usercopy_check_duration_seconds",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_latency,
+     .show = [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
+    {.key = "prediction.window",
+     .value_name = "DURATION",
+     .help =
+         "span of the predicted speed-up with the checks off (usercopy_checks_off_speedup_ratio), "
+         "1s..24h",
+     .doctor = false,
+     .record = false,
+     .on_reload = OnReload::Restart,
+     .apply = apply_prediction_window,
+     .show = [](const RunOptions& o) { return format_duration(o.prediction_window); }},
+    {.key = "probe.attach",
+     .value_name = "HOW",
+     .help =
+         "how probes attach: auto (fentry where the kernel allows, else kprobe), fentry, kprobe",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_probe_attach,
+     .show =
+         [](const RunOptions& o) { return std::string(name_of(kProbeAttach, o.probe_attach)); }},
+    {.key = "probe.subchecks",
+     .value_name = "HOW",
+     .help =
+         "how probe mode counts sub-checks (the steps stack_object, vmap_area, virt_addr_valid, "
+         "slab_object): classify (decided inside the check's probe from the object's address, as "
+         "mm/usercopy.c decides; also the kind of object copied) or attach (a probe at each "
+         "sub-check function: more program runs per copy)",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_probe_subchecks,
+     .show =
+         [](const RunOptions& o) {
+           return std::string(name_of(kProbeSubchecks, o.probe_subchecks));
+         }},
+    {.key = "probe.workloads",
+     .value_name = "",
+     .help =
+         "also key probe mode's counts by the workload (systemd unit, container, pod, cgroup) of "
+         "the task that ran the check: usercopy_workload_checks_total (one more helper call per "
+         "check)",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_probe_workloads,
+     .show = [](const RunOptions& o) { return std::string(o.probe_workloads ? "true" : "false"); }},
+    {.key = "probe.objects",
+     .value_name = "",
+     .help =
+         "also count probe mode's slab checks by the object's slab cache and whether the copy fell "
+         "inside the cache's usercopy region: usercopy_object_checks_total{object,region} (with "
+         "--probe.subchecks classify; a map lookup or two more per slab check)",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_probe_objects,
+     .show = [](const RunOptions& o) { return std::string(o.probe_objects ? "true" : "false"); }},
+    {.key = "probe.rescue",
+     .value_name = "HOW",
+     .help =
+         "the rescue program, which counts at their call sites most checks the kernel skipped the "
+         "check's program for: auto (where a run of the check's program can be preempted: 7.x, "
+         "PREEMPT_RT; a second program run per check) or off (skipped checks only counted, in "
+         "usercopy_checks_missed_total)",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_probe_rescue,
+     .show =
+         [](const RunOptions& o) { return std::string(name_of(kProbeRescue, o.probe_rescue)); }},
+    {.key = "debuginfo.path",
+     .value_name = "PATH",
+     .help =
+         "the kernel's debuginfo, for the copy function and source line behind each call site: a "
+         "vmlinux, or a directory searched like /usr/lib/debug; empty: the distributions' places "
+         "(/usr/lib/debug/boot/vmlinux-RELEASE, ...); none: without. Used only if its build-id is "
+         "the running kernel's",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_debuginfo_path,
+     .show = [](const RunOptions& o) { return o.debuginfo_path; }},
+    {.key = "debuginfo.debuginfod",
+     .value_name = "",
+     .help = "when no file matches, ask the debuginfod servers in DEBUGINFOD_URLS for the running "
+             "kernel's debuginfo by build-id (downloads hundreds of MB, beside the drains)",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_debuginfo_debuginfod,
+     .show =
+         [](const RunOptions& o) {
+           return std::string(o.debuginfo_debuginfod ? "true" : "false");
+         }},
+    {.key = "bpf.max-keys",
+     .value_name = "N",
+     .help = "distinct counter keys (call site, syscall, direction; or stack, syscall) each BPF "
+             "map holds "
+             "per --interval; 256..1048576",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_max_keys,
+     .show = [](const RunOptions& o) { return std::to_string(o.bpf_max_keys); }},
+    {.key = "bpf.max-stacks",
+     .value_name = "N",
+     .help =
+         "distinct kernel stacks each BPF stack map holds per --interval (~1 KiB each); 64..262144",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Restart,
+     .apply = apply_max_stacks,
+     .show = [](const RunOptions& o) { return std::to_string(o.bpf_max_stacks); }},
     // doctor too: --log.level=debug shows libbpf's reasons behind each verdict.
-    {"log.level", "LEVEL", "debug (also libbpf's messages), info, warn or error", true, true,
-     OnReload::Live, apply_log_level, [](const RunOptions& o) { return o.log_level; }},
-    {"log.format", "FORMAT",
-     "log lines on stderr as text, logfmt (ts=… level=… msg=…) or json (one object per line)", true,
-     true, OnReload::Live, apply_log_format,
-     [](const RunOptions& o) { return std::string(log_format_name(o.log_format)); }},
+    {.key = "log.level",
+     .value_name = "LEVEL",
+     .help = "debug (also libbpf's messages), info, warn or error",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Live,
+     .apply = apply_log_level,
+     .show = [](const RunOptions& o) { return o.log_level; }},
+    {.key = "log.format",
+     .value_name = "FORMAT",
+     .help =
+         "log lines on stderr as text, logfmt (ts=… level=… msg=…) or json (one object per line)",
+     .doctor = true,
+     .record = true,
+     .on_reload = OnReload::Live,
+     .apply = apply_log_format,
+     .show = [](const RunOptions& o) { return std::string(log_format_name(o.log_format)); }},
     // Not record's: it drops nothing, so that COMMAND runs with the privileges it was given.
-    {"capabilities.keep", "CAPS",
-     "capabilities kept after attaching when started with more: a list such as "
-     "cap_syslog,cap_bpf, or all, or none (no_new_privs is set in every case)",
-     false, false, OnReload::Restart, apply_capabilities_keep,
-     [](const RunOptions& o) { return format_capability_keep(o.capabilities_keep); }},
+    {.key = "capabilities.keep",
+     .value_name = "CAPS",
+     .help = "capabilities kept after attaching when started with more: a list such as "
+             "cap_syslog,cap_bpf, or all, or none (no_new_privs is set in every case)",
+     .doctor = false,
+     .record = false,
+     .on_reload = OnReload::Restart,
+     .apply = apply_capabilities_keep,
+     .show = [](const RunOptions& o) { return format_capability_keep(o.capabilities_keep); }},
 }};
 
 }  // namespace
