@@ -9,6 +9,8 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
 
+#include "core/base/text_chars.h"
+
 namespace hucprof {
 
 namespace http = boost::beast::http;
@@ -27,8 +29,7 @@ std::optional<Version> version_of(std::string_view line) {
   constexpr size_t kTail = 11;  // " HTTP/1.1\r\n"
   if (line.size() < kTail || !line.ends_with(kCrlf)) return std::nullopt;
   const std::string_view tail = line.substr(line.size() - kTail);
-  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-  if (!tail.starts_with(" HTTP/") || !digit(tail[6]) || tail[7] != '.' || !digit(tail[8])) {
+  if (!tail.starts_with(" HTTP/") || !is_digit(tail[6]) || tail[7] != '.' || !is_digit(tail[8])) {
     return std::nullopt;
   }
   return Version{tail[6], tail[8]};

@@ -12,6 +12,7 @@
 #include "config/yaml_fields.h"
 #include "core/base/message_text.h"
 #include "core/base/named_values.h"
+#include "core/base/text_chars.h"
 #include "core/files/file_text.h"
 #include "core/text/duration.h"
 
@@ -294,11 +295,7 @@ Result<void> read_rate_limit(const YAML::Node& node, int line, WebConfig& config
              const Result<std::string> text = scalar(v, l, "rate_limit.burst");
              if (!text.ok()) return text.error();
              const std::string& t = text.value();
-             const bool digits =
-                 !t.empty() && t.size() <= 9 && std::all_of(t.begin(), t.end(), [](char c) {
-                   return std::isdigit(static_cast<unsigned char>(c)) != 0;
-                 });
-             if (!digits)
+             if (t.size() > 9 || !all_digits(t))
                return at(l, "rate_limit.burst: " + in_quotes(t) + " is not a whole number");
              config.rate_limit_burst = static_cast<unsigned>(std::stoul(t));
              burst_given = true;
