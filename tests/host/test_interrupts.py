@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Host tier, interrupts inside checks: hucprof's sampler against `perf record -a -g` on the same
-run, its stacks classified by the same rule (tests/lib/perf_stacks.py, on perf's own names and
+"""Host tier, interrupts inside checks: hucprof's sampler against `perf record -e cpu-clock -a -g`
+(the clock hucprof samples) on the same run, its stacks classified by the same rule (tests/lib/perf_stacks.py, on perf's own names and
 /proc/kallsyms).
 
 A UDP flood whose receiver sits on one CPU while receive packet steering on lo sends every batch
@@ -72,8 +72,8 @@ class InterruptsDuringChecks(unittest.TestCase):
                 if "recording for" in line:
                     break
             # Another frequency than hucprof's: the two timers do not lock to each other.
-            perf = subprocess.run([ARGS.perf, "record", "-q", "-a", "-g", "-F", "997", "-o",
-                                   perf_data, "--", "sleep", str(WINDOW)],
+            perf = subprocess.run([ARGS.perf, "record", "-q", *ps.PERF_CLOCK, "-a", "-g", "-F",
+                                   "997", "-o", perf_data, "--", "sleep", str(WINDOW)],
                                   capture_output=True, text=True)
             cls.record_log = "".join(head) + record.communicate(timeout=60)[0]
             flood.wait(timeout=SECONDS + 60)
@@ -101,6 +101,9 @@ class InterruptsDuringChecks(unittest.TestCase):
             if "context" in s.labels:
                 key = (s.labels.get("context"), s.labels.get("excluded"))
                 cls.rest[key] = cls.rest.get(key, 0) + s.values[cls.samples_index]
+        sampler = [line.strip() for line in cls.record_log.splitlines() if "sampler:" in line]
+        print("kernel %s; %s" % (os.uname().release, sampler[0] if sampler else cls.record_log),
+              flush=True)
         print("perf:", cls.perf, "hucprof rest:", cls.rest, flush=True)
 
     def hucprof_counts(self):

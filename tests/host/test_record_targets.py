@@ -109,9 +109,9 @@ class FollowedProcess(unittest.TestCase):
         try:
             def perf():
                 # Another frequency than hucprof's: the two timers do not lock to each other.
-                return subprocess.run([ARGS.perf, "record", "-q", "-g", "-F", "497", "-p",
-                                       str(loop.pid), "-o", perf_data, "--", "sleep",
-                                       str(WINDOW)], capture_output=True, text=True)
+                return subprocess.run([ARGS.perf, "record", "-q", *ps.PERF_CLOCK, "-g", "-F",
+                                       "497", "-p", str(loop.pid), "-o", perf_data, "--",
+                                       "sleep", str(WINDOW)], capture_output=True, text=True)
             cls.log, perf_run = record(["-p", str(loop.pid)], cls.profile, perf)
         finally:
             stop_loads(loop, competitor)
@@ -182,8 +182,8 @@ class ExitingProcess(unittest.TestCase):
                 if "recording for" in line:
                     break
             self.assertIsNone(hucprof.poll(), "".join(head))
-            perf = subprocess.Popen([ARGS.perf, "record", "-q", "-g", "-F", "497", "-p",
-                                     str(loop.pid), "-o", perf_data],
+            perf = subprocess.Popen([ARGS.perf, "record", "-q", *ps.PERF_CLOCK, "-g", "-F",
+                                     "497", "-p", str(loop.pid), "-o", perf_data],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             recorders.append(perf)
             attach_deadline = time.monotonic() + 60

@@ -13,6 +13,11 @@ import re
 import subprocess
 
 SCAN_DEPTH = 24
+# perf's sampling event when it is the reference for hucprof's sampler: the same cpu-clock
+# hrtimer hucprof samples. perf's default is the cycles hardware event wherever the machine has a
+# PMU: an NMI that also lands where interrupts are off and weighs CPUs by cycles, not time, so a
+# disagreement would be the two clocks', not the classification's.
+PERF_CLOCK = ["-e", "cpu-clock"]
 DISPATCHERS = {"__check_object_size", "check_heap_object"}
 SECTIONS = [("__irqentry_text_start", "__irqentry_text_end"),
             ("__softirqentry_text_start", "__softirqentry_text_end")]
