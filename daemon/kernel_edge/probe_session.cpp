@@ -21,7 +21,6 @@
 #include "kernel_edge/map_reader.h"
 #include "kernel_edge/probe_object.h"
 #include "kernel_edge/program_stats.h"
-#include "log/log_fields.h"
 
 namespace hucprof {
 
@@ -117,11 +116,9 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
       std::map<size_t, std::string> alone = refused_alone(plan, enabled, build);
       const size_t check = check_index(plan);
       if (!alone.empty() && !alone.contains(check)) {
-        for (auto& [i, reason] : alone) {
-          const LogFields fields(failure_fields(plan.targets[i].target.symbol, reason));
-          spdlog::warn("probe {}: {}", plan.targets[i].target.symbol, reason);
-          out.refused.emplace(i, std::move(reason));
-        }
+        // Logged once, with the other targets' statuses, by whoever reads `refused`: `run`
+        // (app/attach_sessions.cpp) or doctor's table.
+        for (auto& [i, reason] : alone) out.refused.emplace(i, std::move(reason));
         continue;
       }
       why = alone.contains(check) ? alone[check]
