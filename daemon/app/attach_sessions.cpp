@@ -56,7 +56,7 @@ void attach_probes(ProbeSession::Loaded loaded, AttachedSessions& out) {
 
 void attach_sampler(SamplingSession::Loaded loaded, const AttachPlan& plan,
                     const RunOptions& options, AttachedSessions& out) {
-  if (options.mode == Mode::Probe) {
+  if (options.attach.mode == Mode::Probe) {
     out.outcome.sampling_failure = plan.sampling_reason;
     return;
   }

@@ -135,9 +135,9 @@ int doctor_command(const RunOptions& options) {
   const KernelFacts& f = kernel.facts;
 
   print_text("hucprof doctor — kernel %s\n\nKernel\n", f.release.c_str());
-  row("BTF", f.btf.ok, f.btf.detail);
-  row("perf_event sampling", f.perf_events.ok, f.perf_events.detail);
-  row("kprobes", f.kprobes.ok, f.kprobes.detail);
+  row("BTF", f.support.btf.ok, f.support.btf.detail);
+  row("perf_event sampling", f.support.perf_events.ok, f.support.perf_events.detail);
+  row("kprobes", f.support.kprobes.ok, f.support.kprobes.detail);
   print_text("  %-22s %-4s %s\n", "lockdown", "", f.lockdown.c_str());
   std::string paranoid = std::to_string(f.perf_event_paranoid);
   if (f.perf_event_paranoid >= 3) {
@@ -156,7 +156,7 @@ int doctor_command(const RunOptions& options) {
   // the same settings (unloaded again when `sessions` goes): what the kernel refuses here, it
   // refuses `run` too.
   const LoadedSessions sessions =
-      load_sessions(plan_attach(kernel, attach_options(options)), options.mode);
+      load_sessions(plan_attach(kernel, options.attach), options.attach.mode);
   const AttachPlan& plan = sessions.plan;
   print_text("\nProbe targets\n");
   for (size_t i = 0; i < plan.targets.size(); ++i) {
@@ -171,15 +171,15 @@ int doctor_command(const RunOptions& options) {
     print_text("  sub-checks: %s\n", plan.subchecks_reason.c_str());
   if (plan.probes) print_text("  object: %s\n", plan.probe_build_reason.c_str());
 
-  print_misses(f.preemption, sessions);
+  print_misses(f.support.preemption, sessions);
 
   print_text("\nSampling\n");
   const bool sampler_loaded = sessions.sampler.session != nullptr;
   row("perf_event cpu-clock", sampler_loaded,
       sampler_loaded ? std::to_string(plan.dispatcher_ranges.ranges.size()) +
                            " check address ranges, program loaded"
-      : options.mode == Mode::Probe ? plan.sampling_reason
-                                    : sessions.sampler.error);
+      : options.attach.mode == Mode::Probe ? plan.sampling_reason
+                                           : sessions.sampler.error);
   if (plan.sampling) {
     print_text("  %-22s      %s\n", "object", plan.sampler_build_reason.c_str());
     const InterruptRanges& interrupts = plan.interrupt_ranges;
@@ -190,7 +190,7 @@ int doctor_command(const RunOptions& options) {
                  : "; an interrupt or softirq on top of a check is kernel CPU, not the check's"));
   }
 
-  print_bpf_features(f.bpf_features);
+  print_bpf_features(f.support.bpf_features);
 
   print_text("\nBPF maps (per drain interval; drained keys are deleted)\n");
   print_text("  %-22s %u keys per map (sites, subchecks, samples%s)\n", "counters",
@@ -203,8 +203,8 @@ int doctor_command(const RunOptions& options) {
   print_debuginfo(*debuginfo, loaded_modules(kernel.modules.value_or("")));
 
   const Verdict verdict =
-      judge(options.mode, kernel.hardened, loaded_outcome(sessions, options.mode));
-  print_text("\nverdict: `hucprof run --mode %s` %s: %s\n", mode_name(options.mode),
+      judge(options.attach.mode, kernel.hardened, loaded_outcome(sessions, options.attach.mode));
+  print_text("\nverdict: `hucprof run --mode %s` %s: %s\n", mode_name(options.attach.mode),
              verdict.runs ? "will run" : "cannot start", verdict.summary.c_str());
   if (!kernel.hardened.enabled) {
     print_text(

@@ -4,7 +4,6 @@
 #include <istream>
 
 #include "core/files/file_text.h"
-#include "core/symbols/folding_rules.h"
 
 namespace hucprof {
 
@@ -61,43 +60,17 @@ Result<KernelView> load_kernel_view(const std::string& kallsyms_path) {
   return view;
 }
 
-AttachOptions attach_options(const RunOptions& options) {
-  AttachOptions out;
-  out.mode = options.mode;
-  out.attach = options.probe_attach;
-  out.latency = options.latency;
-  out.subchecks = options.probe_subchecks;
-  out.max_keys = options.bpf_max_keys;
-  out.max_stacks = options.bpf_max_stacks;
-  out.follow = options.follow;
-  out.label_pids = options.label_pids;
-  out.probe_workloads = options.probe_workloads;
-  out.rescue = options.probe_rescue;
-  out.objects = options.probe_objects;
-  const FoldingRules rules = FoldingRules::defaults();
-  out.helper_symbols.assign(rules.copy_helpers.begin(), rules.copy_helpers.end());
-  return out;
-}
-
 AttachPlan plan_attach(const KernelView& kernel, const AttachOptions& options) {
   AttachFacts facts;
-  facts.btf = kernel.facts.btf;
-  facts.kprobes = kernel.facts.kprobes;
-  facts.perf_events = kernel.facts.perf_events;
+  facts.kernel = kernel.facts.support;
   facts.hardened = kernel.hardened;
-  facts.on_demand_maps = kernel.facts.on_demand_maps;
-  facts.syscall_programs = kernel.facts.syscall_programs;
-  const Preemption& preemption = kernel.facts.preemption;
-  facts.programs_preemptible = {preemption.programs_preemptible,
-                                "preemption " + preemption.model + ", from " + preemption.reason};
-  facts.bpf_features = kernel.facts.bpf_features;
   facts.task_stack_size = kernel.kallsyms.task_stack_size();
   // Parsed at most once, and only when a question below needs it (--mode sample and
   // --probe.attach kprobe with --probe.subchecks attach need none).
   BtfPtr types;
   bool loaded = false;
   auto kernel_btf = [&]() -> const btf* {
-    if (!loaded && kernel.facts.btf.ok) types = load_kernel_btf();
+    if (!loaded && kernel.facts.support.btf.ok) types = load_kernel_btf();
     loaded = true;
     return types.get();
   };

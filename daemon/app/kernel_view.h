@@ -2,7 +2,6 @@
 #include <optional>
 #include <string>
 
-#include "cli/options.h"
 #include "core/base/result.h"
 #include "core/kernel/attach_plan.h"
 #include "core/kernel/hardened_state.h"
@@ -28,9 +27,6 @@ Result<KernelView> load_kernel_view(const std::string& kallsyms_path);
 
 // Reads a kallsyms file; an empty index if unreadable, and why in `problem` (cleared when read).
 KallsymsIndex load_kallsyms(const std::string& path, std::string* problem = nullptr);
-
-// The plan's inputs from the flags (copy helpers from the default folding rules).
-AttachOptions attach_options(const RunOptions& options);
 
 // The one attach plan `run` carries out and `doctor` prints: tries a do-nothing fentry program
 // on each symbol the plan may use and, when classifying sub-checks, reads how slab pages are

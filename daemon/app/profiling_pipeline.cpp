@@ -62,12 +62,12 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
   build->set_libbpf(libbpf_version());
   build->set_kernel(kernel.facts.release);
 
-  const AttachPlan plan = plan_attach(kernel, attach_options(options));
+  const AttachPlan plan = plan_attach(kernel, options.attach);
   self->barrier_ = std::make_unique<ProgramBarrier>();
   if (!self->barrier_->error().empty()) {
     spdlog::warn("drains wait by sleeping between generations: {}", self->barrier_->error());
   }
-  AttachedSessions attached = attach_sessions(load_sessions(plan, options.mode), options);
+  AttachedSessions attached = attach_sessions(load_sessions(plan, options.attach.mode), options);
   for (const auto& s : attached.statuses) *status.add_probes() = s;
   if (attached.probes) {
     status.set_subcheck_method(subcheck_method_name(attached.plan.subchecks));
@@ -77,7 +77,7 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
   self->probes_ = std::move(attached.probes);
   self->sampler_ = std::move(attached.sampler);
 
-  const Verdict verdict = judge(options.mode, kernel.hardened, attached.outcome);
+  const Verdict verdict = judge(options.attach.mode, kernel.hardened, attached.outcome);
   if (!verdict.runs) return Error{verdict.summary, kExitCannotRun};
   spdlog::info("running: {}", verdict.summary);
 
@@ -108,12 +108,12 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
   self->aggregator_ = std::make_unique<Aggregator>(options.top_k);
   self->prediction_ =
       std::make_unique<SpeedupPrediction>(options.prediction_window, self->sampler_ != nullptr,
-                                          self->probes_ != nullptr && options.latency);
+                                          self->probes_ != nullptr && options.attach.latency);
 
   StackProfile header;
   header.sampling = self->sampler_ != nullptr;
   header.probes = self->probes_ != nullptr;
-  header.latency = header.probes && options.latency;
+  header.latency = header.probes && options.attach.latency;
   header.sample_period_ns = cpu_clock_period_ns(status.sample_frequency_hz());
   header.kernel = kernel.facts.release;
   header.hucprof_version = hucprof_version();

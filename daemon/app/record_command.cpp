@@ -180,8 +180,8 @@ int record_command(const RunOptions& run, const RecordOptions& record) {
   std::optional<ProcessExits>& pids = followed.value().pids;
   FollowedExits exits(followed.value().filter.tgids);
   RunOptions options = run;
-  options.follow = followed.value().filter;
-  options.label_pids = true;
+  options.attach.follow = followed.value().filter;
+  options.attach.label_pids = true;
   auto loaded = load_kernel_view(run.kallsyms_path);
   if (!loaded.ok()) return log_and_exit_code(loaded.error());
   KernelView& kernel = loaded.value();

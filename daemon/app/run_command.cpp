@@ -40,21 +40,21 @@ void add_profile_routes(MetricsServer& server, ProfilingPipeline& pipeline,
   source.drain_now = [&pipeline] { pipeline.drain(false); };
   source.pause = [&pipeline] { pipeline.wait_while_draining(); };
   server.add_route("/debug/pprof/usercopy", make_pprof_handler(std::move(source)));
-  server.add_route(
-      "/", make_web_view_handler([&pipeline, shown, mode = std::string(mode_name(options.mode)),
-                                  window = options.prediction_window, &interval_ms,
-                                  telemetry_path = options.telemetry_path] {
-        pipeline.wait_while_draining();  // rendering steps aside for a drain
-        WebViewInput in{pipeline.latest(),
-                        pipeline.profiles().window(),
-                        mode,
-                        std::chrono::milliseconds(interval_ms.load()),
-                        window,
-                        true,
-                        telemetry_path};
-        shown->remember(in.window);
-        return in;
-      }));
+  server.add_route("/", make_web_view_handler([&pipeline, shown,
+                                               mode = std::string(mode_name(options.attach.mode)),
+                                               window = options.prediction_window, &interval_ms,
+                                               telemetry_path = options.telemetry_path] {
+                     pipeline.wait_while_draining();  // rendering steps aside for a drain
+                     WebViewInput in{pipeline.latest(),
+                                     pipeline.profiles().window(),
+                                     mode,
+                                     std::chrono::milliseconds(interval_ms.load()),
+                                     window,
+                                     true,
+                                     telemetry_path};
+                     shown->remember(in.window);
+                     return in;
+                   }));
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ int run_command(const RunOptions& started_with, const SettingsSource& source) {
   std::unique_ptr<MetricsServer> server = std::move(bound).value();
   // After the web config loaded: a usage error is the one line on stderr.
   spdlog::info("hucprof {} on kernel {}, mode {}, libbpf {}", hucprof_version(),
-               kernel.facts.release, mode_name(options.mode), libbpf_version());
+               kernel.facts.release, mode_name(options.attach.mode), libbpf_version());
   spdlog::info("hardened usercopy: {} ({})", kernel.hardened.enabled ? "on" : "off",
                kernel.hardened.reason);
   if (!kernel.hardened.enabled) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kernel/attach_options.h"
 #include "core/kernel/privilege_plan.h"
 #include "core/kernel/run_mode.h"
 #include "core/profile/report_rows.h"
@@ -18,39 +19,25 @@ inline constexpr const char* kDefaultTelemetryPath = "/metrics";
 inline constexpr const char* kDefaultConfigPath = "/etc/hucprof/hucprof.yaml";
 
 struct RunOptions {
-  Mode mode = Mode::Auto;
+  // --mode, --probe.*, --latency, --bpf.*: what to attach and how, as the attach plan reads it.
+  AttachOptions attach;
   // --web.listen-address, repeatable: every address is served alike.
   std::vector<std::string> listen_addresses{kDefaultListenAddress};
   std::string telemetry_path = kDefaultTelemetryPath;  // --web.telemetry-path
   // --web.systemd-socket: serve on the sockets systemd passes (socket activation) instead.
   bool systemd_socket = false;
-  uint32_t sample_frequency = 99;                // --sample-frequency, Hz per CPU (1..1000)
-  std::chrono::milliseconds interval{10000};     // --interval (e.g. "10s", "500ms", "1m")
-  uint32_t top_k = 20;                           // --top-k (1..1000)
-  bool latency = false;                          // --latency: fexit/kretprobe timing
-  ProbeAttach probe_attach = ProbeAttach::Auto;  // --probe.attach auto|fentry|kprobe
-  std::string log_level = "info";                // --log.level: debug|info|warn|error
-  LogFormat log_format = LogFormat::Text;        // --log.format: text|logfmt|json
-  std::optional<std::string> config_path;        // --config FILE
-  // --probe.subchecks classify|attach: how probe mode counts the sub-checks.
-  SubcheckCounting probe_subchecks = kDefaultSubcheckCounting;
-  // --probe.workloads: probe mode counts also by the cgroup of the task that ran the check.
-  bool probe_workloads = false;
-  // --probe.rescue auto|off: the rescue program where a run of the check's program can be
-  // preempted (auto), or never (off: one program run per check, the skipped checks only counted).
-  bool probe_rescue = true;
-  // --probe.objects: classified slab checks also counted by cache and usercopy region.
-  bool probe_objects = false;
+  uint32_t sample_frequency = 99;             // --sample-frequency, Hz per CPU (1..1000)
+  std::chrono::milliseconds interval{10000};  // --interval (e.g. "10s", "500ms", "1m")
+  uint32_t top_k = 20;                        // --top-k (1..1000)
+  std::string log_level = "info";             // --log.level: debug|info|warn|error
+  LogFormat log_format = LogFormat::Text;     // --log.format: text|logfmt|json
+  std::optional<std::string> config_path;     // --config FILE
   // --capabilities.keep: what stays after attaching (core/kernel/privilege_plan.h says why).
   CapabilityKeep capabilities_keep = default_capability_keep();
   // Where kernel facts come from; overridable so tests and containers can point elsewhere.
   std::string kallsyms_path = "/proc/kallsyms";
   // --web.config.file: TLS and basic auth, exporter-toolkit's format; "" serves plain HTTP.
   std::string web_config_file;
-
-  // --bpf.max-keys, --bpf.max-stacks: what each BPF counter / stack map holds per drain interval.
-  uint32_t bpf_max_keys = 16384;
-  uint32_t bpf_max_stacks = 8192;
 
   // --prediction.window: the span usercopy_checks_off_speedup_ratio and its kin cover.
   std::chrono::milliseconds prediction_window{300'000};
@@ -60,11 +47,6 @@ struct RunOptions {
   std::string debuginfo_path;
   // --debuginfo.debuginfod: ask the servers in DEBUGINFOD_URLS by build-id when no file matches.
   bool debuginfo_debuginfod = false;
-
-  // Not a flag: what `record` follows (-- COMMAND, -p, -C, -G); everything for `run`.
-  FollowFilter follow;
-  // Not a flag: samples carry the process's pid (`record`; a daemon's would be unbounded).
-  bool label_pids = false;
 };
 
 // `hucprof record`: the run pipeline without the HTTP server, into one pprof file.

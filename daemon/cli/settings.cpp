@@ -61,7 +61,7 @@ constexpr NamedValues<SubcheckCounting, 2> kProbeSubchecks{
 constexpr NamedValues<bool, 2> kProbeRescue{{{"auto", true}, {"off", false}}};
 
 std::string apply_mode(std::string_view value, RunOptions& options) {
-  return store(find_named(kModes, value), options.mode);
+  return store(find_named(kModes, value), options.attach.mode);
 }
 
 std::string append_listen_address(std::string_view value, RunOptions& options) {
@@ -141,19 +141,19 @@ std::string apply_top_k(std::string_view value, RunOptions& options) {
 }
 
 std::string apply_latency(std::string_view value, RunOptions& options) {
-  return store_boolean(value, options.latency);
+  return store_boolean(value, options.attach.latency);
 }
 
 std::string apply_probe_rescue(std::string_view value, RunOptions& options) {
-  return store(find_named(kProbeRescue, value), options.probe_rescue);
+  return store(find_named(kProbeRescue, value), options.attach.rescue);
 }
 
 std::string apply_probe_objects(std::string_view value, RunOptions& options) {
-  return store_boolean(value, options.probe_objects);
+  return store_boolean(value, options.attach.objects);
 }
 
 std::string apply_probe_workloads(std::string_view value, RunOptions& options) {
-  return store_boolean(value, options.probe_workloads);
+  return store_boolean(value, options.attach.probe_workloads);
 }
 
 std::string apply_debuginfo_path(std::string_view value, RunOptions& options) {
@@ -168,7 +168,7 @@ std::string apply_debuginfo_debuginfod(std::string_view value, RunOptions& optio
 }
 
 std::string apply_probe_attach(std::string_view value, RunOptions& options) {
-  return store(find_named(kProbeAttach, value), options.probe_attach);
+  return store(find_named(kProbeAttach, value), options.attach.probe_attach);
 }
 
 std::string apply_probe_subchecks(std::string_view value, RunOptions& options) {
@@ -177,18 +177,18 @@ std::string apply_probe_subchecks(std::string_view value, RunOptions& options) {
     return "\"classify\" reads x86_64's kernel memory layout and this build is for another "
            "architecture (use attach)";
   }
-  return store(std::move(parsed), options.probe_subchecks);
+  return store(std::move(parsed), options.attach.subchecks);
 }
 
 // A map holds one drain interval's keys or stacks (the daemon deletes them once drained). The
 // lower bounds keep a typo from starving a busy machine, the upper ones keep a typo from asking
 // the kernel for gigabytes (a stack takes ~1 KiB).
 std::string apply_max_keys(std::string_view value, RunOptions& options) {
-  return apply_bounded(value, 256, 1 << 20, options.bpf_max_keys);
+  return apply_bounded(value, 256, 1 << 20, options.attach.max_keys);
 }
 
 std::string apply_max_stacks(std::string_view value, RunOptions& options) {
-  return apply_bounded(value, 64, 1 << 18, options.bpf_max_stacks);
+  return apply_bounded(value, 64, 1 << 18, options.attach.max_stacks);
 }
 
 std::string apply_log_level(std::string_view value, RunOptions& options) {
@@ -220,7 +220,7 @@ const std::array<Setting, 22> kSettings{{
      .record = true,
      .on_reload = OnReload::Restart,
      .apply = apply_mode,
-     .show = [](const RunOptions& o) { return std::string(mode_name(o.mode)); }},
+     .show = [](const RunOptions& o) { return std::string(mode_name(o.attach.mode)); }},
     {.key = "web.listen-address",
      .value_name = "ADDR",
      .help =
@@ -292,7 +292,7 @@ const std::array<Setting, 22> kSettings{{
      .record = true,
      .on_reload = OnReload::Restart,
      .apply = apply_latency,
-     .show = [](const RunOptions& o) { return std::string(o.latency ? "true" : "false"); }},
+     .show = [](const RunOptions& o) { return std::string(o.attach.latency ? "true" : "false"); }},
     {.key = "prediction.window",
      .value_name = "DURATION",
      .help =
@@ -312,7 +312,9 @@ const std::array<Setting, 22> kSettings{{
      .on_reload = OnReload::Restart,
      .apply = apply_probe_attach,
      .show =
-         [](const RunOptions& o) { return std::string(name_of(kProbeAttach, o.probe_attach)); }},
+         [](const RunOptions& o) {
+           return std::string(name_of(kProbeAttach, o.attach.probe_attach));
+         }},
     {.key = "probe.subchecks",
      .value_name = "HOW",
      .help =
@@ -326,7 +328,7 @@ const std::array<Setting, 22> kSettings{{
      .apply = apply_probe_subchecks,
      .show =
          [](const RunOptions& o) {
-           return std::string(name_of(kProbeSubchecks, o.probe_subchecks));
+           return std::string(name_of(kProbeSubchecks, o.attach.subchecks));
          }},
     {.key = "probe.workloads",
      .value_name = "",
@@ -338,7 +340,10 @@ const std::array<Setting, 22> kSettings{{
      .record = true,
      .on_reload = OnReload::Restart,
      .apply = apply_probe_workloads,
-     .show = [](const RunOptions& o) { return std::string(o.probe_workloads ? "true" : "false"); }},
+     .show =
+         [](const RunOptions& o) {
+           return std::string(o.attach.probe_workloads ? "true" : "false");
+         }},
     {.key = "probe.objects",
      .value_name = "",
      .help =
@@ -349,7 +354,7 @@ const std::array<Setting, 22> kSettings{{
      .record = true,
      .on_reload = OnReload::Restart,
      .apply = apply_probe_objects,
-     .show = [](const RunOptions& o) { return std::string(o.probe_objects ? "true" : "false"); }},
+     .show = [](const RunOptions& o) { return std::string(o.attach.objects ? "true" : "false"); }},
     {.key = "probe.rescue",
      .value_name = "HOW",
      .help =
@@ -362,7 +367,7 @@ const std::array<Setting, 22> kSettings{{
      .on_reload = OnReload::Restart,
      .apply = apply_probe_rescue,
      .show =
-         [](const RunOptions& o) { return std::string(name_of(kProbeRescue, o.probe_rescue)); }},
+         [](const RunOptions& o) { return std::string(name_of(kProbeRescue, o.attach.rescue)); }},
     {.key = "debuginfo.path",
      .value_name = "PATH",
      .help =
@@ -396,7 +401,7 @@ const std::array<Setting, 22> kSettings{{
      .record = true,
      .on_reload = OnReload::Restart,
      .apply = apply_max_keys,
-     .show = [](const RunOptions& o) { return std::to_string(o.bpf_max_keys); }},
+     .show = [](const RunOptions& o) { return std::to_string(o.attach.max_keys); }},
     {.key = "bpf.max-stacks",
      .value_name = "N",
      .help =
@@ -405,7 +410,7 @@ const std::array<Setting, 22> kSettings{{
      .record = true,
      .on_reload = OnReload::Restart,
      .apply = apply_max_stacks,
-     .show = [](const RunOptions& o) { return std::to_string(o.bpf_max_stacks); }},
+     .show = [](const RunOptions& o) { return std::to_string(o.attach.max_stacks); }},
     // doctor too: --log.level=debug shows libbpf's reasons behind each verdict.
     {.key = "log.level",
      .value_name = "LEVEL",

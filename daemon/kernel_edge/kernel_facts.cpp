@@ -166,32 +166,32 @@ KernelFacts KernelFacts::probe() {
   KernelFacts facts;
   utsname uts{};
   if (uname(&uts) == 0) facts.release = uts.release;
-  facts.btf = exists("/sys/kernel/btf/vmlinux")
-                  ? Capability{true, "/sys/kernel/btf/vmlinux present"}
-                  : Capability{false,
-                               "no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF off): "
-                               "CO-RE programs cannot load"};
+  facts.support.btf = exists("/sys/kernel/btf/vmlinux")
+                          ? Capability{true, "/sys/kernel/btf/vmlinux present"}
+                          : Capability{false,
+                                       "no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF off): "
+                                       "CO-RE programs cannot load"};
   facts.config = read_kernel_config(facts.release, facts.config_source);
-  facts.kprobes = probe_kprobes(facts.config);
-  facts.perf_events = probe_perf_events();
+  facts.support.kprobes = probe_kprobes(facts.config);
+  facts.support.perf_events = probe_perf_events();
   facts.lockdown = read_lockdown();
   facts.perf_event_paranoid = read_perf_event_paranoid();
   {
-    const BtfPtr kernel = facts.btf.ok ? load_kernel_btf() : nullptr;
-    facts.bpf_features = probe_bpf_features(kernel.get());
+    const BtfPtr kernel = facts.support.btf.ok ? load_kernel_btf() : nullptr;
+    facts.support.bpf_features = probe_bpf_features(kernel.get());
   }
-  facts.on_demand_maps =
-      capability_of(facts.bpf_features, no_prealloc_feature(),
+  facts.support.on_demand_maps =
+      capability_of(facts.support.bpf_features, no_prealloc_feature(),
                     "the kernel allocates hash map entries on use (bpf_mem_alloc)");
-  facts.syscall_programs =
-      capability_of(facts.bpf_features, classify_needs(BpfProgram::Kprobe).front(),
+  facts.support.syscall_programs =
+      capability_of(facts.support.bpf_features, classify_needs(BpfProgram::Kprobe).front(),
                     "the kernel runs syscall programs");
   if (auto cmdline = read_file_text("/proc/cmdline")) {
     facts.cmdline = cmdline->substr(0, cmdline->find('\n'));
   }
   // debugfs: root only, and not mounted everywhere; the config and cmdline answer otherwise.
-  facts.preemption = evaluate_preemption(facts.config, facts.cmdline,
-                                         read_file_text("/sys/kernel/debug/sched/preempt"));
+  facts.support.preemption = evaluate_preemption(facts.config, facts.cmdline,
+                                                 read_file_text("/sys/kernel/debug/sched/preempt"));
   return facts;
 }
 

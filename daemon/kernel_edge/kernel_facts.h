@@ -2,33 +2,24 @@
 #include <optional>
 #include <string>
 
-#include "core/kernel/bpf_features.h"
-#include "core/kernel/capability.h"
+#include "core/kernel/kernel_support.h"
 #include "core/kernel/page_layout.h"
-#include "core/kernel/preemption.h"
 #include "core/kernel/slab_marker.h"
 #include "kernel_edge/libbpf_ptr.h"
 
 namespace hucprof {
 
-// What the running kernel allows, found by trying (libbpf-tools style feature probes) rather
-// than by guessing from the version. Each answer carries the reason in words for logs and
-// `hucprof doctor`.
+// What `run` and `doctor` learn about the running kernel: what it is, and what it lets the
+// programs do (KernelSupport). Each answer carries the reason in words for logs and `doctor`.
 
 struct KernelFacts {
   std::string release;                // uname -r
-  Capability btf;                     // /sys/kernel/btf/vmlinux
-  Capability kprobes;                 // kprobe PMU or tracefs kprobe_events
-  Capability perf_events;             // perf_event_open(cpu-clock)
   std::string lockdown;               // "none", "integrity", "confidentiality", or "unknown (...)"
   std::optional<std::string> config;  // kernel config text, if readable
   std::string config_source;          // where it came from
   std::string cmdline;                // /proc/cmdline
   int perf_event_paranoid = 0;        // kernel.perf_event_paranoid, -99 when unreadable
-  BpfFeatureFacts bpf_features;       // every BPF feature hucprof uses, probed alone
-  Capability on_demand_maps;          // hash maps may allocate on use in perf_event programs
-  Capability syscall_programs;        // BPF_PROG_TYPE_SYSCALL loads and runs (5.14+)
-  Preemption preemption;              // whether a running fentry program can be preempted
+  KernelSupport support;              // what the programs may do here: the attach plan's input
 
   static KernelFacts probe();
 };

@@ -15,9 +15,9 @@ std::vector<std::string> default_copy_helpers();
 // The user's choices that shape the attach plan. The flags write them here and the plan reads
 // them here: `RunOptions::attach` is this very struct, so a flag reaches the plan in one hop.
 struct AttachOptions {
-  Mode mode = Mode::Auto;                           // --mode
-  ProbeAttach probe_attach = ProbeAttach::Auto;     // --probe.attach auto|fentry|kprobe
-  bool latency = false;                             // --latency: fexit/kretprobe timing
+  Mode mode = Mode::Auto;                                 // --mode
+  ProbeAttach probe_attach = ProbeAttach::Auto;           // --probe.attach auto|fentry|kprobe
+  bool latency = false;                                   // --latency: fexit/kretprobe timing
   SubcheckCounting subchecks = kDefaultSubcheckCounting;  // --probe.subchecks classify|attach
   // --bpf.max-keys, --bpf.max-stacks: what each BPF counter / stack map holds per drain interval.
   uint32_t max_keys = 16384;

@@ -69,7 +69,7 @@ BpfProgram program_of(Flavour flavour) {
 std::string probe_feature_gap(const AttachFacts& facts, BpfProgram program) {
   std::vector<BpfFeature> fewest;
   for (ProbeBuild build : {ProbeBuild::HelperReads, ProbeBuild::Compat}) {
-    std::vector<BpfFeature> gap = facts.bpf_features.missing_of(probe_needs(build, program));
+    std::vector<BpfFeature> gap = facts.kernel.bpf_features.missing_of(probe_needs(build, program));
     if (gap.empty()) return "";
     if (fewest.empty() || gap.size() < fewest.size()) fewest = std::move(gap);
   }
@@ -78,25 +78,25 @@ std::string probe_feature_gap(const AttachFacts& facts, BpfProgram program) {
 }
 
 bool fentry_possible(const AttachFacts& facts, const AttachOptions& options) {
-  return probes_wanted(facts, options) && options.attach != ProbeAttach::Kprobe && facts.btf.ok &&
-         probe_feature_gap(facts, BpfProgram::Fentry).empty();
+  return probes_wanted(facts, options) && options.probe_attach != ProbeAttach::Kprobe &&
+         facts.kernel.btf.ok && probe_feature_gap(facts, BpfProgram::Fentry).empty();
 }
 
 // Fentry where the kernel took a test program (a trampoline costs less than a kprobe's
 // breakpoint), else kprobe; --probe.attach forces one.
 void choose_flavour(TargetPlan& plan, const AttachFacts& facts, const AttachOptions& options) {
   std::string fentry_why;
-  if (options.attach == ProbeAttach::Kprobe) {
+  if (options.probe_attach == ProbeAttach::Kprobe) {
     fentry_why = "not tried (--probe.attach kprobe)";
-  } else if (!facts.btf.ok) {
-    fentry_why = facts.btf.detail;
+  } else if (!facts.kernel.btf.ok) {
+    fentry_why = facts.kernel.btf.detail;
   } else if (std::string gap = probe_feature_gap(facts, BpfProgram::Fentry); !gap.empty()) {
     fentry_why = gap;
   } else if (auto it = facts.fentry_errors.find(plan.symbol); it == facts.fentry_errors.end()) {
     fentry_why = "not probed";
   } else if (it->second.empty()) {
     plan.flavour = Flavour::Fentry;
-    plan.reason = options.attach == ProbeAttach::Fentry
+    plan.reason = options.probe_attach == ProbeAttach::Fentry
                       ? "fentry (--probe.attach fentry): the kernel took a test fentry program"
                       : "fentry: the kernel took a test fentry program here";
     return;
@@ -104,19 +104,19 @@ void choose_flavour(TargetPlan& plan, const AttachFacts& facts, const AttachOpti
     fentry_why = it->second;
   }
   std::string kprobe_why;
-  if (options.attach == ProbeAttach::Fentry) {
+  if (options.probe_attach == ProbeAttach::Fentry) {
     kprobe_why = "not tried (--probe.attach fentry)";
   } else if (std::string gap = probe_feature_gap(facts, BpfProgram::Kprobe);
-             facts.kprobes.ok && !gap.empty()) {
+             facts.kernel.kprobes.ok && !gap.empty()) {
     kprobe_why = gap;
-  } else if (facts.kprobes.ok) {
+  } else if (facts.kernel.kprobes.ok) {
     plan.flavour = Flavour::Kprobe;
-    plan.reason = options.attach == ProbeAttach::Kprobe
+    plan.reason = options.probe_attach == ProbeAttach::Kprobe
                       ? "kprobe (--probe.attach kprobe)"
                       : "kprobe, as fentry is refused: " + fentry_why;
     return;
   } else {
-    kprobe_why = facts.kprobes.detail;
+    kprobe_why = facts.kernel.kprobes.detail;
   }
   plan.reason = "fentry: " + fentry_why + "; kprobe: " + kprobe_why;
 }
@@ -153,12 +153,12 @@ void choose_probe_build(AttachPlan& plan, const AttachFacts& facts) {
     if (build == ProbeBuild::DirectReads && !kDirectReadsHere) {
       gap_words = "x86_64 (its direct reads have not run elsewhere)";
     } else if (build == ProbeBuild::DirectReads &&
-               !facts.bpf_features.present(rdonly_cast_feature())) {
+               !facts.kernel.bpf_features.present(rdonly_cast_feature())) {
       gap_words = rdonly_cast_feature().words();
     } else {
       std::vector<BpfFeature> gap;
       for (BpfProgram p : programs) {
-        for (BpfFeature& f : facts.bpf_features.missing_of(probe_needs(build, p))) {
+        for (BpfFeature& f : facts.kernel.bpf_features.missing_of(probe_needs(build, p))) {
           gap.push_back(std::move(f));
         }
       }
@@ -180,14 +180,14 @@ void choose_probe_build(AttachPlan& plan, const AttachFacts& facts) {
 // (the same samples); none when even that one lacks something.
 void choose_sampler_build(AttachPlan& plan, const AttachFacts& facts) {
   const std::vector<BpfFeature> loop_gap =
-      facts.bpf_features.missing_of(sampler_needs(SamplerBuild::Loop));
+      facts.kernel.bpf_features.missing_of(sampler_needs(SamplerBuild::Loop));
   if (loop_gap.empty()) {
     plan.sampler_build = SamplerBuild::Loop;
     plan.sampler_build_reason = "sampler (stack scan under bpf_loop, the task read through BTF)";
     return;
   }
   const std::vector<BpfFeature> compat_gap =
-      facts.bpf_features.missing_of(sampler_needs(SamplerBuild::Compat));
+      facts.kernel.bpf_features.missing_of(sampler_needs(SamplerBuild::Compat));
   if (!compat_gap.empty()) {
     plan.sampling = false;
     plan.sampling_reason =
@@ -275,19 +275,19 @@ namespace {
 // chosen build does not: the build never keeps it off.
 void decide_rescue(AttachPlan& plan, const AttachFacts& facts, bool wanted) {
   if (!plan.probes) return;
+  const Preemption& preemption = facts.kernel.preemption;
+  const std::string why = "preemption " + preemption.model + ", from " + preemption.reason;
   if (!wanted) {
     plan.rescue_reason = "no rescue program: --probe.rescue off";
   } else if (plan.check().flavour != Flavour::Fentry) {
     plan.rescue_reason = "no rescue program: a kprobe's program runs with preemption off";
-  } else if (!facts.programs_preemptible.ok) {
+  } else if (!preemption.programs_preemptible) {
     plan.rescue_reason =
-        "no rescue program: a run of the check's program is never preempted "
-        "here (" +
-        facts.programs_preemptible.detail + ")";
+        "no rescue program: a run of the check's program is never preempted here (" + why + ")";
   } else {
     plan.rescue = true;
-    plan.rescue_reason = "rescue program on: a run of the check's program can be preempted here (" +
-                         facts.programs_preemptible.detail + ")";
+    plan.rescue_reason =
+        "rescue program on: a run of the check's program can be preempted here (" + why + ")";
     if (plan.probe_build == ProbeBuild::Compat) {
       plan.rescue_reason += "; probe_compat's reads the task by helper calls, as its check does";
     }
@@ -331,10 +331,10 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
     if (target.is_check()) {
       check_attaches = t.attaches();
       if (check_attaches) {
-        classify_gap = facts.bpf_features.missing_of(classify_needs(program_of(t.flavour)));
+        classify_gap = facts.kernel.bpf_features.missing_of(classify_needs(program_of(t.flavour)));
       }
       classify = classify_asked && facts.slab_marker.known() && readiness.ok &&
-                 facts.syscall_programs.ok && classify_gap.empty();
+                 facts.kernel.syscall_programs.ok && classify_gap.empty();
     }
     plan.targets.push_back(std::move(t));
   }
@@ -361,9 +361,9 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
             ? "sub-check functions probed instead of classified: the kernel BTF does not say how "
               "a page is marked slab (" +
                   facts.slab_marker.detail + ")"
-        : !readiness.ok
-            ? "sub-check functions probed instead of classified: " + readiness.detail
-            : "sub-check functions probed instead of classified: " + facts.syscall_programs.detail;
+        : !readiness.ok ? "sub-check functions probed instead of classified: " + readiness.detail
+                        : "sub-check functions probed instead of classified: " +
+                              facts.kernel.syscall_programs.detail;
   }
 
   plan.dispatcher_ranges = build_address_ranges(kallsyms, dispatcher_symbols());
@@ -374,10 +374,10 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
 
   if (options.mode == Mode::Probe) {
     plan.sampling_reason = "not tried: --mode probe";
-  } else if (!facts.perf_events.ok) {
-    plan.sampling_reason = facts.perf_events.detail;
-  } else if (!facts.btf.ok) {
-    plan.sampling_reason = facts.btf.detail;
+  } else if (!facts.kernel.perf_events.ok) {
+    plan.sampling_reason = facts.kernel.perf_events.detail;
+  } else if (!facts.kernel.btf.ok) {
+    plan.sampling_reason = facts.kernel.btf.detail;
   } else if (plan.dispatcher_ranges.ranges.empty()) {
     plan.sampling_reason =
         "no usercopy check function in /proc/kallsyms (is CONFIG_HARDENED_USERCOPY off, or are "
@@ -399,10 +399,10 @@ AttachPlan compute_attach_plan(const KallsymsIndex& kallsyms, const AttachFacts&
   plan.maps.max_stacks = options.max_stacks;
   plan.maps.latency = options.latency && plan.probes;
   settle_subcheck_programs(plan);
-  plan.maps.stacks_on_demand = facts.on_demand_maps.ok;
-  plan.maps.stacks_reason = facts.on_demand_maps.ok
-                                ? "allocated on use: " + facts.on_demand_maps.detail
-                                : "preallocated: " + facts.on_demand_maps.detail;
+  plan.maps.stacks_on_demand = facts.kernel.on_demand_maps.ok;
+  plan.maps.stacks_reason = facts.kernel.on_demand_maps.ok
+                                ? "allocated on use: " + facts.kernel.on_demand_maps.detail
+                                : "preallocated: " + facts.kernel.on_demand_maps.detail;
   return plan;
 }
 

@@ -5,70 +5,33 @@
 #include <string>
 #include <vector>
 
-#include "core/kernel/bpf_features.h"
-#include "core/kernel/capability.h"
+#include "core/kernel/attach_options.h"
 #include "core/kernel/hardened_state.h"
 #include "core/kernel/interrupt_entries.h"
+#include "core/kernel/kernel_support.h"
 #include "core/kernel/page_layout.h"
 #include "core/kernel/probe_targets.h"
-#include "core/kernel/run_mode.h"
 #include "core/kernel/slab_marker.h"
 #include "core/symbols/address_ranges.h"
 #include "core/symbols/kallsyms_index.h"
-#include "core/workload/record_target.h"
 
 namespace hucprof {
 
 // What the kernel edge found out about the running kernel, as plain data: daemon/kernel_edge fills
 // it, unit tests write it for kernels we do not run on.
 struct AttachFacts {
-  Capability btf;
-  Capability kprobes;
-  Capability perf_events;
+  KernelSupport kernel;  // handed over whole from KernelFacts::support
   HardenedUsercopyState hardened;
   // Exact symbol → "" when a do-nothing fentry program loaded and attached there, else why not.
   // The edge probes exactly the names fentry_candidates() returns.
   std::map<std::string, std::string> fentry_errors;
-  // Whether the kernel lets hash maps allocate entries on use in tracing and perf_event
-  // programs (bpf_mem_alloc, 6.1+); before that they must be preallocated.
-  Capability on_demand_maps;
-  // What sub-check classification needs: how slab pages are marked, the fields it reads, and a
-  // syscall program to read the kernel's layout once.
+  // What sub-check classification needs: how slab pages are marked and the fields it reads
+  // (read from BTF only when classification is asked for).
   SlabMarker slab_marker;
   PageLayout page_layout;
-  Capability syscall_programs;
-  // Whether a running fentry program can be preempted here (core/kernel/preemption.h), in words.
-  Capability programs_preemptible{true, "unknown"};
-  // Every BPF feature the programs use, each probed alone: which build of each object loads
-  // here, whether fentry can work at all, and what is missing where nothing does.
-  BpfFeatureFacts bpf_features;
   // THREAD_SIZE as kallsyms gives it (0: unknown): where the compat builds find a task's user
   // registers (bpf/usercopy_common.bpf.h).
   uint64_t task_stack_size = 0;
-};
-
-// The user's choices that shape the plan (from the flags).
-struct AttachOptions {
-  Mode mode = Mode::Auto;
-  ProbeAttach attach = ProbeAttach::Auto;
-  bool latency = false;
-  SubcheckCounting subchecks = SubcheckCounting::Attach;
-  uint32_t max_keys = 16384;
-  uint32_t max_stacks = 8192;
-  // Copy-helper symbols (normalized) whose callers are the real call sites.
-  std::vector<std::string> helper_symbols;
-  // What `record` follows: both sessions count only these tasks and CPUs
-  // (core/workload/record_target.h).
-  FollowFilter follow;
-  // Check samples carry their process's pid (`record`: bounded by its length, where a daemon's
-  // would name every process the node ever ran).
-  bool label_pids = false;
-  // Probe mode keys each check also by its task's cgroup v2 id (--probe.workloads).
-  bool probe_workloads = false;
-  // The rescue program where a run of the check's program can be preempted (--probe.rescue).
-  bool rescue = true;
-  // Classified slab checks also counted by cache and usercopy region (--probe.objects).
-  bool objects = false;
 };
 
 enum class Flavour { None, Fentry, Kprobe };

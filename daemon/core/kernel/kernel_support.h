@@ -10,10 +10,10 @@ namespace hucprof {
 // kernel edge fills it once (KernelFacts::probe) and hands it to the attach plan whole; unit tests
 // write it for kernels we do not run on.
 struct KernelSupport {
-  Capability btf;               // /sys/kernel/btf/vmlinux
-  Capability kprobes;           // kprobe PMU or tracefs kprobe_events
-  Capability perf_events;       // perf_event_open(cpu-clock)
-  BpfFeatureFacts bpf_features; // every BPF feature the programs use, each probed alone
+  Capability btf;                // /sys/kernel/btf/vmlinux
+  Capability kprobes;            // kprobe PMU or tracefs kprobe_events
+  Capability perf_events;        // perf_event_open(cpu-clock)
+  BpfFeatureFacts bpf_features;  // every BPF feature the programs use, each probed alone
   // Whether the kernel lets hash maps allocate entries on use in tracing and perf_event
   // programs (bpf_mem_alloc, 6.1+); before that they must be preallocated.
   Capability on_demand_maps;

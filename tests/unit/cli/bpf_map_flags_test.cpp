@@ -8,17 +8,17 @@ namespace {
 
 TEST(BpfMapFlags, DefaultsHoldABusyIntervalInAFewMiB) {
   const RunOptions o = parse_run({"run"});
-  EXPECT_EQ(o.bpf_max_keys, 16384u);
-  EXPECT_EQ(o.bpf_max_stacks, 8192u);
+  EXPECT_EQ(o.attach.max_keys, 16384u);
+  EXPECT_EQ(o.attach.max_stacks, 8192u);
 }
 
 TEST(BpfMapFlags, RunAndDoctorTakeThemAsFlags) {
-  EXPECT_EQ(parse_run({"run", "--bpf.max-keys", "256"}).bpf_max_keys, 256u);
-  EXPECT_EQ(parse_run({"run", "--bpf.max-keys=1048576"}).bpf_max_keys, 1048576u);
-  EXPECT_EQ(parse_run({"run", "--bpf.max-stacks", "64"}).bpf_max_stacks, 64u);
-  EXPECT_EQ(parse_run({"run", "--bpf.max-stacks", "262144"}).bpf_max_stacks, 262144u);
+  EXPECT_EQ(parse_run({"run", "--bpf.max-keys", "256"}).attach.max_keys, 256u);
+  EXPECT_EQ(parse_run({"run", "--bpf.max-keys=1048576"}).attach.max_keys, 1048576u);
+  EXPECT_EQ(parse_run({"run", "--bpf.max-stacks", "64"}).attach.max_stacks, 64u);
+  EXPECT_EQ(parse_run({"run", "--bpf.max-stacks", "262144"}).attach.max_stacks, 262144u);
   // doctor shows the sizes run would use
-  EXPECT_EQ(parse_run({"doctor", "--bpf.max-stacks", "1024"}).bpf_max_stacks, 1024u);
+  EXPECT_EQ(parse_run({"doctor", "--bpf.max-stacks", "1024"}).attach.max_stacks, 1024u);
 }
 
 TEST(BpfMapFlags, OutOfRangeOrGarbageNamesTheFlag) {
@@ -35,8 +35,8 @@ class BpfMapConfig : public ConfigFileTest {};
 TEST_F(BpfMapConfig, KeysNestOrDot) {
   const std::string path = write("hucprof.yaml", "bpf:\n  max-keys: 4096\nbpf.max-stacks: 2048\n");
   const RunOptions o = parse_run({"run", "--config", path});
-  EXPECT_EQ(o.bpf_max_keys, 4096u);
-  EXPECT_EQ(o.bpf_max_stacks, 2048u);
+  EXPECT_EQ(o.attach.max_keys, 4096u);
+  EXPECT_EQ(o.attach.max_stacks, 2048u);
 }
 
 }  // namespace

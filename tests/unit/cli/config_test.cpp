@@ -24,13 +24,13 @@ TEST_F(ConfigFileTest, EveryKeyIsRead) {
                                  "log.format: json\n");
   const RunOptions o = parse_run({"run", "--config", path});
   EXPECT_EQ(o.config_path, path);
-  EXPECT_EQ(o.mode, Mode::Probe);
+  EXPECT_EQ(o.attach.mode, Mode::Probe);
   EXPECT_EQ(o.listen_addresses, std::vector<std::string>{"127.0.0.1:9100"});
   EXPECT_EQ(o.sample_frequency, 49u);
   EXPECT_EQ(o.interval, milliseconds(90'000));
   EXPECT_EQ(o.top_k, 50u);
-  EXPECT_TRUE(o.latency);
-  EXPECT_EQ(o.probe_attach, ProbeAttach::Kprobe);
+  EXPECT_TRUE(o.attach.latency);
+  EXPECT_EQ(o.attach.probe_attach, ProbeAttach::Kprobe);
   EXPECT_EQ(o.log_level, "debug");
   EXPECT_EQ(o.log_format, LogFormat::Json);
 }
@@ -47,7 +47,7 @@ TEST_F(ConfigFileTest, NestedKeysReadLikeDottedOnes) {
   const RunOptions o = parse_run({"run", "--config", path});
   EXPECT_EQ(o.listen_addresses, std::vector<std::string>{"[::1]:9478"});
   EXPECT_EQ(o.log_level, "warn");
-  EXPECT_EQ(o.probe_attach, ProbeAttach::Fentry);
+  EXPECT_EQ(o.attach.probe_attach, ProbeAttach::Fentry);
 }
 
 TEST_F(ConfigFileTest, FlagsWinOverTheConfig) {
@@ -58,9 +58,9 @@ TEST_F(ConfigFileTest, FlagsWinOverTheConfig) {
                                  "latency: false\n");
   const RunOptions o =
       parse_run({"run", "--top-k", "7", "--config", path, "--mode", "sample", "--latency"});
-  EXPECT_EQ(o.mode, Mode::Sample);              // flag
+  EXPECT_EQ(o.attach.mode, Mode::Sample);       // flag
   EXPECT_EQ(o.top_k, 7u);                       // flag, given before --config
-  EXPECT_TRUE(o.latency);                       // flag
+  EXPECT_TRUE(o.attach.latency);                // flag
   EXPECT_EQ(o.interval, milliseconds(30'000));  // config
   EXPECT_EQ(o.sample_frequency, 99u);           // default
 }
@@ -68,15 +68,15 @@ TEST_F(ConfigFileTest, FlagsWinOverTheConfig) {
 TEST_F(ConfigFileTest, EmptyFileAndYamlBooleans) {
   EXPECT_EQ(parse_run({"run", "--config", write("empty.yaml", "")}).top_k, 20u);
   EXPECT_EQ(parse_run({"run", "--config", write("comments.yaml", "# nothing\n")}).top_k, 20u);
-  EXPECT_TRUE(parse_run({"run", "--config", write("yes.yaml", "latency: yes\n")}).latency);
-  EXPECT_FALSE(parse_run({"run", "--config", write("off.yaml", "latency: off\n")}).latency);
+  EXPECT_TRUE(parse_run({"run", "--config", write("yes.yaml", "latency: yes\n")}).attach.latency);
+  EXPECT_FALSE(parse_run({"run", "--config", write("off.yaml", "latency: off\n")}).attach.latency);
 }
 
 TEST_F(ConfigFileTest, DoctorReadsTheConfigToo) {
   const std::string path = write("d.yaml", "mode: sample\ntop-k: 5\n");
   const ParseOutcome outcome = parse({"doctor", "--config", path});
   ASSERT_TRUE(outcome.command.has_value()) << outcome.message;
-  EXPECT_EQ(outcome.command->run.mode, Mode::Sample);
+  EXPECT_EQ(outcome.command->run.attach.mode, Mode::Sample);
 }
 
 TEST_F(ConfigFileTest, UnknownKeyNamesFileAndLine) {

@@ -17,13 +17,13 @@ TEST(Options, RunDefaults) {
   EXPECT_EQ(outcome.exit_code, 0);
   EXPECT_EQ(outcome.command->kind, CommandKind::Run);
   const RunOptions& o = outcome.command->run;
-  EXPECT_EQ(o.mode, Mode::Auto);
+  EXPECT_EQ(o.attach.mode, Mode::Auto);
   EXPECT_EQ(o.listen_addresses, std::vector<std::string>{":9478"});
   EXPECT_EQ(o.sample_frequency, 99u);
   EXPECT_EQ(o.interval, milliseconds(10'000));
   EXPECT_EQ(o.top_k, 20u);
-  EXPECT_FALSE(o.latency);
-  EXPECT_EQ(o.probe_attach, ProbeAttach::Auto);
+  EXPECT_FALSE(o.attach.latency);
+  EXPECT_EQ(o.attach.probe_attach, ProbeAttach::Auto);
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.log_format, LogFormat::Text);
   EXPECT_FALSE(o.config_path.has_value());  // no --config: no file is read at all
@@ -31,9 +31,9 @@ TEST(Options, RunDefaults) {
 }
 
 TEST(Options, EachRunFlag) {
-  EXPECT_EQ(parse_run({"run", "--mode", "probe"}).mode, Mode::Probe);
-  EXPECT_EQ(parse_run({"run", "--mode=sample"}).mode, Mode::Sample);
-  EXPECT_EQ(parse_run({"run", "--mode", "auto"}).mode, Mode::Auto);
+  EXPECT_EQ(parse_run({"run", "--mode", "probe"}).attach.mode, Mode::Probe);
+  EXPECT_EQ(parse_run({"run", "--mode=sample"}).attach.mode, Mode::Sample);
+  EXPECT_EQ(parse_run({"run", "--mode", "auto"}).attach.mode, Mode::Auto);
   EXPECT_EQ(parse_run({"run", "--web.listen-address", "127.0.0.1:9100"}).listen_addresses,
             std::vector<std::string>{"127.0.0.1:9100"});
   EXPECT_EQ(parse_run({"run", "--web.listen-address=[::1]:9478"}).listen_addresses,
@@ -45,23 +45,25 @@ TEST(Options, EachRunFlag) {
   EXPECT_EQ(parse_run({"run", "--interval", "100ms"}).interval, milliseconds(100));
   EXPECT_EQ(parse_run({"run", "--top-k", "1"}).top_k, 1u);
   EXPECT_EQ(parse_run({"run", "--top-k", "1000"}).top_k, 1000u);
-  EXPECT_TRUE(parse_run({"run", "--latency"}).latency);
-  EXPECT_EQ(parse_run({"run", "--probe.attach", "kprobe"}).probe_attach, ProbeAttach::Kprobe);
-  EXPECT_EQ(parse_run({"run", "--probe.attach", "fentry"}).probe_attach, ProbeAttach::Fentry);
+  EXPECT_TRUE(parse_run({"run", "--latency"}).attach.latency);
+  EXPECT_EQ(parse_run({"run", "--probe.attach", "kprobe"}).attach.probe_attach,
+            ProbeAttach::Kprobe);
+  EXPECT_EQ(parse_run({"run", "--probe.attach", "fentry"}).attach.probe_attach,
+            ProbeAttach::Fentry);
   if (kCanClassifySubchecks) {
-    EXPECT_EQ(parse_run({"run", "--probe.subchecks", "classify"}).probe_subchecks,
+    EXPECT_EQ(parse_run({"run", "--probe.subchecks", "classify"}).attach.subchecks,
               SubcheckCounting::Classify);
-    EXPECT_EQ(parse_run({"run"}).probe_subchecks, SubcheckCounting::Classify);
+    EXPECT_EQ(parse_run({"run"}).attach.subchecks, SubcheckCounting::Classify);
   } else {
-    EXPECT_EQ(parse_run({"run"}).probe_subchecks, SubcheckCounting::Attach);
+    EXPECT_EQ(parse_run({"run"}).attach.subchecks, SubcheckCounting::Attach);
   }
-  EXPECT_EQ(parse_run({"run", "--probe.subchecks", "attach"}).probe_subchecks,
+  EXPECT_EQ(parse_run({"run", "--probe.subchecks", "attach"}).attach.subchecks,
             SubcheckCounting::Attach);
-  EXPECT_TRUE(parse_run({"run"}).probe_rescue);
-  EXPECT_FALSE(parse_run({"run"}).probe_objects);
-  EXPECT_TRUE(parse_run({"run", "--probe.objects"}).probe_objects);
-  EXPECT_TRUE(parse_run({"run", "--probe.rescue", "auto"}).probe_rescue);
-  EXPECT_FALSE(parse_run({"run", "--probe.rescue", "off"}).probe_rescue);
+  EXPECT_TRUE(parse_run({"run"}).attach.rescue);
+  EXPECT_FALSE(parse_run({"run"}).attach.objects);
+  EXPECT_TRUE(parse_run({"run", "--probe.objects"}).attach.objects);
+  EXPECT_TRUE(parse_run({"run", "--probe.rescue", "auto"}).attach.rescue);
+  EXPECT_FALSE(parse_run({"run", "--probe.rescue", "off"}).attach.rescue);
   for (const char* level : {"debug", "info", "warn", "error"}) {
     EXPECT_EQ(parse_run({"run", "--log.level", level}).log_level, level);
   }
@@ -77,8 +79,8 @@ TEST(Options, DoctorTakesModeAttachLogLevelConfigAndKallsyms) {
       parse({"doctor", "--mode", "sample", "--probe.attach", "kprobe", "--kallsyms", "/x"});
   ASSERT_TRUE(outcome.command.has_value()) << outcome.message;
   EXPECT_EQ(outcome.command->kind, CommandKind::Doctor);
-  EXPECT_EQ(outcome.command->run.mode, Mode::Sample);
-  EXPECT_EQ(outcome.command->run.probe_attach, ProbeAttach::Kprobe);
+  EXPECT_EQ(outcome.command->run.attach.mode, Mode::Sample);
+  EXPECT_EQ(outcome.command->run.attach.probe_attach, ProbeAttach::Kprobe);
   EXPECT_EQ(outcome.command->run.kallsyms_path, "/x");
   EXPECT_EQ(parse_run({"doctor", "--log.level", "debug"}).log_level, "debug");
   // Run-only flags are not doctor's.
@@ -186,8 +188,8 @@ TEST(Options, MissingValueNamesTheFlag) {
 }
 
 TEST(Options, LatencySwitchTakesAnExplicitValue) {
-  EXPECT_TRUE(parse_run({"run", "--latency=true"}).latency);
-  EXPECT_FALSE(parse_run({"run", "--latency=false"}).latency);
+  EXPECT_TRUE(parse_run({"run", "--latency=true"}).attach.latency);
+  EXPECT_FALSE(parse_run({"run", "--latency=false"}).attach.latency);
 }
 
 TEST(Options, UnknownFlagsAndArgumentsAreNamed) {

@@ -26,20 +26,20 @@ TEST(RecordOptions, Defaults) {
   EXPECT_FALSE(c.record.duration.has_value());
   EXPECT_EQ(c.record.output, "usercopy.pb.gz");
   EXPECT_TRUE(c.record.command.empty());
-  EXPECT_EQ(c.run.mode, Mode::Auto);
+  EXPECT_EQ(c.run.attach.mode, Mode::Auto);
 }
 
 TEST(RecordOptions, TakesTheRunSettingsThatApplyAndItsOwn) {
   const Command c = parse_ok({"record", "--mode", "sample", "--sample-frequency", "499",
                               "--duration", "1m30s", "-o", "/tmp/x.pb.gz", "--latency"});
-  EXPECT_EQ(c.run.mode, Mode::Sample);
+  EXPECT_EQ(c.run.attach.mode, Mode::Sample);
   EXPECT_EQ(c.run.sample_frequency, 499u);
-  EXPECT_TRUE(c.run.latency);
+  EXPECT_TRUE(c.run.attach.latency);
   EXPECT_EQ(c.record.duration, milliseconds(90'000));
   EXPECT_EQ(c.record.output, "/tmp/x.pb.gz");
   EXPECT_EQ(parse_ok({"record", "--output=a.pb.gz"}).record.output, "a.pb.gz");
   const Command sized = parse_ok({"record", "--bpf.max-stacks", "1024", "--log.format", "json"});
-  EXPECT_EQ(sized.run.bpf_max_stacks, 1024u);
+  EXPECT_EQ(sized.run.attach.max_stacks, 1024u);
   EXPECT_EQ(sized.run.log_format, LogFormat::Json);
 }
 

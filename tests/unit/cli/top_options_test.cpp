@@ -27,7 +27,7 @@ TEST(TopOptions, Defaults) {
   EXPECT_EQ(c.top.delay, milliseconds(1000));
   EXPECT_FALSE(c.top.iterations);
   EXPECT_FALSE(c.top.cumulative);
-  EXPECT_EQ(c.run.mode, Mode::Auto);
+  EXPECT_EQ(c.run.attach.mode, Mode::Auto);
 }
 
 // -d as top takes it (seconds, a bare number) and as hucprof's durations; -n; -S.
@@ -53,7 +53,7 @@ TEST(TopOptions, DelayIterationsAndCumulativeAsTopHasThem) {
 // Its own programs take record's settings (and -F), but not --interval: the drains follow -d.
 TEST(TopOptions, ItsOwnProgramsTakeRecordsSettings) {
   const Command c = parse_top({"--mode", "sample", "-F", "499", "--log.level", "warn"});
-  EXPECT_EQ(c.run.mode, Mode::Sample);
+  EXPECT_EQ(c.run.attach.mode, Mode::Sample);
   EXPECT_EQ(c.run.sample_frequency, 499u);
   EXPECT_EQ(parse_error({"top", "--interval", "1s"}), "unknown flag --interval");
   EXPECT_EQ(parse_error({"top", "--web.listen-address", ":1"}),

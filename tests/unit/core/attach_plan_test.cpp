@@ -57,15 +57,16 @@ AttachFacts debian73_facts(AttachFacts f) {
 
 AttachFacts debian_facts(const KallsymsIndex& kallsyms) {
   AttachFacts f;
-  f.btf = {true, "/sys/kernel/btf/vmlinux present"};
-  f.kprobes = {true, "kprobe PMU present"};
-  f.perf_events = {true, "perf_event_open(cpu-clock) works"};
+  f.kernel.btf = {true, "/sys/kernel/btf/vmlinux present"};
+  f.kernel.kprobes = {true, "kprobe PMU present"};
+  f.kernel.perf_events = {true, "perf_event_open(cpu-clock) works"};
   f.hardened = {true, "CONFIG_HARDENED_USERCOPY=y, default on, no boot parameter"};
-  f.on_demand_maps = {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
+  f.kernel.on_demand_maps = {true, "the kernel allocates hash map entries on use (bpf_mem_alloc)"};
   f.slab_marker = {-1, 9, "PG_slab = 9 in enum pageflags"};  // Debian 6.1's BTF
   f.page_layout = debian61_layout();
-  f.syscall_programs = {true, "the kernel runs syscall programs"};
+  f.kernel.syscall_programs = {true, "the kernel runs syscall programs"};
   AttachOptions probe_all;
+  probe_all.subchecks = SubcheckCounting::Attach;
   for (const auto& name : fentry_candidates(kallsyms, f, probe_all)) f.fentry_errors[name] = "";
   return f;
 }
@@ -73,7 +74,8 @@ AttachFacts debian_facts(const KallsymsIndex& kallsyms) {
 AttachOptions options(Mode mode = Mode::Auto, ProbeAttach attach = ProbeAttach::Auto) {
   AttachOptions o;
   o.mode = mode;
-  o.attach = attach;
+  o.probe_attach = attach;
+  o.subchecks = SubcheckCounting::Attach;
   o.helper_symbols = {"simple_copy_to_iter"};
   return o;
 }
@@ -146,7 +148,7 @@ TEST(AttachPlan, ClassifyWithoutSyscallProgramsProbesTheSubcheckFunctions) {
   // Before 5.14 the layout cannot be read once after load: the sub-check functions are attached.
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.syscall_programs = {false, "the kernel refused a syscall program (EINVAL)"};
+  facts.kernel.syscall_programs = {false, "the kernel refused a syscall program (EINVAL)"};
   AttachOptions opts = options();
   opts.subchecks = SubcheckCounting::Classify;
   const auto plan = compute_attach_plan(k, facts, opts);
@@ -289,7 +291,7 @@ TEST(AttachPlan, Debian612ForcedKprobeNeverProbesFentry) {
 TEST(AttachPlan, TheRescueProgramOnlyWhereAFentryRunCanBePreempted) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.programs_preemptible = {true, "preemption lazy, from the kernel config's default"};
+  facts.kernel.preemption = {"lazy", true, "the kernel config's default"};
   const auto lazy = compute_attach_plan(k, facts, options());
   EXPECT_EQ(lazy.check().flavour, Flavour::Fentry);
   EXPECT_TRUE(lazy.rescue);
@@ -299,7 +301,7 @@ TEST(AttachPlan, TheRescueProgramOnlyWhereAFentryRunCanBePreempted) {
   EXPECT_FALSE(kprobe.rescue);
   EXPECT_TRUE(contains(kprobe.rescue_reason, "preemption off")) << kprobe.rescue_reason;
 
-  facts.programs_preemptible = {false, "preemption voluntary, from the kernel config's default"};
+  facts.kernel.preemption = {"voluntary", false, "the kernel config's default"};
   const auto voluntary = compute_attach_plan(k, facts, options());
   EXPECT_FALSE(voluntary.rescue);
   EXPECT_TRUE(contains(voluntary.rescue_reason, "never preempted")) << voluntary.rescue_reason;
@@ -340,7 +342,7 @@ TEST(AttachPlan, SamplesCarryPidsOnlyWhenRecording) {
 TEST(AttachPlan, TheRescueProgramStaysOffWhenAskedTo) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.programs_preemptible = {true, "preemption lazy, from the kernel config's default"};
+  facts.kernel.preemption = {"lazy", true, "the kernel config's default"};
   AttachOptions off = options();
   off.rescue = false;
   const auto plan = compute_attach_plan(k, facts, off);
@@ -353,7 +355,7 @@ TEST(AttachPlan, TheRescueProgramStaysOffWhenAskedTo) {
 TEST(AttachPlan, Host618WithoutKprobesSamplesAndSaysWhyNotProbes) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.kprobes = {false, "this kernel has no kprobes (CONFIG_KPROBES is not set)"};
+  facts.kernel.kprobes = {false, "this kernel has no kprobes (CONFIG_KPROBES is not set)"};
   for (auto& [name, error] : facts.fentry_errors) {
     error = "the kernel refused to load an fentry program (EPERM: Operation not permitted)";
   }
@@ -508,8 +510,8 @@ TEST(AttachPlan, SampleModeTriesNoProbe) {
 TEST(AttachPlan, NothingAvailableIsAnErrorNamingBothReasons) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.btf = {false, "no /sys/kernel/btf/vmlinux"};
-  facts.kprobes = {false, "no kprobes"};
+  facts.kernel.btf = {false, "no /sys/kernel/btf/vmlinux"};
+  facts.kernel.kprobes = {false, "no kprobes"};
   const auto plan = compute_attach_plan(k, facts, options());
   const Verdict v = judge(Mode::Auto, facts.hardened, planned_outcome(plan));
   EXPECT_FALSE(v.runs);
@@ -531,7 +533,7 @@ TEST(AttachPlan, MapSizesComeFromTheOptionsAndAllocationFromTheKernel) {
   EXPECT_EQ(plan.maps.max_keys, 4096u);
   EXPECT_EQ(plan.maps.max_stacks, 1024u);
   EXPECT_TRUE(plan.maps.stacks_on_demand);
-  facts.on_demand_maps = {false, "kernels before 6.1 need preallocated maps there"};
+  facts.kernel.on_demand_maps = {false, "kernels before 6.1 need preallocated maps there"};
   plan = compute_attach_plan(k, facts, opts);
   EXPECT_FALSE(plan.maps.stacks_on_demand);
   EXPECT_TRUE(contains(plan.maps.stacks_reason, "preallocated")) << plan.maps.stacks_reason;
@@ -557,7 +559,7 @@ BpfFeatureFacts features_without(std::initializer_list<std::string_view> missing
 // maps in perf_event programs, no bpf_rdonly_cast. Its kallsyms gives THREAD_SIZE 16 KiB.
 AttachFacts debian510_facts(const KallsymsIndex& kallsyms) {
   AttachFacts f = debian_facts(kallsyms);
-  f.bpf_features = features_without({
+  f.kernel.bpf_features = features_without({
       "helper bpf_loop in perf_event",
       "helper bpf_get_current_task_btf in perf_event",
       "helper bpf_task_pt_regs in perf_event",
@@ -572,10 +574,10 @@ AttachFacts debian510_facts(const KallsymsIndex& kallsyms) {
       "map flag BPF_F_NO_PREALLOC (hash maps) in perf_event",
       "kfunc bpf_rdonly_cast",
   });
-  f.syscall_programs = {false, "program type BPF_PROG_TYPE_SYSCALL (Linux 5.14): refused"};
-  f.on_demand_maps = {false,
-                      "map flag BPF_F_NO_PREALLOC (hash maps) in perf_event programs "
-                      "(Linux 6.1): refused"};
+  f.kernel.syscall_programs = {false, "program type BPF_PROG_TYPE_SYSCALL (Linux 5.14): refused"};
+  f.kernel.on_demand_maps = {false,
+                             "map flag BPF_F_NO_PREALLOC (hash maps) in perf_event programs "
+                             "(Linux 6.1): refused"};
   f.task_stack_size = 16384;
   return f;
 }
@@ -614,13 +616,13 @@ TEST(AttachPlan, FeaturesThatComeLaterPickTheBetterBuilds) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
   // 6.1: everything but the kfunc (6.2).
-  facts.bpf_features = features_without({"kfunc bpf_rdonly_cast"});
+  facts.kernel.bpf_features = features_without({"kfunc bpf_rdonly_cast"});
   auto plan = compute_attach_plan(k, facts, options());
   EXPECT_EQ(plan.sampler_build, SamplerBuild::Loop);
   EXPECT_EQ(plan.probe_build, ProbeBuild::HelperReads);
   EXPECT_EQ(plan.check().flavour, Flavour::Fentry);
   // 7.3: the kfunc too (x86_64 only).
-  facts.bpf_features = features_without({});
+  facts.kernel.bpf_features = features_without({});
   plan = compute_attach_plan(k, facts, options());
 #if defined(__x86_64__)
   EXPECT_EQ(plan.probe_build, ProbeBuild::DirectReads);
@@ -628,12 +630,12 @@ TEST(AttachPlan, FeaturesThatComeLaterPickTheBetterBuilds) {
   EXPECT_EQ(plan.probe_build, ProbeBuild::HelperReads);
 #endif
   // A kernel (a distribution's backport) with bpf_loop but without bpf_task_pt_regs.
-  facts.bpf_features = features_without({"helper bpf_task_pt_regs in perf_event"});
+  facts.kernel.bpf_features = features_without({"helper bpf_task_pt_regs in perf_event"});
   plan = compute_attach_plan(k, facts, options());
   EXPECT_EQ(plan.sampler_build, SamplerBuild::Compat);
   EXPECT_TRUE(contains(plan.sampler_build_reason, "bpf_task_pt_regs")) << plan.sampler_build_reason;
   // An unanswered probe (no privileges to ask) is not taken for a missing feature.
-  facts.bpf_features.answers["helper bpf_task_pt_regs in perf_event"] = {
+  facts.kernel.bpf_features.answers["helper bpf_task_pt_regs in perf_event"] = {
       FeatureAnswer::State::Unknown, "cannot tell"};
   EXPECT_EQ(compute_attach_plan(k, facts, options()).sampler_build, SamplerBuild::Loop);
 }
@@ -641,7 +643,7 @@ TEST(AttachPlan, FeaturesThatComeLaterPickTheBetterBuilds) {
 TEST(AttachPlan, ASamplerHelperNoBuildHasTurnsSamplingOffNamingIt) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.bpf_features = features_without({"helper bpf_get_stack in perf_event"});
+  facts.kernel.bpf_features = features_without({"helper bpf_get_stack in perf_event"});
   const auto plan = compute_attach_plan(k, facts, options(Mode::Sample));
   EXPECT_FALSE(plan.sampling);
   EXPECT_EQ(plan.sampling_reason,
@@ -652,7 +654,7 @@ TEST(AttachPlan, ASamplerHelperNoBuildHasTurnsSamplingOffNamingIt) {
 TEST(AttachPlan, AKprobeHelperNoBuildHasLeavesTheCheckUnattachedNamingIt) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.bpf_features =
+  facts.kernel.bpf_features =
       features_without({"helper bpf_get_stack in kprobe", "helper bpf_get_func_ip in fentry"});
   const auto plan = compute_attach_plan(k, facts, options(Mode::Probe));
   EXPECT_FALSE(plan.probes);
@@ -670,8 +672,8 @@ TEST(AttachPlan, AKprobeHelperNoBuildHasLeavesTheCheckUnattachedNamingIt) {
 TEST(AttachPlan, TheRescueGoesWithTheCompatBuildWhereItsCheckIsFentry) {
   const auto k = index_of(kDebianKallsyms);
   AttachFacts facts = debian_facts(k);
-  facts.programs_preemptible = {true, "preemption full, from preempt=full"};
-  facts.bpf_features =
+  facts.kernel.preemption = {"full", true, "preempt=full"};
+  facts.kernel.bpf_features =
       features_without({"helper bpf_task_pt_regs in kprobe", "helper bpf_task_pt_regs in fentry"});
   const auto backport = compute_attach_plan(k, facts, options(Mode::Probe));
   EXPECT_EQ(backport.check().flavour, Flavour::Fentry);
@@ -680,7 +682,7 @@ TEST(AttachPlan, TheRescueGoesWithTheCompatBuildWhereItsCheckIsFentry) {
   EXPECT_TRUE(contains(backport.rescue_reason, "probe_compat")) << backport.rescue_reason;
 
   AttachFacts old = debian510_facts(k);
-  old.programs_preemptible = facts.programs_preemptible;
+  old.kernel.preemption = facts.kernel.preemption;
   const auto bullseye = compute_attach_plan(k, old, options(Mode::Probe));
   EXPECT_EQ(bullseye.probe_build, ProbeBuild::Compat);
   EXPECT_FALSE(bullseye.rescue);
