@@ -229,6 +229,45 @@ TEST_F(ProfileStoreTest, PastTheNamedWorkloadsTheQuietestOutsideTheWindowIsFolde
   }
 }
 
+// Churn as a CI node has it: a new workload every drain for longer than the window, each with
+// the label sets a UDP flood leaves (call sites by check steps). What the store holds stops
+// growing once the window is full: the folded workloads' label sets are forgotten.
+TEST_F(ProfileStoreTest, UnderSteadyChurnWhatTheStoreHoldsStopsGrowing) {
+  ProfileStore store(header(), std::chrono::seconds(300), 0.0);
+  const char* callsites[] = {"udp_sendmsg", "udp_recvmsg", "__sys_sendto"};
+  const char* checks[] = {"entry", "virt_addr_valid", "stack_object", "slab_object"};
+  auto drain = [&](size_t i) {
+    IntervalDeltas d;
+    const std::string name = "job-" + std::to_string(i);
+    for (const char* callsite : callsites) {
+      for (const char* check : checks) {
+        ProfileSample s{udp_,
+                        interner_.with_workload(interner_.labels(callsite, "sendto", check, ""),
+                                                name, "cgroup"),
+                        {}};
+        s.values[kSamples] = 1;
+        d.stacks.push_back(s);
+      }
+    }
+    d.busy_by_workload[name] = WorkloadBusy{"cgroup", 10, 0, 0};
+    d.sampled_by_context = {{"kernel", 10}};
+    store.add(d, (101 + i) * kSecond, 1.0 + i);
+    interner_.release_unused();
+  };
+  size_t i = 0;
+  for (; i < 1000; ++i) drain(i);
+  const ProfileStore::Size at_1000 = store.size();
+  for (; i < 3000; ++i) drain(i);
+  const ProfileStore::Size at_3000 = store.size();
+  // The window's 300 drains, give or take its start's resolution (300 s / kMaxPoints).
+  EXPECT_LE(at_3000.named_workloads, 305u);
+  EXPECT_EQ(at_3000.named_workloads, at_1000.named_workloads);
+  EXPECT_EQ(at_3000.label_sets, at_1000.label_sets);
+  EXPECT_EQ(at_3000.samples, at_1000.samples);
+  EXPECT_EQ(at_3000.label_sets, 12 * (at_3000.named_workloads + 1)) << "and [other workloads]";
+  EXPECT_EQ(at_3000.folded_workloads, 3000 - at_3000.named_workloads);
+}
+
 TEST_F(ProfileStoreTest, AWorkloadInsideTheWindowIsNeverFoldedPastTheBoundNewOnesAre) {
   ProfileStore store(header(), std::chrono::seconds(3600), 0.0);
   const size_t most = ProfileStore::kMaxNamedWorkloads;
