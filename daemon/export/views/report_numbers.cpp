@@ -54,6 +54,16 @@ std::string format_percent(double fraction) {
   return printf_string(pct < 1 ? "%.2f %%" : "%.1f %%", pct);
 }
 
+std::string format_points(double change) {
+  const double pp = 100.0 * change;
+  const double magnitude = std::fabs(pp);
+  if (magnitude == 0 || magnitude >= 0.005) return printf_string("%+.2f", pp);
+  const int decimals = std::min(12, static_cast<int>(-std::floor(std::log10(magnitude))));
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%+.*f", decimals, pp);
+  return buf;
+}
+
 std::string format_count(uint64_t n) {
   const double d = as_double(n);
   if (n < 1000) return std::to_string(n);

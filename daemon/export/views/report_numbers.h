@@ -22,6 +22,11 @@ std::string format_count(uint64_t n);                        // "950", "12.3k", 
 std::string format_bytes(uint64_t n);                        // "512 B", "62.5 KiB", "1.2 GiB"
 std::string format_seconds(double seconds);                  // "0.505 s", "12.3 s"
 std::string format_wait(double seconds);                     // "42 s", "8 min", "3 h"
+// A change of share in percentage points, signed, two decimals: "+0.45", "-1.20", "+0.00".
+// Nonzero, it is never written as 0: nearer 0 than 0.005 pp it shows its first significant
+// digit ("-0.003"), so an interval that excludes 0 (a change beyond noise) never reads as
+// reaching it.
+std::string format_points(double change);
 
 // "±0.3": h at `decimals` for an interval around `pct` (both in percent), the larger side,
 // rounded up.

@@ -43,16 +43,10 @@ std::string hidden_line(size_t hidden, double share, double percent) {
 }
 
 // "+1.23 pp": a change of share in percentage points, signed.
-std::string points(double change) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%+.2f pp", 100.0 * change);
-  return buf;
-}
+std::string points(double change) { return format_points(change) + " pp"; }
 
 std::string points_interval(const ShareInterval& i) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%+.2f to %+.2f", 100.0 * i.lower, 100.0 * i.upper);
-  return buf;
+  return format_points(i.lower) + " to " + format_points(i.upper);
 }
 
 }  // namespace

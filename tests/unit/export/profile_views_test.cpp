@@ -228,6 +228,14 @@ TEST_F(ProfileViewsTest, NumberFormats) {
   EXPECT_EQ(format_percent(0.00058), "0.06 %");
   EXPECT_EQ(format_percent(0.00000058), "<0.01 %");
   EXPECT_EQ(format_percent(0), "0.00 %");
+  // Changes in percentage points: a nonzero one never reads as 0 (an interval beyond noise,
+  // -0.24 to -0.003 pp, would otherwise end at "-0.00").
+  EXPECT_EQ(format_points(0.0045), "+0.45");
+  EXPECT_EQ(format_points(-0.012), "-1.20");
+  EXPECT_EQ(format_points(0), "+0.00");
+  EXPECT_EQ(format_points(-0.00003), "-0.003");
+  EXPECT_EQ(format_points(0.0000004), "+0.00004");
+  EXPECT_EQ(format_points(-0.00004999), "-0.005");
   EXPECT_EQ(format_count(950), "950");
   EXPECT_EQ(format_count(12345), "12.3k");
   EXPECT_EQ(format_count(4560000), "4.56M");
