@@ -216,7 +216,12 @@ void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
   const int64_t now = unix_now_ns();
   const double at = monotonic_seconds(started);  // the same drain time for both windows
   profiles_->add(deltas, now, at);
-  if (end_interval) profiles_->close_interval(now);
+  if (end_interval) {
+    profiles_->close_interval(now);
+    const ProfileStore::Size held = profiles_->size();
+    spdlog::debug("profile store: {} entries, {} label sets, {} workloads named, {} folded",
+                  held.samples, held.label_sets, held.named_workloads, held.folded_workloads);
+  }
   hucprof::v1::Snapshot snapshot = status_;
   aggregator_->fill(snapshot);
   for (const MapMemory& m : raw.map_memory) {
