@@ -59,9 +59,7 @@ std::string format_points(double change) {
   const double magnitude = std::fabs(pp);
   if (magnitude == 0 || magnitude >= 0.005) return printf_string("%+.2f", pp);
   const int decimals = std::min(12, static_cast<int>(-std::floor(std::log10(magnitude))));
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%+.*f", decimals, pp);
-  return buf;
+  return printf_string(("%+." + std::to_string(decimals) + "f").c_str(), pp);
 }
 
 std::string format_count(uint64_t n) {
