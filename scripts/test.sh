@@ -48,6 +48,6 @@ echo "test.sh: the guests pass done after $((SECONDS - start)) s"
 if [ "$rc" -ne 0 ]; then
   echo "== what failed (from $PWD/$logs)"
   grep -h -E '^(FAIL:|FAIL |AssertionError: |\[  FAILED  \]|.*: Failure$|.*\*\*\*(Failed|Timeout|Exception))' \
-    "$logs"/*.log | cut -c1-400 | tail -n 40 || true
+    "$logs"/*.log | cut -c1-700 | tail -n 40 || true
 fi
 exit "$rc"

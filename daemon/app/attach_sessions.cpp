@@ -68,9 +68,11 @@ void attach_sampler(SamplingSession::Loaded loaded, const AttachPlan& plan,
   s.set_attached(started.session != nullptr);
   s.set_reason(started.error);
   if (started.session) {
-    spdlog::info("sampler: {}; perf_event cpu-clock at {} Hz on {} CPUs; interrupt entries: {}",
-                 plan.sampler_build_reason, options.sample_frequency, started.cpus,
-                 plan.interrupt_ranges.summary());
+    spdlog::info(
+        "sampler: {}; perf_event cpu-clock at {} Hz on {} CPUs (periods {}-{} ns, CPUs in turn "
+        "a step apart so that no two tick in step); interrupt entries: {}",
+        plan.sampler_build_reason, options.sample_frequency, started.cpus, started.min_period_ns,
+        started.max_period_ns, plan.interrupt_ranges.summary());
   } else {
     const LogFields fields(failure_fields(kSamplerTarget, started.error));
     spdlog::warn("sampler: unavailable: {}", started.error);

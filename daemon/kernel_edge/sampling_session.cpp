@@ -4,7 +4,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/files/file_text.h"
@@ -23,17 +25,33 @@ namespace hucprof {
 
 namespace {
 
-int open_cpu_clock(int cpu, uint32_t frequency_hz) {
+// A period, not a frequency: each CPU's own (cpu_clock_period_ns_on), which the kernel would
+// otherwise compute as NSEC_PER_SEC / frequency for all of them alike.
+int open_cpu_clock(int cpu, uint64_t period_ns) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.freq = 1;
-  attr.sample_freq = frequency_hz;
+  attr.sample_period = period_ns;
   // Enabled once the program is attached (libbpf does), so the event's count, which tells the
   // samples it owed, starts with the program's runs.
   attr.disabled = 1;
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+// The kernel refuses a frequency above kernel.perf_event_max_sample_rate, but not the period
+// that frequency stands for: hucprof keeps the administrator's limit itself. "" when within it
+// (or the limit cannot be read: then the kernel's own throttling is all there is).
+std::string above_max_sample_rate(uint32_t frequency_hz) {
+  static constexpr const char* kPath = "/proc/sys/kernel/perf_event_max_sample_rate";
+  const auto text = read_file_text(kPath);
+  if (!text) return "";
+  char* end = nullptr;
+  const unsigned long max = std::strtoul(text->c_str(), &end, 10);
+  if (end == text->c_str() || frequency_hz <= max) return "";
+  return "--sample-frequency " + std::to_string(frequency_hz) + " Hz is above the kernel's " +
+         "limit of " + std::to_string(max) + " samples a second per CPU (" + kPath +
+         "; the kernel lowers it when sampling interrupts take too long)";
 }
 
 }  // namespace
@@ -110,12 +128,18 @@ SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequen
     out.error = "cannot read the online CPU list from /sys/devices/system/cpu/online";
     return out;
   }
+  if (auto refused = above_max_sample_rate(frequency_hz); !refused.empty()) {
+    out.error = refused;
+    return out;
+  }
   std::unique_ptr<SamplingSession> self = std::move(loaded.session);
   // `record -C`: no event on the other CPUs at all (the program's CPU test is then moot).
   const std::vector<int>& cpus = self->cpus_.empty() ? *online : self->cpus_;
   int last_errno = 0;
-  for (int cpu : cpus) {
-    int fd = open_cpu_clock(cpu, frequency_hz);
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    const int cpu = cpus[i];
+    const uint64_t period_ns = cpu_clock_period_ns_on(frequency_hz, i);
+    int fd = open_cpu_clock(cpu, period_ns);
     if (fd < 0) {
       last_errno = errno;
       continue;
@@ -127,7 +151,9 @@ SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequen
       continue;
     }
     self->links_.emplace_back(link);
-    self->events_.push_back({cpu, fd});
+    self->events_.push_back({cpu, fd, period_ns});
+    out.min_period_ns = out.min_period_ns ? std::min(out.min_period_ns, period_ns) : period_ns;
+    out.max_period_ns = std::max(out.max_period_ns, period_ns);
   }
   if (self->links_.empty()) {
     out.error =
@@ -135,7 +161,7 @@ SamplingSession::Started SamplingSession::attach(Loaded loaded, uint32_t frequen
     return out;
   }
   out.cpus = self->links_.size();
-  self->skipped_.emplace(cpu_clock_period_ns(frequency_hz));
+  self->skipped_.emplace();
   out.session = std::move(self);
   return out;
 }
@@ -187,7 +213,7 @@ std::optional<std::vector<SampledCpu>> SamplingSession::read_sampled_cpus() cons
     if (read(e.fd, &count, sizeof(count)) != static_cast<ssize_t>(sizeof(count))) {
       return std::nullopt;
     }
-    out.push_back({e.cpu, count, 0});
+    out.push_back({e.cpu, count, 0, e.period_ns});
   }
   // Every followed run counts one context, every other one sample_unfollowed (hucprof_abi.h).
   std::vector<uint64_t> runs(static_cast<size_t>(possible_cpus_));

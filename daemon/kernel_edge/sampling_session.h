@@ -30,6 +30,9 @@ class SamplingSession {
     std::unique_ptr<SamplingSession> session;
     std::string error;  // why sampling is unavailable, in words
     size_t cpus = 0;    // CPUs sampled
+    // The shortest and longest of the CPUs' periods (core/kernel/cpu_time.h).
+    uint64_t min_period_ns = 0;
+    uint64_t max_period_ns = 0;
   };
   static Started attach(Loaded loaded, uint32_t frequency_hz);
   static Started start(uint32_t frequency_hz, const AttachPlan& plan) {
@@ -60,6 +63,7 @@ class SamplingSession {
   struct Event {
     int cpu = 0;
     int fd = -1;  // owned by its link
+    uint64_t period_ns = 0;
   };
   std::vector<Event> events_;
   std::optional<SkippedSamples> skipped_;  // from attach on

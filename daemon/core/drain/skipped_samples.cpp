@@ -5,9 +5,9 @@
 namespace hucprof {
 
 uint64_t SkippedSamples::update(const std::vector<SampledCpu>& cpus) {
-  if (period_ns_ == 0) return total_;
   for (const SampledCpu& c : cpus) {
-    const auto owed = static_cast<int64_t>(c.clock_ns / period_ns_);
+    if (c.period_ns == 0) continue;
+    const auto owed = static_cast<int64_t>(c.clock_ns / c.period_ns);
     const int64_t short_by = owed - static_cast<int64_t>(c.runs);
     // A CPU seen for the first time has nothing to agree with: it counts nothing yet.
     auto [it, first] = cpus_.try_emplace(c.cpu, Cpu{short_by, 0});

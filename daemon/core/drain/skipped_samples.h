@@ -7,11 +7,13 @@ namespace hucprof {
 
 // One sampled CPU at a drain, both cumulative since its event was enabled: the time its
 // cpu-clock event counted (the event's own count, read from its fd) and the runs of the sampler
-// program there (its per-CPU context counts and unfollowed runs, summed).
+// program there (its per-CPU context counts and unfollowed runs, summed); and the period its
+// event was opened with (each CPU's its own: core/kernel/cpu_time.h).
 struct SampledCpu {
   int cpu = 0;
   uint64_t clock_ns = 0;
   uint64_t runs = 0;
+  uint64_t period_ns = 0;
 };
 
 // Samples the kernel owed the sampler program and never ran it for: a cpu-clock event fires
@@ -28,8 +30,8 @@ struct SampledCpu {
 // already counted: exact, one drain late.
 class SkippedSamples {
  public:
-  explicit SkippedSamples(uint64_t period_ns) : period_ns_(period_ns) {}
-  // The samples skipped on every CPU since the first drain, summed; never decreases.
+  // The samples skipped on every CPU since the first drain, summed; never decreases. A CPU
+  // without a period (0) owes nothing.
   uint64_t update(const std::vector<SampledCpu>& cpus);
 
  private:
@@ -37,7 +39,6 @@ class SkippedSamples {
     int64_t last = 0;      // owed less run at the last drain
     uint64_t counted = 0;  // skips counted so far
   };
-  uint64_t period_ns_;
   std::map<int, Cpu> cpus_;
   uint64_t total_ = 0;
 };

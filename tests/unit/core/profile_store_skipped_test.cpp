@@ -12,7 +12,7 @@ namespace {
 
 constexpr int64_t kOneSecondNs = 1'000'000'000;
 
-IntervalDeltas drained(std::optional<uint64_t> skipped) {
+IntervalDeltas drained_with_skips(std::optional<uint64_t> skipped) {
   IntervalDeltas d;
   d.sampled_by_context = {{"kernel", 100}};
   // Probe mode's reasons beside it must not be taken for skipped samples, nor these for them.
@@ -29,9 +29,9 @@ StackProfile sampling() {
 
 TEST(SkippedSamplesInProfiles, EveryViewCarriesTheSkipsOfItsDrains) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
-  store.add(drained(36), 1 * kOneSecondNs, 1.0);
+  store.add(drained_with_skips(36), 1 * kOneSecondNs, 1.0);
   store.close_interval(1 * kOneSecondNs);
-  store.add(drained(4), 2 * kOneSecondNs, 2.0);
+  store.add(drained_with_skips(4), 2 * kOneSecondNs, 2.0);
   store.close_interval(2 * kOneSecondNs);
   EXPECT_EQ(store.cumulative().skipped_samples, 40u);
   EXPECT_EQ(store.window().skipped_samples, 40u);
@@ -40,15 +40,15 @@ TEST(SkippedSamplesInProfiles, EveryViewCarriesTheSkipsOfItsDrains) {
 
   // ?seconds=N and `hucprof record`: the window between two cumulative profiles.
   const StackProfile before = store.cumulative();
-  store.add(drained(10), 3 * kOneSecondNs, 3.0);
+  store.add(drained_with_skips(10), 3 * kOneSecondNs, 3.0);
   EXPECT_EQ(difference(store.cumulative(), before).skipped_samples, 10u);
 }
 
 TEST(SkippedSamplesInProfiles, ADrainThatCouldNotCountAddsNothingAndTakesNothingAway) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
-  store.add(drained(7), 1 * kOneSecondNs, 1.0);
+  store.add(drained_with_skips(7), 1 * kOneSecondNs, 1.0);
   store.close_interval(1 * kOneSecondNs);
-  store.add(drained(std::nullopt), 2 * kOneSecondNs, 2.0);
+  store.add(drained_with_skips(std::nullopt), 2 * kOneSecondNs, 2.0);
   store.close_interval(2 * kOneSecondNs);
   EXPECT_EQ(store.cumulative().skipped_samples, 7u);
   // Counted since start, none in this interval: a 0, not "not counted".
@@ -58,7 +58,7 @@ TEST(SkippedSamplesInProfiles, ADrainThatCouldNotCountAddsNothingAndTakesNothing
 TEST(SkippedSamplesInProfiles, UncountedStaysUnsetEverywhere) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
   const StackProfile before = store.cumulative();
-  store.add(drained(std::nullopt), 1 * kOneSecondNs, 1.0);
+  store.add(drained_with_skips(std::nullopt), 1 * kOneSecondNs, 1.0);
   store.close_interval(1 * kOneSecondNs);
   EXPECT_FALSE(store.cumulative().skipped_samples);
   EXPECT_FALSE(store.window().skipped_samples);
@@ -68,14 +68,14 @@ TEST(SkippedSamplesInProfiles, UncountedStaysUnsetEverywhere) {
 
 TEST(SkippedSamplesInProfiles, AWindowWhoseDrainsAreGoneSaysNoneOnceTheStoreCounts) {
   ProfileStore store(sampling(), std::chrono::seconds(10), 0);
-  store.add(drained(3), 1 * kOneSecondNs, 1.0);
+  store.add(drained_with_skips(3), 1 * kOneSecondNs, 1.0);
   // Counting began before `before`: everything after it is the window's.
   const StackProfile before = store.cumulative();
-  store.add(drained(0), 2 * kOneSecondNs, 2.0);
+  store.add(drained_with_skips(0), 2 * kOneSecondNs, 2.0);
   EXPECT_EQ(difference(store.cumulative(), before).skipped_samples, 0u);
   // Past the 10 s window, with drains that could not count: the window holds none of the 3.
-  store.add(drained(std::nullopt), 30 * kOneSecondNs, 30.0);
-  store.add(drained(std::nullopt), 31 * kOneSecondNs, 31.0);
+  store.add(drained_with_skips(std::nullopt), 30 * kOneSecondNs, 30.0);
+  store.add(drained_with_skips(std::nullopt), 31 * kOneSecondNs, 31.0);
   EXPECT_EQ(store.window().skipped_samples, 0u);
 }
 
