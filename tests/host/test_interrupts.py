@@ -35,7 +35,7 @@ PERF_CPUS = (SENDER_CPU, RECEIVER_CPU)
 PERF_FREQUENCIES = (997, 1009)
 # Both samplers have every CPU tick at its own period, so neither samples one fixed phase of the
 # flood's coupling between its CPUs (docs/design.md, "Each CPU's clock at its own period"): their
-# excluded shares then agreed within 0-1.9 pp (se 1.7-1.8 pp) in 8 runs, and are compared within
+# excluded shares then agreed within 0-2.5 pp (se 1.7-2.2 pp) in 8 runs, and are compared within
 # counting error alone. Before, one perf ticking in step on both CPUs against hucprof differed
 # by -6 to +19 pp.
 
