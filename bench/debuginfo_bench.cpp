@@ -260,7 +260,7 @@ RunResult run(const Kernel& k, const std::string& vmlinux, Config config, size_t
   auto drain = [&](const RawDrain& raw) {
     const auto t = Clock::now();
     const double cpu = thread_cpu_ms();
-    if (sources && sources->begin_interval()) builder.invalidate_folds();
+    if (sources) sources->begin_interval();  // the builder sees the generation move
     IntervalDeltas deltas = builder.build(raw, symbols);
     if (sources) sources->end_interval();
     const double ms = ms_since(t);

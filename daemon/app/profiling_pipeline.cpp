@@ -191,14 +191,15 @@ void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
     }
   }
   barrier_->add_map_memory(raw.map_memory);
+  // Each moves the symbols' generation when what an address says changed, and the builder folds
+  // again for it (Symbolizer::generation).
   if (symbolizer_->begin_interval()) {
     spdlog::info("kernel modules changed: kallsyms read again ({} text symbols)",
                  symbolizer_->index().size());
-    builder_->invalidate_folds();
     if (sources_) sources_->modules_changed();
   }
   // Debuginfo that arrived (a download) changes how this drain symbolizes.
-  if (sources_ && sources_->begin_interval()) builder_->invalidate_folds();
+  if (sources_) sources_->begin_interval();
   Symbolizer& symbols = sources_ ? static_cast<Symbolizer&>(*sources_) : *symbolizer_;
   IntervalDeltas deltas = builder_->build(raw, symbols, workloads_.get());
   if (workloads_) workloads_->end_drain();
@@ -208,7 +209,7 @@ void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
       spdlog::warn("debuginfo lookups not done after {} s: some stacks go without their lines",
                    std::chrono::duration_cast<std::chrono::seconds>(kSettleLimit).count());
     }
-    if (sources_->begin_interval()) builder_->invalidate_folds();
+    sources_->begin_interval();
     builder_->release_held(deltas, *sources_);
   }
   if (sources_) sources_->end_interval();

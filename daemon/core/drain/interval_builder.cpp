@@ -19,7 +19,9 @@ const char* direction_name(uint8_t direction) {
 IntervalBuilder::IntervalBuilder(CallsiteFolder folder)
     : folder_(std::move(folder)), stacks_(folder_.rules()) {}
 
-void IntervalBuilder::invalidate_folds() {
+void IntervalBuilder::forget_folds_if_stale(const Symbolizer& symbols) {
+  if (symbols.generation() == symbols_generation_) return;
+  symbols_generation_ = symbols.generation();
   site_folds_.clear();
   sample_folds_.clear();
   full_stacks_.clear();
@@ -334,6 +336,7 @@ void IntervalBuilder::add_slab_objects(const RawDrain& drain, Symbolizer& symbol
 
 IntervalDeltas IntervalBuilder::build(const RawDrain& drain, Symbolizer& symbols,
                                       WorkloadNames* workloads) {
+  forget_folds_if_stale(symbols);
   ++drain_;
   IntervalDeltas out;
   out.stacks.reserve(held_.size() + drain.sites.size() + drain.subchecks.size() +

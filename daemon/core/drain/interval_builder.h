@@ -44,9 +44,10 @@ class IntervalBuilder {
                        WorkloadNames* workloads = nullptr);
   // Everything held goes out into `out` now, finished or not (a recording's first and last
   // drain, once the lookups had their chance).
-  void release_held(IntervalDeltas& out, Symbolizer& symbols) { release(out, symbols, true); }
-  // kallsyms changed: fold (and symbolize stacks) everything again.
-  void invalidate_folds();
+  void release_held(IntervalDeltas& out, Symbolizer& symbols) {
+    forget_folds_if_stale(symbols);
+    release(out, symbols, true);
+  }
   size_t cached_folds() const { return site_folds_.size() + sample_folds_.size(); }
   // Profile stacks held for their lines.
   size_t held() const { return held_.size(); }
@@ -60,6 +61,9 @@ class IntervalBuilder {
   static constexpr size_t kMaxHeld = 16384;
 
  private:
+  // What symbols say changed (Symbolizer::generation moved since the last fold): fold (and
+  // symbolize stacks) everything again.
+  void forget_folds_if_stale(const Symbolizer& symbols);
   // A site key without its generation: what the call site is.
   using SiteTuple = std::tuple<uint64_t, uint64_t, int32_t, uint8_t>;
   // A profile stack, or while some of its lines are still being looked up, the kernel's
@@ -163,7 +167,8 @@ class IntervalBuilder {
 
   CallsiteFolder folder_;
   StackSymbolizer stacks_;
-  uint64_t drain_ = 0;  // drains built so far: the caches' clock
+  uint64_t drain_ = 0;               // drains built so far: the caches' clock
+  uint64_t symbols_generation_ = 0;  // Symbolizer::generation the caches were filled under
   RecentCache<SiteTuple, Fold> site_folds_;
   RecentCache<uint64_t, Fold> sample_folds_;   // by stack id
   RecentCache<uint64_t, Stack> full_stacks_;   // symbolized, by stack id

@@ -60,6 +60,7 @@ bool SourceSymbolizer::begin_interval() {
     resolver_.start_threads();
     if (!resolver_.take_news()) return false;
     cache_.clear();
+    ++debuginfo_arrivals_;
     return true;
   }
   SourceLookups::Answers answers = background_->take();
@@ -72,6 +73,7 @@ bool SourceSymbolizer::begin_interval() {
   cache_.clear();
   asked_.clear();
   ++generation_;
+  ++debuginfo_arrivals_;
   return true;
 }
 

@@ -40,10 +40,12 @@ class SourceSymbolizer : public Symbolizer {
   std::optional<ResolvedFrame> return_frame(uint64_t addr) override { return with_source(addr, 1); }
   bool has_sources() const override;
   uint64_t unanswered() const override { return unanswered_; }
+  // The names' generation and every arrival of debuginfo: both change what a frame says.
+  uint64_t generation() const override { return names_.generation() + debuginfo_arrivals_; }
 
   // Once per drain, before symbolizing: the background's answers come in. True when new
-  // debuginfo arrived: what was folded and symbolized before must be done again (the address
-  // cache is dropped here).
+  // debuginfo arrived: what was folded and symbolized before is stale (the generation moved; the
+  // address cache is dropped here).
   bool begin_interval();
   // Once per drain, after symbolizing: what the lookups mapped in may be given back.
   void end_interval();
@@ -69,6 +71,7 @@ class SourceSymbolizer : public Symbolizer {
   std::unique_ptr<SourceLookups> background_;
   std::set<SourceAddress> asked_;
   uint64_t generation_ = 0;
+  uint64_t debuginfo_arrivals_ = 0;
 };
 
 }  // namespace hucprof

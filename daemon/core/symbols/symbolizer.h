@@ -25,6 +25,10 @@ class Symbolizer {
   // How many frames so far went out without the source lines that are still being looked up
   // (a rise while symbolizing a stack: it is not finished yet).
   virtual uint64_t unanswered() const { return 0; }
+  // Moves whenever an address may resolve differently than before (kallsyms read again, new
+  // debuginfo): whatever was folded or symbolized under another generation is stale. The
+  // interval builder checks it; nobody has to tell it.
+  virtual uint64_t generation() const { return 0; }
 };
 
 // Symbolizes from a KallsymsIndex, read once. An address that does not resolve stays
@@ -44,9 +48,10 @@ class KallsymsSymbolizer : public Symbolizer {
   std::optional<std::string> name(uint64_t addr) override;
   std::optional<ResolvedFrame> frame(uint64_t addr) override;
   // Once per drain, before symbolizing: reloads kallsyms when the module list changed. True when
-  // it did (cached folds must then be dropped).
+  // it did (the generation moved).
   bool begin_interval();
   uint64_t reloads() const { return reloads_; }
+  uint64_t generation() const override { return reloads_; }
   const KallsymsIndex& index() const { return index_; }
 
  private:

@@ -328,9 +328,12 @@ TEST(SourceSymbolizer, NewDebuginfoDropsTheCachedAnswers) {
   symbols.return_frame(0xffffffff81000450);
   symbols.end_interval();
   EXPECT_EQ(resolver.batches, 1);
+  const uint64_t before = symbols.generation();
   resolver.is_ready = resolver.news = true;
   EXPECT_TRUE(symbols.begin_interval());
   EXPECT_EQ(symbols.cached_addresses(), 0u);
+  // What was folded with the old answers is stale: the interval builder sees the generation move.
+  EXPECT_NE(symbols.generation(), before);
   symbols.return_frame(0xffffffff81000450);
   EXPECT_EQ(resolver.asked.size(), 2u);
 }
@@ -421,9 +424,14 @@ TEST(SourceSymbolizer, InTheBackgroundNewsReachesTheDrainAndDropsTheCache) {
   ASSERT_TRUE(resolver.listener);
   resolver.listener();
   ASSERT_TRUE(symbols.wait_answered(std::chrono::seconds(10)));
+  const uint64_t before = symbols.generation();
   EXPECT_TRUE(symbols.begin_interval());
   EXPECT_TRUE(symbols.has_sources());
   EXPECT_EQ(symbols.cached_addresses(), 0u);
+  EXPECT_NE(symbols.generation(), before);
+  // Answers without news move nothing.
+  EXPECT_FALSE(symbols.begin_interval());
+  EXPECT_EQ(symbols.generation(), before + 1);
 }
 
 }  // namespace

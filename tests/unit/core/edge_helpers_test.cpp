@@ -147,9 +147,12 @@ TEST(KallsymsSymbolizer, ReloadsOnceWhenTheModuleListChanges) {
   std::string modules = kModulesBefore;
   KallsymsSymbolizer s = symbolizer(modules, loads);
   modules += "mymod 16384 0 - Live 0xffffffffc0001000\n";
-  EXPECT_TRUE(s.begin_interval());  // tells the caller folds must be redone
+  const uint64_t before = s.generation();
+  EXPECT_TRUE(s.begin_interval());
+  EXPECT_NE(s.generation(), before);  // what was folded before is stale
   EXPECT_EQ(s.name(0xffffffffc0001010), "mod_fn");
   EXPECT_FALSE(s.begin_interval());
+  EXPECT_EQ(s.generation(), before + 1);
   EXPECT_EQ(loads, 1);
   EXPECT_EQ(s.reloads(), 1u);
 }

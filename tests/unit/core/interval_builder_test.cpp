@@ -411,6 +411,21 @@ TEST(IntervalBuilder, LateSubcheckFoldsThroughTheCheckKeysStack) {
                           "__sys_recvmsg"));
 }
 
+// A fold is kept while the symbols' generation stands (the address means the same), and made
+// again once it moves (a module loaded, debuginfo arrived): no caller has to tell the builder.
+TEST(IntervalBuilder, WhenTheSymbolsGenerationMovesEverythingIsFoldedAgain) {
+  auto b = builder();
+  auto syms = symbols();
+  RawDrain drain;
+  drain.probes = true;
+  drain.sites.push_back({direct_key(kUnknown, SYS_recvfrom, HUC_DIR_TO_USER), 1, 64});
+  EXPECT_EQ(b.build(drain, syms).checks.at(0).callsite, "[unknown]");
+  syms.learn(kUnknown, "nfs_file_read", /*announce=*/false);
+  EXPECT_EQ(b.build(drain, syms).checks.at(0).callsite, "[unknown]") << "folded from the cache";
+  syms.learn(kUnknown, "nfs_file_read");
+  EXPECT_EQ(b.build(drain, syms).checks.at(0).callsite, "nfs_file_read");
+}
+
 TEST(IntervalBuilder, FoldsUnusedForAWhileAreForgotten) {
   auto b = builder();
   auto syms = symbols();

@@ -20,9 +20,16 @@ class TableSymbolizer : public Symbolizer {
     if (it == table_.end()) return std::nullopt;
     return it->second;
   }
+  uint64_t generation() const override { return generation_; }
+  // A module loaded: the address gets a name, and the generation moves if `announce`.
+  void learn(uint64_t addr, std::string name, bool announce = true) {
+    table_[addr] = std::move(name);
+    if (announce) ++generation_;
+  }
 
  private:
   std::map<uint64_t, std::string> table_;
+  uint64_t generation_ = 0;
 };
 
 // cgroup id → workload, as the node's cgroup tree would say; counts the questions asked.
