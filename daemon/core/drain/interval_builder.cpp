@@ -274,6 +274,8 @@ void IntervalBuilder::forget_unused() {
   full_stacks_.forget_unused_since(oldest_kept);
   site_stacks_.forget_unused_since(oldest_kept);
   stacks_.release_unused();
+  // The drains' comms are named while a label set holds them: the store names those it keeps.
+  tasks_.forget_comms_except(stacks_.comms());
 }
 
 IntervalBuilder::WorkloadLabels IntervalBuilder::workload_labels(const LabelsPtr& labels,

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "core/base/time_units.h"
+#include "core/symbols/task_labels.h"
 
 namespace hucprof {
 
@@ -136,6 +138,19 @@ void ProfileStore::fold_quiet() {
   }
   if (folded.empty()) return;
   // Whatever of theirs the window and the open interval still hold moves with them.
+  move_in_window(moved);
+  window_.for_each_point([&](Added& added) {
+    for (const std::string& name : folded) fold_busy(added.workloads, name);
+  });
+  for (const std::string& name : folded) {
+    fold_busy(header_.busy_by_workload, name);
+    fold_busy(open_workloads_, name);
+  }
+  // Only now: a slot freed above must not take another folded one's counts in the same pass.
+  for (const auto& [slot, target] : moved) free_.push_back(slot);
+}
+
+void ProfileStore::move_in_window(const std::map<size_t, size_t>& moved) {
   window_.for_each_point([&](Added& added) {
     bool changed = false;
     for (AddedValue& a : added.values) {
@@ -144,25 +159,68 @@ void ProfileStore::fold_quiet() {
         changed = true;
       }
     }
-    if (changed) {
-      std::vector<AddedValue> values = std::move(added.values);
-      std::sort(values.begin(), values.end(),
-                [](const AddedValue& a, const AddedValue& b) { return a.key() < b.key(); });
-      for (const AddedValue& a : values) {
-        if (!added.values.empty() && added.values.back().key() == a.key()) {
-          added.values.back().n += a.n;
-        } else {
-          added.values.push_back(a);
-        }
+    if (!changed) return;
+    std::vector<AddedValue> values = std::move(added.values);
+    added.values.clear();
+    std::sort(values.begin(), values.end(),
+              [](const AddedValue& a, const AddedValue& b) { return a.key() < b.key(); });
+    for (const AddedValue& a : values) {
+      if (!added.values.empty() && added.values.back().key() == a.key()) {
+        added.values.back().n += a.n;
+      } else {
+        added.values.push_back(a);
       }
     }
-    for (const std::string& name : folded) fold_busy(added.workloads, name);
   });
-  for (const std::string& name : folded) {
-    fold_busy(header_.busy_by_workload, name);
-    fold_busy(open_workloads_, name);
+}
+
+std::string_view ProfileStore::admit_comm(const std::string& comm, double at) {
+  if (comm.empty() || comm == kFoldedComm) return comm;
+  if (auto it = named_comms_.find(comm); it != named_comms_.end()) {
+    it->second.last_at = at;
+    named_comms_order_.splice(named_comms_order_.begin(), named_comms_order_, it->second.order);
+    return comm;
   }
-  // Only now: a slot freed above must not take another folded one's counts in the same pass.
+  fold_quiet_comms();
+  if (named_comms_.size() >= kMaxNamedComms) return kFoldedComm;
+  named_comms_order_.push_front(comm);
+  named_comms_.emplace(comm, NamedComm{at, named_comms_order_.begin()});
+  return comm;
+}
+
+void ProfileStore::fold_quiet_comms() {
+  std::set<std::string, std::less<>> folded;
+  // As fold_quiet: a comm last added to before the window's start is in no sum of the window's.
+  while (named_comms_.size() >= kNamedComms && !named_comms_order_.empty() &&
+         named_comms_.at(named_comms_order_.back()).last_at < window_.start()) {
+    named_comms_.erase(named_comms_order_.back());
+    folded.insert(std::move(named_comms_order_.back()));
+    named_comms_order_.pop_back();
+  }
+  if (folded.empty()) return;
+  std::map<size_t, size_t> moved;  // slot → the slot its counts went to
+  // By index: slot_of may grow totals_ (with kFoldedComm entries, which this skips).
+  for (size_t slot = 0; slot < totals_.size(); ++slot) {
+    const ProfileSample entry = totals_[slot];
+    if (!entry.stack || !folded.contains(entry.labels->comm)) continue;
+    ProfileLabels labels = *entry.labels;
+    labels.comm = kFoldedComm;
+    const size_t target = slot_of(entry.stack, own(labels));
+    add_values(totals_[target].values, entry.values);
+    add_values(open_[target], open_[slot]);
+    index_.erase(Key{entry.stack.get(), entry.labels.get()});
+    totals_[slot] = {};
+    open_[slot] = {};
+    moved.emplace(slot, target);
+    // Its workload's entries are this slot no more (the slot may go to another's).
+    if (auto named = named_.find(entry.labels->workload); named != named_.end()) {
+      std::erase(named->second.slots, slot);
+    }
+  }
+  // Seen again, it starts anew under new labels.
+  std::erase_if(labels_, [&](const auto& l) { return folded.contains(l.first.comm); });
+  folded_comms_ += folded.size();
+  move_in_window(moved);
   for (const auto& [slot, target] : moved) free_.push_back(slot);
 }
 
@@ -190,9 +248,12 @@ void ProfileStore::fold(const std::string& workload, std::map<size_t, size_t>& m
 
 void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double at) {
   std::lock_guard lock(mutex_);
-  // Every workload of this drain is recent: none of them may be folded for another's sake.
+  // Every workload and comm of this drain is recent: none of them may be folded for another's
+  // sake.
   for (const ProfileSample& delta : deltas.stacks) {
-    if (delta.labels && named_.contains(delta.labels->workload)) admit(delta.labels->workload, at);
+    if (!delta.labels) continue;
+    if (named_.contains(delta.labels->workload)) admit(delta.labels->workload, at);
+    if (named_comms_.contains(delta.labels->comm)) admit_comm(delta.labels->comm, at);
   }
   for (const auto& [workload, busy] : deltas.busy_by_workload) {
     if (named_.contains(workload)) admit(workload, at);
@@ -201,13 +262,17 @@ void ProfileStore::add(const IntervalDeltas& deltas, int64_t now_unix_ns, double
   for (const ProfileSample& delta : deltas.stacks) {
     if (!delta.stack || !delta.labels || !any(delta.values)) continue;
     const std::string_view kept_as = admit(delta.labels->workload, at);
+    const std::string_view comm_kept_as = admit_comm(delta.labels->comm, at);
     LabelsPtr labels;
-    if (kept_as == delta.labels->workload) {
+    if (kept_as == delta.labels->workload && comm_kept_as == delta.labels->comm) {
       labels = own(*delta.labels);
     } else {
       ProfileLabels folded = *delta.labels;
-      folded.workload = kept_as;
-      folded.workload_kind.clear();
+      if (kept_as != delta.labels->workload) {
+        folded.workload = kept_as;
+        folded.workload_kind.clear();
+      }
+      folded.comm = comm_kept_as;
       labels = own(folded);
     }
     const size_t slot = slot_of(delta.stack, labels);
@@ -303,7 +368,14 @@ StackProfile ProfileStore::cumulative() const {
 
 ProfileStore::Size ProfileStore::size() const {
   std::lock_guard lock(mutex_);
-  return {totals_.size() - free_.size(), labels_.size(), named_.size(), folded_workloads_};
+  Size out;
+  out.samples = totals_.size() - free_.size();
+  out.label_sets = labels_.size();
+  out.named_workloads = named_.size();
+  out.folded_workloads = folded_workloads_;
+  out.named_comms = named_comms_.size();
+  out.folded_comms = folded_comms_;
+  return out;
 }
 
 StackProfile ProfileStore::last_interval() const {

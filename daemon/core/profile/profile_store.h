@@ -29,12 +29,16 @@ namespace hucprof {
 // name is forgotten (seen again, it is named anew). So the window (the web view) names every
 // workload it holds, the since-start profile at least the kNamedWorkloads last seen, and sums
 // stay exact. At most kMaxNamedWorkloads are named at once: past that, a new workload goes to
-// kFoldedWorkload directly (a burst of that many workloads within one window). difference()
-// knows the fold, so windows cut out of two cumulative profiles stay exact.
+// kFoldedWorkload directly (a burst of that many workloads within one window). Comms (the task
+// labels of check samples, core/task_labels.h) are named the same way, with kNamedComms and
+// kMaxNamedComms, folded into kFoldedComm ("[other comms]"). difference() knows both folds, so
+// windows cut out of two cumulative profiles stay exact.
 class ProfileStore {
  public:
   static constexpr size_t kNamedWorkloads = 256;
   static constexpr size_t kMaxNamedWorkloads = 1024;
+  static constexpr size_t kNamedComms = 256;
+  static constexpr size_t kMaxNamedComms = 1024;
 
   // What every profile of this store says about how it was made (StackProfile's other fields).
   // window(): the span --prediction.window gives the prediction; start_at: monotonic seconds
@@ -60,6 +64,8 @@ class ProfileStore {
     size_t label_sets = 0;        // distinct labels among them
     size_t named_workloads = 0;   // workloads named one by one
     size_t folded_workloads = 0;  // workloads folded into kFoldedWorkload since start
+    size_t named_comms = 0;       // comms named one by one
+    size_t folded_comms = 0;      // comms folded into kFoldedComm since start
   };
   Size size() const;
 
@@ -95,6 +101,18 @@ class ProfileStore {
   // kNamedWorkloads or more are named.
   void fold_quiet();
   void fold(const std::string& workload, std::map<size_t, size_t>& moved);
+  // A comm named one by one: when it was last added to.
+  struct NamedComm {
+    double last_at = 0;
+    std::list<std::string>::iterator order;
+  };
+  // The comm `comm` is kept under from this drain on: itself, or kFoldedComm.
+  std::string_view admit_comm(const std::string& comm, double at);
+  // Folds the least recently seen named comms outside the window, while kNamedComms or more are
+  // named: their entries move to the same stacks and labels under kFoldedComm.
+  void fold_quiet_comms();
+  // What the window's drains added to the slots in `moved` goes to the slots they moved to.
+  void move_in_window(const std::map<size_t, size_t>& moved);
   // The store's own copy of `labels` (equal labels, one pointer): a workload folded and seen
   // again gets new ones, so difference() never takes its new samples for the old ones.
   LabelsPtr own(const ProfileLabels& labels);
@@ -111,6 +129,9 @@ class ProfileStore {
   std::map<std::string, Named, std::less<>> named_;
   std::list<std::string> named_order_;  // most recently added to first
   size_t folded_workloads_ = 0;
+  std::map<std::string, NamedComm, std::less<>> named_comms_;
+  std::list<std::string> named_comms_order_;  // most recently added to first
+  size_t folded_comms_ = 0;
   uint64_t namings_ = 0;
   std::map<std::string, uint64_t> open_contexts_, open_excluded_, open_missed_;
   std::optional<uint64_t> open_skipped_;

@@ -100,6 +100,12 @@ void StackInterner::release_unused() {
   std::erase_if(labels_, [](const auto& entry) { return entry.second.use_count() == 1; });
 }
 
+std::set<std::string_view, std::less<>> StackInterner::comms() const {
+  std::set<std::string_view, std::less<>> out;
+  for (const auto& [key, labels] : labels_) out.insert(key.comm);
+  return out;
+}
+
 LabelsPtr StackInterner::intern(const ProfileLabels& labels) {
   auto shared = make_labels(labels);
   labels_.emplace(key_of(*shared), shared);

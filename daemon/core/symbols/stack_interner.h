@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,6 +43,8 @@ class StackInterner {
   // Forgets the label sets only the interner holds: workloads come and go without end (a CI
   // node makes a container per job), their label sets must not stay.
   void release_unused();
+  // The comms of the label sets interned now (after release_unused: those still held).
+  std::set<std::string_view, std::less<>> comms() const;
   bool is_overflow(const StackPtr& stack) const { return stack == overflow_; }
   size_t stacks() const { return stacks_.size(); }
   size_t label_sets() const { return labels_.size(); }

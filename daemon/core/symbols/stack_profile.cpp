@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "core/symbols/task_labels.h"
+
 namespace hucprof {
 
 namespace {
@@ -43,7 +45,8 @@ void add_busy(BusyByWorkload& to, const BusyByWorkload& more) {
 
 StackProfile difference(const StackProfile& later, const StackProfile& earlier) {
   // Both profiles come from one store: equal stacks and labels are equal pointers. What of
-  // earlier later lacks was folded (ProfileStore): it is in later under kFoldedWorkload.
+  // earlier later lacks was folded (ProfileStore): it is in later under kFoldedWorkload,
+  // kFoldedComm or both.
   using Key = std::pair<const ProfileStack*, const ProfileLabels*>;
   StackProfile out = later;
   std::map<Key, size_t> at;  // → out.samples
@@ -59,20 +62,34 @@ StackProfile difference(const StackProfile& later, const StackProfile& earlier) 
       subtract(out.samples[it->second].values, s.values);
       continue;
     }
-    if (s.labels->workload.empty() || s.labels->workload == kFoldedWorkload) continue;
+    // Folded since: its workload, its comm or both (ProfileStore).
+    const bool workload_folds =
+        !s.labels->workload.empty() && s.labels->workload != kFoldedWorkload;
+    const bool comm_folds = !s.labels->comm.empty() && s.labels->comm != kFoldedComm;
+    if (!workload_folds && !comm_folds) continue;
     if (folded.empty()) {
       for (size_t i = 0; i < out.samples.size(); ++i) {
         const ProfileSample& f = out.samples[i];
-        if (f.labels->workload == kFoldedWorkload)
+        if (f.labels->workload == kFoldedWorkload || f.labels->comm == kFoldedComm)
           folded.emplace(std::pair{f.stack.get(), *f.labels}, i);
       }
     }
-    ProfileLabels labels = *s.labels;
-    labels.workload = kFoldedWorkload;
-    labels.workload_kind.clear();
-    if (auto it = folded.find(std::pair{s.stack.get(), labels}); it != folded.end()) {
+    auto subtract_from = [&](bool fold_workload, bool fold_comm) {
+      ProfileLabels labels = *s.labels;
+      if (fold_workload) {
+        labels.workload = kFoldedWorkload;
+        labels.workload_kind.clear();
+      }
+      if (fold_comm) labels.comm = kFoldedComm;
+      auto it = folded.find(std::pair{s.stack.get(), labels});
+      if (it == folded.end()) return false;
       subtract(out.samples[it->second].values, s.values);
-    }
+      return true;
+    };
+    // One fold at a time first: where both could be, the one that happened has the entry.
+    if (workload_folds && subtract_from(true, false)) continue;
+    if (comm_folds && subtract_from(false, true)) continue;
+    if (workload_folds && comm_folds) subtract_from(true, true);
   }
   std::erase_if(out.samples, [](const ProfileSample& s) {
     return std::none_of(s.values.begin(), s.values.end(), [](uint64_t x) { return x != 0; });

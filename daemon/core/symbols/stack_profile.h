@@ -149,7 +149,7 @@ struct StackProfile {
 // denominator, for two cumulative profiles of the same store; the window runs from earlier's
 // end to later's end. A sample or workload of earlier that later lacks was folded by the store
 // in between: it is taken from later's sample of the same stack and labels, and from its busy
-// CPU, under kFoldedWorkload.
+// CPU, under kFoldedWorkload, kFoldedComm (core/task_labels.h) or both.
 StackProfile difference(const StackProfile& later, const StackProfile& earlier);
 
 }  // namespace hucprof

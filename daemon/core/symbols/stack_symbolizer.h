@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -65,6 +66,7 @@ class StackSymbolizer {
   }
   // Label sets nobody holds any more are forgotten (StackInterner::release_unused).
   void release_unused() { interner_.release_unused(); }
+  std::set<std::string_view, std::less<>> comms() const { return interner_.comms(); }
   const FoldingRules& rules() const { return rules_; }
 
  private:

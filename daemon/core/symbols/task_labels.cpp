@@ -34,6 +34,13 @@ std::string_view TaskLabels::name(std::string text) {
   return *comms_.insert(std::move(text)).first;
 }
 
+void TaskLabels::forget_comms_except(const std::set<std::string_view, std::less<>>& in_use) {
+  const size_t erased =
+      std::erase_if(comms_, [&](const std::string& comm) { return !in_use.contains(comm); });
+  // Its views are gone, and a folded comm may be named now.
+  if (erased) by_bytes_.clear();
+}
+
 int64_t TaskLabels::pid(uint32_t tgid) {
   if (tgid == 0) return 0;
   if (!pids_.contains(tgid)) {

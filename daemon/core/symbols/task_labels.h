@@ -15,11 +15,13 @@ inline constexpr std::string_view kFoldedComm = "[other comms]";
 inline constexpr std::string_view kNoComm = "[no comm]";
 
 // The task labels of check samples (`comm`, and `pid` in recordings), bounded however long the
-// daemon runs: a node runs commands without end (a CI job's scripts, kworker/u16:3, ...), and
-// each comm multiplies the profile's entries. The first kNamedComms comms are named; the rest
-// are folded into kFoldedComm with their samples, so sums stay exact. Likewise the first
-// kNamedPids processes carry a pid label and the rest none (pid 0). Pure: the sampler's key in,
-// labels out.
+// daemon runs: a node runs commands without end (a CI job's scripts, io_uring's iou-wrk-NNN,
+// ...), and each comm multiplies the label sets. At most kNamedComms comms are named at once;
+// past that a new one is folded into kFoldedComm with its samples, so sums stay exact. A comm
+// no label set uses any more (forget_comms_except) frees its name: the drains' comms come and
+// go, and the profile store names those it keeps (ProfileStore, which folds the quiet ones).
+// The first kNamedPids processes carry a pid label and the rest none (pid 0): a recording is
+// short, a daemon's keys carry no tgid. Pure: the sampler's key in, labels out.
 class TaskLabels {
  public:
   static constexpr size_t kNamedComms = 256;
@@ -29,6 +31,9 @@ class TaskLabels {
   // The label of the kernel's comm bytes (NUL-terminated or not), as comm_text. Found by the
   // bytes themselves where it was asked before: this runs for every sample key of every drain.
   std::string_view comm(const char (&bytes)[kCommBytes]);
+  // Forgets the comms not in `in_use` (the comms of the label sets still held): their names are
+  // free for new ones.
+  void forget_comms_except(const std::set<std::string_view, std::less<>>& in_use);
   // The pid label of a process (0: none, for tgid 0 or past kNamedPids).
   int64_t pid(uint32_t tgid);
 

@@ -6,6 +6,7 @@
 #include "core/cost/usercopy_cost.h"
 #include "core/cost/usercopy_cost_share.h"
 #include "core/symbols/stack_interner.h"
+#include "core/symbols/task_labels.h"
 
 namespace hucprof {
 namespace {
@@ -46,6 +47,19 @@ class ProfileStoreTest : public testing::Test {
     d.busy_by_workload[name] = WorkloadBusy{"unit", 10, 0, 0};
     d.sampled_by_context = {{"kernel", 10}};
     return d;
+  }
+  // One sample of `n` in the checks run by command `comm`, of workload `workload`.
+  IntervalDeltas of_comm(const std::string& comm, uint64_t n, const std::string& workload = "w") {
+    IntervalDeltas d = of_workload(workload, n);
+    d.stacks[0].labels = interner_.with_task(d.stacks[0].labels, comm, 0);
+    return d;
+  }
+  static uint64_t samples_of_comm(const StackProfile& p, std::string_view comm) {
+    uint64_t n = 0;
+    for (const auto& x : p.samples) {
+      if (x.labels->comm == comm) n += x.values[kSamples];
+    }
+    return n;
   }
   static uint64_t samples_of(const StackProfile& p, std::string_view workload) {
     uint64_t n = 0;
@@ -323,6 +337,82 @@ TEST_F(ProfileStoreTest, AFoldedWorkloadsSlotTakenAgainCarriesNoneOfItsCounts) {
   EXPECT_EQ(samples_of(window, "job-new"), 1u);
   EXPECT_EQ(all_samples(window), 1u) << "the others were added before the window";
   EXPECT_EQ(store.size().samples, named + 1) << "job-0's entry became [other workloads]'s";
+}
+
+// Comms come and go as workloads do (a CI node's scripts, io_uring's iou-wrk-NNN): the store
+// names the recent ones, not the first ones it saw.
+TEST_F(ProfileStoreTest, PastTheNamedCommsTheQuietestOutsideTheWindowIsFolded) {
+  ProfileStore store(header(), std::chrono::seconds(60), 0.0);
+  const size_t named = ProfileStore::kNamedComms;
+  for (size_t i = 0; i < named; ++i) {
+    store.add(of_comm("job-" + std::to_string(i), 3), (101 + i) * kSecond, 1.0 + i);
+  }
+  EXPECT_EQ(store.size().named_comms, named);
+  const size_t entries = store.size().samples;
+  store.add(of_comm("iou-wrk-1", 5), 500 * kSecond, 1.0 + named + 100);
+  EXPECT_EQ(store.size().named_comms, named) << "one folded to make room for one";
+  EXPECT_EQ(store.size().folded_comms, 1u);
+  EXPECT_EQ(store.size().samples, entries + 1) << "job-0's entry became [other comms]'s";
+
+  const StackProfile all = store.cumulative();
+  EXPECT_EQ(samples_of_comm(all, "job-0"), 0u) << "the least recently seen is folded";
+  EXPECT_EQ(samples_of_comm(all, kFoldedComm), 3u);
+  EXPECT_EQ(samples_of_comm(all, "job-1"), 3u);
+  EXPECT_EQ(samples_of_comm(all, "iou-wrk-1"), 5u) << "a late command is named";
+  EXPECT_EQ(samples_of(all, "w"), 3 * named + 5) << "the workload keeps every sample";
+  EXPECT_EQ(all_samples(all), 3 * named + 5) << "nothing lost";
+}
+
+TEST_F(ProfileStoreTest, ACommInsideTheWindowIsNeverFoldedPastTheBoundNewOnesAre) {
+  ProfileStore store(header(), std::chrono::seconds(3600), 0.0);
+  const size_t most = ProfileStore::kMaxNamedComms;
+  for (size_t i = 0; i <= most; ++i) {
+    store.add(of_comm("burst-" + std::to_string(i), 1), (101 + i) * kSecond, 1.0 + i);
+  }
+  EXPECT_EQ(store.size().named_comms, most) << "bounded at any instant";
+  EXPECT_EQ(store.size().folded_comms, 0u);
+  const StackProfile window = store.window();
+  EXPECT_EQ(samples_of_comm(window, "burst-0"), 1u);
+  EXPECT_EQ(samples_of_comm(window, "burst-" + std::to_string(most)), 0u) << "past the bound";
+  EXPECT_EQ(samples_of_comm(window, kFoldedComm), 1u);
+  EXPECT_EQ(all_samples(window), most + 1);
+}
+
+TEST_F(ProfileStoreTest, DifferenceStaysExactAcrossACommFold) {
+  ProfileStore store(header(), std::chrono::seconds(60), 0.0);
+  const size_t named = ProfileStore::kNamedComms;
+  for (size_t i = 0; i < named; ++i) {
+    store.add(of_comm("job-" + std::to_string(i), 3), (101 + i) * kSecond, 1.0 + i);
+  }
+  const StackProfile before = store.cumulative();
+  store.add(of_comm("new", 5), 500 * kSecond, 1000.0);    // folds job-0
+  store.add(of_comm("job-0", 2), 501 * kSecond, 1001.0);  // back: folds job-1
+  ASSERT_EQ(store.size().folded_comms, 2u);
+
+  const StackProfile window = difference(store.cumulative(), before);
+  EXPECT_EQ(samples_of_comm(window, "new"), 5u);
+  EXPECT_EQ(samples_of_comm(window, "job-0"), 2u) << "its new samples only";
+  EXPECT_EQ(samples_of_comm(window, kFoldedComm), 0u) << "what was folded came before";
+  EXPECT_EQ(all_samples(window), 7u);
+}
+
+TEST_F(ProfileStoreTest, CommAndWorkloadFoldsTogetherKeepEverySample) {
+  // A workload folded, then the comm of its folded entries: both folds move the same counts.
+  ProfileStore store(header(), std::chrono::seconds(60), 0.0);
+  for (size_t i = 0; i < ProfileStore::kNamedComms; ++i) {
+    const std::string n = std::to_string(i);
+    store.add(of_comm("job-" + n, 3, "unit-" + n), (101 + i) * kSecond, 1.0 + i);
+  }
+  const StackProfile before = store.cumulative();
+  store.add(of_comm("late", 1, "unit-late"), 500 * kSecond, 1000.0);
+  EXPECT_EQ(store.size().folded_workloads, 1u);
+  EXPECT_EQ(store.size().folded_comms, 1u);
+  const StackProfile all = store.cumulative();
+  EXPECT_EQ(all_samples(all), 3 * ProfileStore::kNamedComms + 1);
+  EXPECT_EQ(samples_of(all, kFoldedWorkload), 3u);
+  EXPECT_EQ(samples_of_comm(all, kFoldedComm), 3u);
+  const StackProfile window = difference(all, before);
+  EXPECT_EQ(all_samples(window), 1u) << "the fold of both is no new sample";
 }
 
 }  // namespace

@@ -95,6 +95,20 @@ TEST(TaskLabels, FoldedCommsStayFoldedWhenFoundByTheirBytes) {
   EXPECT_EQ(tasks.named_comms(), TaskLabels::kNamedComms);
 }
 
+TEST(TaskLabels, ACommNoLabelSetHoldsFreesItsName) {
+  TaskLabels tasks;
+  for (size_t i = 0; i < TaskLabels::kNamedComms; ++i) {
+    comm_of(tasks, ("job-" + std::to_string(i)).c_str());
+  }
+  EXPECT_EQ(comm_of(tasks, "iou-wrk-77"), kFoldedComm) << "full";
+  tasks.forget_comms_except({"job-1"});
+  EXPECT_EQ(tasks.named_comms(), 1u);
+  EXPECT_EQ(comm_of(tasks, "iou-wrk-77"), "iou-wrk-77") << "named now: not folded forever";
+  EXPECT_EQ(comm_of(tasks, "job-1"), "job-1");
+  EXPECT_EQ(comm_of(tasks, "job-0"), "job-0") << "named anew";
+  EXPECT_EQ(tasks.named_comms(), 3u);
+}
+
 TEST(TaskLabels, PidsAreBoundedToo) {
   TaskLabels tasks;
   EXPECT_EQ(tasks.pid(0), 0) << "no pid: the daemon's keys";
