@@ -1,6 +1,7 @@
 #include "core/profile/profile_store.h"
 
 #include <algorithm>
+#include <list>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +13,17 @@
 namespace hucprof {
 
 namespace {
+
+// A name already named is seen again at `at`: it becomes the most recent (workloads and comms
+// alike). False when it is not named.
+template <typename Names>
+bool renew_named(Names& names, std::list<std::string>& order, const std::string& name, double at) {
+  auto it = names.find(name);
+  if (it == names.end()) return false;
+  it->second.last_at = at;
+  order.splice(order.begin(), order, it->second.order);
+  return true;
+}
 
 bool any(const ProfileValues& values) {
   return std::any_of(values.begin(), values.end(), [](uint64_t v) { return v != 0; });
@@ -114,11 +126,7 @@ size_t ProfileStore::slot_of(const StackPtr& stack, const LabelsPtr& labels) {
 
 std::string_view ProfileStore::admit(const std::string& workload, double at) {
   if (workload.empty() || workload == kFoldedWorkload) return workload;
-  if (auto it = named_.find(workload); it != named_.end()) {
-    it->second.last_at = at;
-    named_order_.splice(named_order_.begin(), named_order_, it->second.order);
-    return workload;
-  }
+  if (renew_named(named_, named_order_, workload, at)) return workload;
   fold_quiet();
   if (named_.size() >= kMaxNamedWorkloads) return kFoldedWorkload;
   named_order_.push_front(workload);
@@ -176,11 +184,7 @@ void ProfileStore::move_in_window(const std::map<size_t, size_t>& moved) {
 
 std::string_view ProfileStore::admit_comm(const std::string& comm, double at) {
   if (comm.empty() || comm == kFoldedComm) return comm;
-  if (auto it = named_comms_.find(comm); it != named_comms_.end()) {
-    it->second.last_at = at;
-    named_comms_order_.splice(named_comms_order_.begin(), named_comms_order_, it->second.order);
-    return comm;
-  }
+  if (renew_named(named_comms_, named_comms_order_, comm, at)) return comm;
   fold_quiet_comms();
   if (named_comms_.size() >= kMaxNamedComms) return kFoldedComm;
   named_comms_order_.push_front(comm);
