@@ -109,7 +109,7 @@ def main() -> int:
                     help="only these runs (fentry, kprobe, hardened_usercopy=off, "
                          "memory-2cpus, memory-64cpus, memory-128cpus)")
     ap.add_argument("--verbose", "-v", action="store_true", help="echo guest consoles live")
-    ap.add_argument("--timeout", type=float, default=300, help="hard timeout per VM boot, s")
+    ap.add_argument("--timeout", type=float, default=480, help="hard timeout per VM boot, s")
     args = ap.parse_args()
 
     t_start = time.monotonic()

@@ -208,14 +208,21 @@ class SlabRef:
                 break
         self.out.flush()
 
+    # On SIGINT bpftrace prints its map, a kernel stack per key: in an emulated guest on a
+    # loaded host (the sanitizer tier beside it) that once took over 120 s on 6.1, and the kill
+    # lost the reference. A stuck bpftrace is still killed, and says how long it was given.
+    STOP_TIMEOUT = 240
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
         try:
-            rest, _ = self.proc.communicate(timeout=120)
+            rest, _ = self.proc.communicate(timeout=self.STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             rest, _ = self.proc.communicate()
         self.out.write(rest or "")
+        self.out.write(f"\nhucvm-bpftrace-stop-seconds {time.monotonic() - started:.0f}\n")
         self.out.write(f"\nhucvm-bpftrace-rc {self.proc.returncode}\n")
         self.out.close()
