@@ -209,13 +209,7 @@ void ProfileStore::fold_quiet_comms() {
     if (!entry.stack || !folded.contains(entry.labels->comm)) continue;
     ProfileLabels labels = *entry.labels;
     labels.comm = kFoldedComm;
-    const size_t target = slot_of(entry.stack, own(labels));
-    add_values(totals_[target].values, entry.values);
-    add_values(open_[target], open_[slot]);
-    index_.erase(Key{entry.stack.get(), entry.labels.get()});
-    totals_[slot] = {};
-    open_[slot] = {};
-    moved.emplace(slot, target);
+    moved.emplace(slot, move_entry(slot, std::move(labels)));
     // Its workload's entries are this slot no more (the slot may go to another's).
     if (auto named = named_.find(entry.labels->workload); named != named_.end()) {
       std::erase(named->second.slots, slot);
@@ -228,6 +222,17 @@ void ProfileStore::fold_quiet_comms() {
   for (const auto& [slot, target] : moved) free_.push_back(slot);
 }
 
+size_t ProfileStore::move_entry(size_t slot, ProfileLabels labels) {
+  const ProfileSample entry = totals_[slot];  // a copy: slot_of may grow totals_
+  const size_t target = slot_of(entry.stack, own(labels));
+  add_values(totals_[target].values, entry.values);
+  add_values(open_[target], open_[slot]);
+  index_.erase(Key{entry.stack.get(), entry.labels.get()});
+  totals_[slot] = {};
+  open_[slot] = {};
+  return target;
+}
+
 void ProfileStore::fold(const std::string& workload, std::map<size_t, size_t>& moved) {
   auto named = named_.find(workload);
   for (const size_t slot : named->second.slots) {
@@ -235,13 +240,7 @@ void ProfileStore::fold(const std::string& workload, std::map<size_t, size_t>& m
     ProfileLabels labels = *entry.labels;
     labels.workload = kFoldedWorkload;
     labels.workload_kind.clear();
-    const size_t target = slot_of(entry.stack, own(labels));
-    add_values(totals_[target].values, entry.values);
-    add_values(open_[target], open_[slot]);
-    index_.erase(Key{entry.stack.get(), entry.labels.get()});
-    totals_[slot] = {};
-    open_[slot] = {};
-    moved.emplace(slot, target);
+    moved.emplace(slot, move_entry(slot, std::move(labels)));
   }
   // Seen again, it starts anew under new labels.
   std::erase_if(labels_, [&](const auto& l) { return l.first.workload == workload; });

@@ -100,6 +100,9 @@ class ProfileStore {
   // Folds the least recently seen named workloads that are outside the window, while
   // kNamedWorkloads or more are named.
   void fold_quiet();
+  // Moves a slot's counts, cumulative and open, to the entry of its stack under `labels`
+  // (a fold's), and frees the slot's key; returns that entry's slot.
+  size_t move_entry(size_t slot, ProfileLabels labels);
   void fold(const std::string& workload, std::map<size_t, size_t>& moved);
   // A comm named one by one: when it was last added to.
   struct NamedComm {
