@@ -104,6 +104,7 @@ struct Aggregator::Impl {
   std::map<std::string, TopKRanking, std::less<>> objects_by_callsite;
   size_t top_k;
   std::map<SampleKey, uint64_t> samples;
+  uint64_t check_samples = 0;  // all of samples' counts, exported or not
   std::map<std::string, std::vector<uint64_t>> latency;
   std::map<std::string, uint64_t> sampled_by_context;
   std::map<std::string, uint64_t> excluded_samples;
@@ -221,6 +222,7 @@ void Aggregator::apply(const IntervalDeltas& deltas) {
   for (const SampleDelta& d : deltas.samples) {
     if (d.samples == 0) continue;
     s.samples[{std::string(s.by_samples.label(d.callsite)), d.syscall, d.step}] += d.samples;
+    s.check_samples += d.samples;
   }
   // After the families they split: a call site is ranked (and labelled) there first.
   for (const CopyDelta& d : deltas.copies) {
@@ -381,6 +383,7 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
     out->set_bytes(v.bytes);
   }
   snapshot.set_intervals(s.intervals);
+  snapshot.set_check_samples(s.check_samples);
 }
 
 }  // namespace hucprof

@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::string_view kCpuSamples = "usercopy_cpu_samples_total";
 constexpr std::string_view kSampled = "usercopy_sampled_cpu_samples_total";
+constexpr std::string_view kCheckSamples = "usercopy_checks_cpu_samples_total";
 constexpr std::string_view kChecks = "usercopy_checks_total";
 constexpr std::string_view kCheckBytes = "usercopy_check_bytes_total";
 constexpr std::string_view kFrequency = "hucprof_sample_frequency_hertz";
@@ -22,8 +23,9 @@ constexpr std::string_view kAttached = "hucprof_probe_attached";
 constexpr std::string_view kBuild = "hucprof_build_info";
 constexpr std::string_view kHardened = "usercopy_hardened_enabled";
 constexpr std::string_view kDrains = "hucprof_drains_total";
-constexpr std::array<std::string_view, 9> kRead{
-    kCpuSamples, kSampled, kChecks, kCheckBytes, kFrequency, kAttached, kBuild, kHardened, kDrains};
+constexpr std::array<std::string_view, 10> kRead{kCpuSamples, kSampled,   kCheckSamples, kChecks,
+                                                 kCheckBytes, kFrequency, kAttached,     kBuild,
+                                                 kHardened,   kDrains};
 
 // The largest count a double holds exactly; a counter above it has lost its last units anyway.
 constexpr double kMaxCount = 9007199254740992.0;
@@ -69,6 +71,7 @@ struct Reading {
   std::set<std::string> seen;
   std::map<Triple, uint64_t> cpu_samples;  // callsite, syscall, step
   std::map<std::string, uint64_t> sampled;
+  std::optional<uint64_t> check_samples;  // absent from a daemon older than the total
   std::map<Triple, std::pair<uint64_t, uint64_t>> checks;  // callsite, syscall, direction
   std::optional<uint64_t> frequency;
   std::map<std::pair<std::string, std::string>, bool> attached;  // target, mode
@@ -88,6 +91,10 @@ struct Reading {
       auto n = count_of(s.value);
       if (!n.ok()) return n.error();
       sampled[label(s, "context")] += n.value();
+    } else if (s.name == kCheckSamples) {
+      auto n = count_of(s.value);
+      if (!n.ok()) return n.error();
+      check_samples = check_samples.value_or(0) + n.value();
     } else if (s.name == kChecks || s.name == kCheckBytes) {
       if (auto ok = require(s, {"callsite", "syscall", "direction"}); !ok.ok()) return ok;
       auto n = count_of(s.value);
@@ -119,7 +126,9 @@ struct Reading {
 
   hucprof::v1::Snapshot snapshot() const {
     hucprof::v1::Snapshot out;
+    uint64_t named_samples = 0;
     for (const auto& [key, n] : cpu_samples) {
+      named_samples += n;
       auto* series = out.add_cpu_samples();
       series->set_callsite(std::get<0>(key));
       series->set_syscall(std::get<1>(key));
@@ -139,6 +148,7 @@ struct Reading {
       series->set_calls(counts.first);
       series->set_bytes(counts.second);
     }
+    out.set_check_samples(check_samples.value_or(named_samples));
     out.set_sample_frequency_hz(frequency.value_or(0));
     for (const auto& [key, on] : attached) {
       auto* probe = out.add_probes();

@@ -2,6 +2,7 @@
 // block per family, in the order of the contract table. Every family is emitted even when empty so
 // that HELP/TYPE (and with them the set of families a dashboard can rely on) do not depend on the
 // mode.
+#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -179,7 +180,25 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
                                        "over CPUs), by context (kernel, user, idle): the "
                                        "denominator of usercopy_cpu_seconds_total.",
                                        MetricType::Counter, {"context"})};
-  for (const auto& series : snapshot.sampled()) sampled.add({series.context()}, series.samples());
+  // While sampling runs every context is exported from the first scrape on, at 0 until it has
+  // a sample: rate() and increase() count nothing of a series' first value.
+  std::map<std::string, uint64_t> by_context;
+  if (hz > 0) by_context = {{"kernel", 0}, {"user", 0}, {"idle", 0}};
+  for (const auto& series : snapshot.sampled()) by_context[series.context()] += series.samples();
+  for (const auto& [context, n] : by_context) sampled.add({context}, n);
+  SampleFamilies all_checks{
+      hz,
+      FamilyBuilder("usercopy_checks_cpu_samples_total",
+                    "CPU clock samples taken inside hardened-usercopy check functions, all call "
+                    "sites: the sum of usercopy_cpu_samples_total over the call sites it names "
+                    "and those it no longer does. From the first scrape on while sampling runs, "
+                    "at 0 until the first: the counter to take a node's rates from.",
+                    MetricType::Counter, {}),
+      FamilyBuilder("usercopy_checks_cpu_seconds_total",
+                    "CPU time spent inside hardened-usercopy check functions, all call sites "
+                    "(usercopy_checks_cpu_samples_total x sampling period, summed over CPUs).",
+                    MetricType::Counter, {})};
+  if (hz > 0) all_checks.add({}, snapshot.check_samples());
   FamilyBuilder excluded("usercopy_excluded_cpu_samples_total",
                          "CPU clock samples with a hardened-usercopy check on the stack that are "
                          "not the check's cost, by reason (interrupt: an interrupt, exception or "
@@ -192,11 +211,13 @@ std::vector<prometheus::MetricFamily> snapshot_to_families(const hucprof::v1::Sn
   }
   out.push_back(std::move(cpu.samples).build());
   out.push_back(std::move(sampled.samples).build());
+  out.push_back(std::move(all_checks.samples).build());
   out.push_back(std::move(excluded).build());
 
   add_prediction_families(snapshot, out);
   out.push_back(std::move(cpu.seconds).build());
   out.push_back(std::move(sampled.seconds).build());
+  out.push_back(std::move(all_checks.seconds).build());
   add_copy_families(snapshot, out);
   add_workload_families(snapshot, out);
 

@@ -139,6 +139,7 @@ TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
   std::map<std::tuple<std::string, std::string, std::string, std::string>, uint64_t> last_copies;
   std::map<std::tuple<std::string, std::string, std::string>, uint64_t> last_objects;
   std::set<std::string> ever_named;
+  uint64_t all_samples = 0;
 
   for (int interval = 0; interval < 300; ++interval) {
     IntervalDeltas d;
@@ -164,6 +165,9 @@ TEST(Aggregator, TopKIsAHardBoundUnderChurn) {
     }
     agg.apply(d);
     const v1::Snapshot s = snapshot_of(agg);
+    all_samples += samples_total;
+    // The one total counts every call site's samples, named, in other or named no longer.
+    ASSERT_EQ(s.check_samples(), all_samples) << "interval " << interval;
 
     std::set<std::string> checks_named, samples_named, subchecks_named, copies_named;
     std::map<CheckLabels, uint64_t> checks;

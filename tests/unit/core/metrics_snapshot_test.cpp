@@ -102,6 +102,14 @@ TEST(MetricsSnapshot, SumsOverLabelsItDoesNotRead) {
   EXPECT_EQ(s.cpu_samples(0).samples(), 7u);
 }
 
+// The checks' total as the daemon counts it (call sites no longer named included), and for a
+// daemon without that counter the sum of the named series.
+TEST(MetricsSnapshot, TheChecksTotalIsTheDaemonsOrTheNamedSeriesSum) {
+  EXPECT_EQ(read_ok(kPage).check_samples(), 46u);
+  EXPECT_EQ(read_ok(std::string(kPage) + "usercopy_checks_cpu_samples_total 50\n").check_samples(),
+            50u);
+}
+
 TEST(MetricsSnapshot, ACountIsAWholeNumber) {
   const std::string head = "usercopy_sampled_cpu_samples_total{context=\"kernel\"} ";
   EXPECT_EQ(read_error(head + "NaN\n"),

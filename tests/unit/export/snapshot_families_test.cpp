@@ -15,6 +15,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 std::string render(const v1::Snapshot& snapshot) {
   return render_text(snapshot_to_families(snapshot));
@@ -51,6 +52,23 @@ TEST(SnapshotFamilies, SubchecksAndCpuSamples) {
   EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"kernel\"} 1000"));
   EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"user\"} 500"));
   EXPECT_THAT(lines, Contains("usercopy_sampled_cpu_samples_total{context=\"idle\"} 8500"));
+}
+
+TEST(SnapshotFamilies, SamplingSeriesAPrometheusRateNeedsStartAtZero) {
+  // rate() and increase() count nothing of a series' first value: the totals a node's share is
+  // taken from are there, at 0, from the first scrape of a sampling daemon.
+  v1::Snapshot fresh;
+  fresh.set_sample_frequency_hz(99);
+  const auto lines = text_lines(render(fresh));
+  EXPECT_THAT(lines, Contains("usercopy_checks_cpu_samples_total 0"));
+  EXPECT_THAT(lines, Contains("usercopy_checks_cpu_seconds_total 0"));
+  for (const char* context : {"kernel", "user", "idle"}) {
+    EXPECT_THAT(lines, Contains(std::string("usercopy_sampled_cpu_samples_total{context=\"") +
+                                context + "\"} 0"));
+  }
+  const auto off = text_lines(render(v1::Snapshot{}));
+  EXPECT_THAT(off, Not(Contains(StartsWith("usercopy_checks_cpu_samples_total "))));
+  EXPECT_THAT(off, Not(Contains(StartsWith("usercopy_sampled_cpu_samples_total{"))));
 }
 
 TEST(SnapshotFamilies, SamplesAnInterruptTookFromACheckAreCountedByReason) {
@@ -92,6 +110,12 @@ TEST(SnapshotFamilies, CpuSecondsAreSamplesTimesTheKernelsTimerPeriod) {
   EXPECT_DOUBLE_EQ(
       series_value(render(odd), "usercopy_sampled_cpu_seconds_total{context=\"kernel\"}"),
       1000 * 1003009e-9);
+}
+
+TEST(SnapshotFamilies, TheChecksTotalIsTheSnapshotsNotTheNamedSeriesSum) {
+  v1::Snapshot s = udp_flood_snapshot();
+  s.set_check_samples(1234);  // more than the named series: call sites that left the top-K
+  EXPECT_EQ(series_value(render(s), "usercopy_checks_cpu_samples_total"), 1234.0);
 }
 
 TEST(SnapshotFamilies, CpuSecondsAreZeroWithSamplingOff) {
