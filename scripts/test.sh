@@ -44,10 +44,13 @@ echo "test.sh: the guests pass done after $((SECONDS - start)) s"
 # A CI summary shows only the end of the output: repeat each failed check's own line there, so a
 # red run says what failed without its full log (vm/host tiers print "FAIL: ..." and Python's
 # "AssertionError: ..." with the values that failed, the e2e checklist "FAIL ...", gtest
-# "[  FAILED  ]" and "file:line: Failure", ctest "***Failed"/"***Timeout").
+# "[  FAILED  ]" and "file:line: Failure", ctest "***Failed"/"***Timeout"), and the e2e
+# checklist's indented line under its "FAIL ...": the values that failed.
 if [ "$rc" -ne 0 ]; then
   echo "== what failed (from $PWD/$logs)"
-  grep -h -E '^(FAIL:|FAIL |AssertionError: |\[  FAILED  \]|.*: Failure$|.*\*\*\*(Failed|Timeout|Exception))' \
-    "$logs"/*.log | cut -c1-700 | tail -n 40 || true
+  awk '/^(FAIL:|FAIL |AssertionError: |\[  FAILED  \]|.*: Failure$|.*\*\*\*(Failed|Timeout|Exception))/ {
+         print; detail = /^FAIL /; next }
+       detail && /^     / { print; detail = 0; next }
+       { detail = 0 }' "$logs"/*.log | cut -c1-700 | tail -n 40 || true
 fi
 exit "$rc"

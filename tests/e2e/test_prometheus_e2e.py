@@ -2,12 +2,13 @@
 """End-to-end: real hucprof daemons, a real Prometheus, every dashboard query and every rule.
 
   1. a bounded UDP loopback flood (huc_udp_flood) makes the kernel run the usercopy checks;
-  2. THREE `hucprof run --mode sample --interval 1s --sample-frequency 99` instances (plus one in
-     --mode auto, which on a kernel that refuses probes shows the degrade path) serve
-     /metrics on free loopback ports (with the shipped deploy/hucprof.yaml as --config: it must
-     parse; flags win over it);
-  3. `promtool check config` / `check rules` pass on the generated config and the shipped rules;
-  4. a throw-away Prometheus (temp storage, 1 s scrape and rule evaluation) scrapes them all;
+  2. `promtool check config` / `check rules` pass on the generated config and the shipped rules;
+  3. a throw-away Prometheus (temp storage, 1 s scrape and rule evaluation) starts scraping the
+     daemons' free loopback ports before they listen;
+  4. THREE `hucprof run --mode sample --interval 1s --sample-frequency 299` instances (plus one
+     in --mode auto, which on a kernel that refuses probes shows the degrade path) start and
+     serve /metrics (with the shipped deploy/hucprof.yaml as --config: it must parse; flags win
+     over it);
   5. after ~45 s every PromQL expression of every dashboard panel (template variables resolved
      the way Grafana would, through the label-values API) and every recording rule is evaluated
      through /api/v1/query. Any that returns no data FAILS, listed by dashboard/panel/rule —
@@ -22,7 +23,8 @@
      Prometheus per node, against the daemon's own gauges scraped at the same instant, over the
      same window (both since the daemon started: shorter than its 5 m --prediction.window and the
      rules' 5 m). Tolerance: the share inside the daemon's 95 % interval, each end within a
-     quarter of that interval's width (the windows differ by the seconds before the first scrape;
+     quarter of that interval's width (the windows differ by the second before the first scrape:
+     Prometheus runs before the daemons start;
      both intervals take the design effect the daemon measured from its drains, which a loaded
      machine's uneven drains raise to well above the least, 1.5);
   9. every daemon exits 0 on SIGTERM.
@@ -204,13 +206,6 @@ def main() -> int:
 def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records, workdir, t0,
                flood, daemons, state) -> None:
     flood.start()
-    for d in daemons:
-        d.start()
-    for d in daemons:
-        if not rep.check(d.wait_serving(time.monotonic() + 45), f"{d.name} ({' '.join(d.cmd[2:])}) serves /metrics",
-                         "" if d.alive() else f"exited {d.proc.returncode}:\n{d.log_tail()}"):
-            return
-
     # ---- Prometheus config + rules through promtool
     config_text = lib.prometheus_config([d.address for d in daemons], [rules_file])
     prom = state["prom"] = lib.PrometheusServer(args.prometheus, workdir, config_text)
@@ -221,6 +216,15 @@ def run_checks(args, rep, repo, rules_file, dashboards, contract, rules, records
     prom.start()
     if not rep.check(prom.wait_ready(time.monotonic() + 30), f"prometheus ready on {prom.base}", prom.log_tail()):
         return
+    # The daemons start only now, with Prometheus already scraping their addresses every second:
+    # the counts a daemon gathers before its first scrape are in its own gauges but not in
+    # Prometheus' increase(), so step 8 compares like with like only when that is one scrape.
+    for d in daemons:
+        d.start()
+    for d in daemons:
+        if not rep.check(d.wait_serving(time.monotonic() + 45), f"{d.name} ({' '.join(d.cmd[2:])}) serves /metrics",
+                         "" if d.alive() else f"exited {d.proc.returncode}:\n{d.log_tail()}"):
+            return
 
     # ---- wait for data from every instance
     started = time.monotonic()
