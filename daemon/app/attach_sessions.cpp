@@ -10,16 +10,16 @@ namespace {
 
 constexpr const char* kSamplerTarget = "cpu-clock";
 
-void log_status(const hucprof::v1::ProbeStatus& s) {
-  if (s.attached()) {
-    spdlog::info("probe {}: attached as {} ({})", s.target(), s.mode(),
-                 s.attach_name().empty() ? s.target() : s.attach_name());
-  } else if (s.reason() == kClassifiedReason) {
+void log_status(const TargetStatus& s) {
+  if (s.attached) {
+    spdlog::info("probe {}: attached as {} ({})", s.target, s.mode,
+                 s.attach_name.empty() ? s.target : s.attach_name);
+  } else if (s.reason == kClassifiedReason) {
     // The plan's choice, not a problem: the check's program counts this sub-check.
-    spdlog::info("probe {}: {}", s.target(), s.reason());
+    spdlog::info("probe {}: {}", s.target, s.reason);
   } else {
-    const LogFields fields(failure_fields(s.target(), s.reason()));
-    spdlog::warn("probe {}: unavailable: {}", s.target(), s.reason());
+    const LogFields fields(failure_fields(s.target, s.reason));
+    spdlog::warn("probe {}: unavailable: {}", s.target, s.reason);
   }
 }
 
@@ -50,7 +50,7 @@ void attach_probes(ProbeSession::Loaded loaded, AttachedSessions& out) {
     out.outcome.probe_failure = !started.error.empty() ? started.error
                                 : started.statuses.empty()
                                     ? "no probe target"
-                                    : "__check_object_size: " + started.statuses.front().reason();
+                                    : "__check_object_size: " + started.statuses.front().reason;
   }
 }
 
@@ -61,12 +61,11 @@ void attach_sampler(SamplingSession::Loaded loaded, const AttachPlan& plan,
     return;
   }
   auto started = SamplingSession::attach(std::move(loaded), options.sample_frequency);
-  hucprof::v1::ProbeStatus s;
-  s.set_target(kSamplerTarget);
-  s.set_attach_name("perf_event cpu-clock");
-  s.set_mode("perf_event");
-  s.set_attached(started.session != nullptr);
-  s.set_reason(started.error);
+  const TargetStatus s{.target = kSamplerTarget,
+                       .attach_name = "perf_event cpu-clock",
+                       .mode = "perf_event",
+                       .attached = started.session != nullptr,
+                       .reason = started.error};
   if (started.session) {
     spdlog::info(
         "sampler: {}; perf_event cpu-clock at {} Hz on {} CPUs (periods {}-{} ns, CPUs in turn "

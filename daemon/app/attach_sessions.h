@@ -4,7 +4,7 @@
 
 #include "cli/options.h"
 #include "core/kernel/attach_plan.h"
-#include "hucprof.pb.h"
+#include "core/kernel/target_status.h"
 #include "kernel_edge/probe_session.h"
 #include "kernel_edge/sampling_session.h"
 
@@ -26,11 +26,11 @@ AttachOutcome loaded_outcome(const LoadedSessions& loaded, Mode mode);
 
 // What `run` got when it carried out the attach plan.
 struct AttachedSessions {
-  AttachPlan plan;                                 // the plan carried out (LoadedSessions::plan)
-  std::unique_ptr<ProbeSession> probes;            // null: no probe attached
-  std::unique_ptr<SamplingSession> sampler;        // null: not sampling
-  std::vector<hucprof::v1::ProbeStatus> statuses;  // every target and the sampler, for metrics
-  AttachOutcome outcome;                           // for judge()
+  AttachPlan plan;                           // the plan carried out (LoadedSessions::plan)
+  std::unique_ptr<ProbeSession> probes;      // null: no probe attached
+  std::unique_ptr<SamplingSession> sampler;  // null: not sampling
+  std::vector<TargetStatus> statuses;        // every target and the sampler, for metrics
+  AttachOutcome outcome;                     // for judge()
 };
 
 // Attaches what load_sessions loaded and logs one line per target: attached as what, or why not.

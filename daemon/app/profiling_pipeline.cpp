@@ -68,7 +68,14 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
     spdlog::warn("drains wait by sleeping between generations: {}", self->barrier_->error());
   }
   AttachedSessions attached = attach_sessions(load_sessions(plan, options.attach.mode), options);
-  for (const auto& s : attached.statuses) *status.add_probes() = s;
+  for (const TargetStatus& s : attached.statuses) {
+    auto* probe = status.add_probes();
+    probe->set_target(s.target);
+    probe->set_attach_name(s.attach_name);
+    probe->set_mode(s.mode);
+    probe->set_attached(s.attached);
+    probe->set_reason(s.reason);
+  }
   if (attached.probes) {
     status.set_subcheck_method(subcheck_method_name(attached.plan.subchecks));
     status.set_subcheck_method_reason(attached.plan.subchecks_reason);

@@ -26,16 +26,12 @@ namespace hucprof {
 
 namespace {
 
-using hucprof::v1::ProbeStatus;
-
-ProbeStatus status_of(const TargetPlan& target, bool attached, const std::string& why_not) {
-  ProbeStatus s;
-  s.set_target(std::string(target.target.symbol));
-  s.set_attach_name(target.symbol);
-  s.set_mode(flavour_name(target.flavour));
-  s.set_attached(attached);
-  s.set_reason(attached ? target.reason : why_not);
-  return s;
+TargetStatus status_of(const TargetPlan& target, bool attached, const std::string& why_not) {
+  return {.target = std::string(target.target.symbol),
+          .attach_name = target.symbol,
+          .mode = flavour_name(target.flavour),
+          .attached = attached,
+          .reason = attached ? target.reason : why_not};
 }
 
 // The targets whose programs a load of `plan` enables: those it attaches, less the refused.
@@ -153,8 +149,8 @@ ProbeSession::Loaded ProbeSession::load(const AttachPlan& requested) {
   }
 }
 
-std::vector<ProbeStatus> ProbeSession::statuses_of(const Loaded& loaded) {
-  std::vector<ProbeStatus> statuses;
+std::vector<TargetStatus> ProbeSession::statuses_of(const Loaded& loaded) {
+  std::vector<TargetStatus> statuses;
   for (size_t i = 0; i < loaded.plan.targets.size(); ++i) {
     const TargetPlan& t = loaded.plan.targets[i];
     auto refused = loaded.refused.find(i);
@@ -177,7 +173,7 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
   std::unique_ptr<ProbeSession> self = std::move(loaded.session);
   // Attached before the check's program: a trampoline runs the program attached last first, and
   // the rescue must see the check's program's run for the same check (hucprof_abi.h).
-  if (out.plan.rescue && out.statuses[check_index(out.plan)].attached()) {
+  if (out.plan.rescue && out.statuses[check_index(out.plan)].attached) {
     if (bpf_link* link = bpf_program__attach(rescue_program(*self->skel_, self->build_))) {
       self->links_.emplace_back(link);
       self->rescue_ = true;
@@ -190,7 +186,7 @@ ProbeSession::Started ProbeSession::attach(Loaded loaded) {
   bool check_attached = false;
   for (size_t i = 0; i < out.plan.targets.size(); ++i) {
     const TargetPlan& target = out.plan.targets[i];
-    if (!out.statuses[i].attached()) continue;
+    if (!out.statuses[i].attached) continue;
     bpf_program* program = program_for(*self->skel_, target, self->build_);
     bpf_link* link = target.flavour == Flavour::Fentry
                          ? bpf_program__attach(program)

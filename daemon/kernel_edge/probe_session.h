@@ -6,7 +6,7 @@
 
 #include "core/drain/raw_drain.h"
 #include "core/kernel/attach_plan.h"
-#include "hucprof.pb.h"
+#include "core/kernel/target_status.h"
 #include "kernel_edge/libbpf_ptr.h"
 
 struct probe_bpf;
@@ -32,14 +32,14 @@ class ProbeSession {
   struct Started {
     std::unique_ptr<ProbeSession> session;  // null when __check_object_size is not attached
     AttachPlan plan;                        // the plan that was carried out (Loaded::plan)
-    std::vector<hucprof::v1::ProbeStatus> statuses;  // one per planned target, attached or why not
+    std::vector<TargetStatus> statuses;     // one per planned target, attached or why not
     std::string error;  // set when the object could not be opened or loaded at all
   };
   static Started attach(Loaded loaded);
   static Started start(const AttachPlan& plan) { return attach(load(plan)); }
 
   // What each target of a load will be: attached as planned (when `attached`), or why not.
-  static std::vector<hucprof::v1::ProbeStatus> statuses_of(const Loaded& loaded);
+  static std::vector<TargetStatus> statuses_of(const Loaded& loaded);
 
   ~ProbeSession();
   ProbeSession(const ProbeSession&) = delete;

@@ -42,9 +42,9 @@ TEST_F(ProbeSessionRefused, RefusedCheckProgramIsNamedAndNothingAttaches) {
   EXPECT_EQ(started.session, nullptr);
   EXPECT_THAT(started.error, HasSubstr("the kernel refused to load it"));
   ASSERT_EQ(started.statuses.size(), 1u);
-  EXPECT_EQ(started.statuses[0].target(), "__check_object_size");
-  EXPECT_FALSE(started.statuses[0].attached());
-  EXPECT_THAT(started.statuses[0].reason(), HasSubstr("the kernel refused to load it"));
+  EXPECT_EQ(started.statuses[0].target, "__check_object_size");
+  EXPECT_FALSE(started.statuses[0].attached);
+  EXPECT_THAT(started.statuses[0].reason, HasSubstr("the kernel refused to load it"));
 }
 
 TEST_F(ProbeSessionRefused, RefusedSubcheckCostsOnlyItself) {
@@ -56,11 +56,11 @@ TEST_F(ProbeSessionRefused, RefusedSubcheckCostsOnlyItself) {
       plan_of({{probe_targets()[0], Flavour::Kprobe}, {vmalloc, Flavour::Fentry}}));
   EXPECT_EQ(started.error, "");  // the object loaded, without the refused program
   ASSERT_EQ(started.statuses.size(), 2u);
-  EXPECT_EQ(started.statuses[1].target(), "find_vmap_area");
-  EXPECT_THAT(started.statuses[1].reason(), HasSubstr("the kernel refused to load it"));
-  EXPECT_EQ(started.statuses[0].target(), "__check_object_size");
-  if (!started.statuses[0].attached()) {
-    EXPECT_THAT(started.statuses[0].reason(), HasSubstr("kprobe attach failed"));
+  EXPECT_EQ(started.statuses[1].target, "find_vmap_area");
+  EXPECT_THAT(started.statuses[1].reason, HasSubstr("the kernel refused to load it"));
+  EXPECT_EQ(started.statuses[0].target, "__check_object_size");
+  if (!started.statuses[0].attached) {
+    EXPECT_THAT(started.statuses[0].reason, HasSubstr("kprobe attach failed"));
     EXPECT_EQ(started.session, nullptr);
   }
 }
@@ -83,8 +83,8 @@ TEST_F(ProbeSessionRefused, ARefusedCheckWalksEverySubcheckLevelDownBeforeGiving
   EXPECT_FALSE(loaded.plan.targets[1].attaches());
   const auto statuses = ProbeSession::statuses_of(loaded);
   ASSERT_EQ(statuses.size(), 2u);
-  EXPECT_FALSE(statuses[0].attached());
-  EXPECT_THAT(statuses[0].reason(), HasSubstr("the kernel refused to load it"));
+  EXPECT_FALSE(statuses[0].attached);
+  EXPECT_THAT(statuses[0].reason, HasSubstr("the kernel refused to load it"));
 }
 
 }  // namespace
