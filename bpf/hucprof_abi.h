@@ -292,7 +292,7 @@ enum huc_context {
 };
 
 /*
- * Probe mode's rescue (probe.bpf.c; docs/design.md, "Checks the program never saw"). While a run of
+ * Probe mode's rescue (rescue.bpf.h; docs/design.md, "Checks the program never saw"). While a run of
  * the check's program is preempted, the trampoline skips the program for every other task's check
  * on that CPU. A second fentry program, which the trampoline runs after the check's, counts such a
  * check: the check's program counts its runs per task in a slot of rescue_slots (by the low bits
