@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -184,45 +185,63 @@ def prog_runs_since(before: dict[str, tuple[int, int]]) -> dict[str, list[int]]:
 # The slab reference (tests/vm/README.md, "Slab objects"): bpftrace's kfunc on
 # __check_heap_object counts the checks of slab objects by cache, direction and kernel stack; the
 # host folds the stacks to call sites with hucprof's CallsiteFolder, as it does the hist
-# reference's.
-SLAB_REF_SCRIPT = ("kfunc:__check_heap_object "
+# reference's. Its BEGIN line reaches the output once bpftrace polls for events, after every
+# probe is attached: "Attaching 2 probes..." comes before the program is even loaded.
+SLAB_REF_ATTACHED = "hucvm-slabref-attached"
+SLAB_REF_SCRIPT = (f'BEGIN {{ printf("{SLAB_REF_ATTACHED}\\n"); }} '
+                   "kfunc:__check_heap_object "
                    "{ @[str(args->slab->slab_cache->name), args->to_user, kstack] = count(); }")
 
 
 class SlabRef:
-    """bpftrace running SLAB_REF_SCRIPT from start() (it returns once bpftrace says it attached)
-    to stop() (SIGINT: bpftrace prints the map and exits), its output in out_path."""
+    """bpftrace running SLAB_REF_SCRIPT from start() (it returns once bpftrace's probes are
+    attached) to stop() (SIGINT: bpftrace detaches, prints the map and exits), its output in
+    out_path."""
 
     def __init__(self, out_path: Path, attach_timeout: float = 240):
         bpftrace = shutil.which("bpftrace") or "/usr/bin/bpftrace"
         self.out_path = out_path
         self.out = open(out_path, "w")
-        self.proc = subprocess.Popen([bpftrace, "-e", SLAB_REF_SCRIPT], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + attach_timeout
-        for line in self.proc.stdout:
-            self.out.write(line)
-            if line.startswith("Attaching"):
-                break
-            if time.monotonic() > deadline:
-                break
+        # Line-buffered (-B line): each line reaches the pipe when printed.
+        self.proc = subprocess.Popen([bpftrace, "-B", "line", "-e", SLAB_REF_SCRIPT],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        started = time.monotonic()
+        # bpftrace 0.17 ignores a SIGINT that comes before its poll loop (it never exits), so
+        # the workload and stop() wait for the BEGIN line; one that never comes is killed.
+        killer = threading.Timer(attach_timeout, self.proc.kill)
+        killer.start()
+        try:
+            for line in self.proc.stdout:
+                self.out.write(line)
+                if line.strip() == SLAB_REF_ATTACHED:
+                    break
+        finally:
+            killer.cancel()
+        self.out.write(f"hucvm-bpftrace-attach-seconds {time.monotonic() - started:.0f}\n")
         self.out.flush()
 
-    # On SIGINT bpftrace prints its map, a kernel stack per key: in an emulated guest on a
-    # loaded host (the sanitizer tier beside it) that once took over 120 s on 6.1, and the kill
-    # lost the reference. A stuck bpftrace is still killed, and says how long it was given.
+    # On SIGINT bpftrace detaches, then prints its map, a kernel stack per key (1 s in an
+    # emulated 6.1 guest on an idle host). A stuck bpftrace is still killed, and the output says
+    # how long it took to detach and to finish.
     STOP_TIMEOUT = 240
 
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         started = time.monotonic()
+        killer = threading.Timer(self.STOP_TIMEOUT, self.proc.kill)
+        killer.start()
+        first = None
         try:
-            rest, _ = self.proc.communicate(timeout=self.STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rest, _ = self.proc.communicate()
-        self.out.write(rest or "")
+            for line in self.proc.stdout:
+                if first is None:
+                    first = time.monotonic() - started
+                self.out.write(line)
+        finally:
+            killer.cancel()
+        self.proc.wait()
+        if first is not None:
+            self.out.write(f"\nhucvm-bpftrace-detach-seconds {first:.0f}\n")
         self.out.write(f"\nhucvm-bpftrace-stop-seconds {time.monotonic() - started:.0f}\n")
         self.out.write(f"\nhucvm-bpftrace-rc {self.proc.returncode}\n")
         self.out.close()
