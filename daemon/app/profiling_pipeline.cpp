@@ -242,7 +242,7 @@ void ProfilingPipeline::drain_locked(bool end_interval, bool settle) {
   snapshot.set_debuginfo_held_stacks(builder_->held());
   fill_program_costs(raw.program_costs, snapshot);
   snapshot.set_busy_cpu_ns(read_busy_cpu_ns().value_or(0));
-  prediction_->update(at, snapshot);
+  prediction_->update(at, aggregator_->cost_totals(), snapshot.busy_cpu_ns(), snapshot);
   snapshot.set_timestamp_unix_ms(now / 1000000);
   snapshot.set_last_drain_seconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -12,29 +12,8 @@
 namespace hucprof {
 namespace {
 
-CostCounters sampling_counters(const hucprof::v1::Snapshot& s) {
-  CostCounters out;
-  for (const auto& series : s.cpu_samples()) out.in_checks[series.callsite()] += series.samples();
-  for (const auto& series : s.sampled()) {
-    if (series.context() != "idle") out.busy += series.samples();
-  }
-  return out;
-}
-
-CostCounters latency_counters(const hucprof::v1::Snapshot& s) {
-  CostCounters out;
-  for (const auto& series : s.latency()) out.in_checks[series.callsite()] += series.sum_ns();
-  out.busy = s.busy_cpu_ns();
-  return out;
-}
-
-// The call sites the snapshot exports now: a prediction names no other (top-K,
-// core/drain/aggregator.h); what a call site that left counted in the window is "other"'s.
-template <typename Series>
-std::set<std::string> exported_callsites(const Series& series) {
-  std::set<std::string> out;
-  for (const auto& s : series) out.insert(s.callsite());
-  return out;
+CostCounters counters_of(const CallsiteTotals& in_checks, uint64_t busy) {
+  return CostCounters{in_checks.by_callsite, busy};
 }
 
 struct CallsiteCounts {
@@ -50,6 +29,8 @@ struct CallsiteCounts {
   }
 };
 
+// A call site the snapshot does not name now is "other"'s: its part of the window, and what it
+// counted in the window before it left the top-K (core/drain/aggregator.h).
 std::map<std::string, CallsiteCounts> bounded_callsites(const CostShare& share,
                                                         const std::set<std::string>& exported) {
   std::map<std::string, CallsiteCounts> out;
@@ -135,19 +116,18 @@ void SpeedupPrediction::start(double at) {
   if (sampling_) sampling_->observe(at, CostCounters{});
 }
 
-void SpeedupPrediction::update(double at, hucprof::v1::Snapshot& snapshot) {
-  snapshot.clear_predictions();
+void SpeedupPrediction::update(double at, const CostTotals& totals, uint64_t busy_cpu_ns,
+                               hucprof::v1::Snapshot& out) {
+  out.clear_predictions();
   if (sampling_) {
-    sampling_->observe(at, sampling_counters(snapshot));
-    write("sampling", Counting::Samples, sampling_->estimate(),
-          exported_callsites(snapshot.cpu_samples()), snapshot);
+    sampling_->observe(at, counters_of(totals.check_samples, totals.busy_samples));
+    write("sampling", Counting::Samples, sampling_->estimate(), totals.check_samples.exported, out);
   }
   // Without a /proc/stat reading there is no denominator; skipping the drain keeps the window's
   // busy counter from looking like a reset.
-  if (latency_ && snapshot.busy_cpu_ns() > 0) {
-    latency_->observe(at, latency_counters(snapshot));
-    write("latency", Counting::Nanoseconds, latency_->estimate(),
-          exported_callsites(snapshot.latency()), snapshot);
+  if (latency_ && busy_cpu_ns > 0) {
+    latency_->observe(at, counters_of(totals.check_ns, busy_cpu_ns));
+    write("latency", Counting::Nanoseconds, latency_->estimate(), totals.check_ns.exported, out);
   }
 }
 

@@ -386,4 +386,22 @@ void Aggregator::fill(hucprof::v1::Snapshot& snapshot) const {
   snapshot.set_check_samples(s.check_samples);
 }
 
+CostTotals Aggregator::cost_totals() const {
+  const Impl& s = *impl_;
+  CostTotals out;
+  for (const auto& [key, n] : s.samples) {
+    const std::string& callsite = std::get<0>(key);
+    out.check_samples.by_callsite[callsite] += n;
+    if (exported(s.by_samples, callsite)) out.check_samples.exported.insert(callsite);
+  }
+  for (const auto& [context, n] : s.sampled_by_context) {
+    if (context != "idle") out.busy_samples += n;
+  }
+  for (const auto& [callsite, buckets] : s.latency) {
+    out.check_ns.by_callsite[callsite] = approximate_sum_ns(buckets);
+    if (exported(s.by_calls, callsite)) out.check_ns.exported.insert(callsite);
+  }
+  return out;
+}
+
 }  // namespace hucprof

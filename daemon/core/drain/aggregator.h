@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/drain/cost_totals.h"
 #include "core/drain/missed_runs.h"
 #include "core/symbols/stack_profile.h"
 #include "hucprof.pb.h"
@@ -100,6 +101,9 @@ class Aggregator {
   // Fills the counter parts of the snapshot (checks, subchecks, cpu_samples, sampled, latency,
   // drops, intervals); leaves status fields (probes, build, hardened) to the caller.
   void fill(hucprof::v1::Snapshot& snapshot) const;
+  // The cost counters since start by call site label, exported or not, and the labels fill()
+  // exports now: what the speed-up prediction windows.
+  CostTotals cost_totals() const;
 
   static constexpr size_t kMaxCopiesPerCallsite = 8;
 

@@ -230,6 +230,33 @@ TEST(Aggregator, CpuSamplesAreRankedBySamplesNotCalls) {
   EXPECT_EQ(s.cpu_samples(1).samples(), 50u);
 }
 
+// The prediction's input: a label that left the top-K keeps its value there, unexported, and
+// what came after it is "other"'s, so each total only grows and their sum is all there was.
+TEST(Aggregator, CostTotalsKeepALabelThatLeftTheTopKAtItsValue) {
+  Aggregator agg(1);
+  IntervalDeltas first;
+  first.samples = {{"a", "recvfrom", "entry", 10}, {"b", "sendto", "entry", 5}};
+  first.sampled_by_context = {{"kernel", 100}, {"user", 50}, {"idle", 1000}};
+  first.latency = {{"a", {0, 0, 0, 4}}};
+  agg.apply(first);
+  IntervalDeltas second;
+  second.samples = {{"a", "recvfrom", "entry", 1}, {"b", "sendto", "entry", 20}};
+  second.sampled_by_context = {{"kernel", 100}};
+  agg.apply(second);
+
+  const CostTotals t = agg.cost_totals();
+  EXPECT_EQ(t.check_samples.by_callsite,
+            (std::map<std::string, uint64_t>{{"a", 10}, {"b", 20}, {"other", 6}}));
+  EXPECT_EQ(t.check_samples.exported, (std::set<std::string>{"b", "other"}));
+  EXPECT_EQ(t.busy_samples, 250u) << "kernel + user, idle left out";
+  const v1::Snapshot s = snapshot_of(agg);
+  EXPECT_EQ(s.check_samples(), 36u) << "the totals add up to every sample counted";
+  ASSERT_EQ(s.latency_size(), 1);
+  EXPECT_EQ(t.check_ns.by_callsite,
+            (std::map<std::string, uint64_t>{{"a", s.latency(0).sum_ns()}}));
+  EXPECT_EQ(t.check_ns.exported, (std::set<std::string>{"a"}));
+}
+
 TEST(Aggregator, SubchecksFollowTheCallsRanking) {
   Aggregator agg(1);
   IntervalDeltas d;

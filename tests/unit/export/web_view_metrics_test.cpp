@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/cost/speedup_prediction.h"
+#include "core/drain/aggregator.h"
 #include "core/symbols/stack_interner.h"
 #include "export/metrics/prometheus_exporter.h"
 #include "export/views/web_view.h"
@@ -29,31 +30,25 @@ struct Window {
   StackProfile profile;   // the same drains' samples, as ProfileStore::window() holds them
 };
 
+// The drains as the daemon runs them: each interval's deltas into a real Aggregator, its
+// snapshot and totals into the prediction.
 Window drained(StackInterner& interner) {
   SpeedupPrediction prediction(std::chrono::seconds(300), /*sampling=*/true, /*latency=*/false);
   prediction.start(0);
+  Aggregator aggregator(/*top_k=*/10);
   Window out;
   uint64_t recv = 0, send = 0;
   for (int i = 1; i <= kDrains; ++i) {
     recv += recv_in(i);
     send += send_in(i);
+    IntervalDeltas deltas;
+    deltas.samples = {{"udp_recvmsg", "recvfrom", "entry", recv_in(i)},
+                      {"tcp_sendmsg", "recvfrom", "entry", send_in(i)}};
+    deltas.sampled_by_context = {{"kernel", kKernel}, {"user", kUser}};
+    aggregator.apply(deltas);
     v1::Snapshot s;
-    for (const auto& [callsite, n] :
-         std::map<std::string, uint64_t>{{"udp_recvmsg", recv}, {"tcp_sendmsg", send}}) {
-      auto* series = s.add_cpu_samples();
-      series->set_callsite(callsite);
-      series->set_syscall("recvfrom");
-      series->set_step("entry");
-      series->set_samples(n);
-    }
-    for (const auto& [context, n] :
-         std::map<std::string, uint64_t>{{"kernel", kKernel * static_cast<uint64_t>(i)},
-                                         {"user", kUser * static_cast<uint64_t>(i)}}) {
-      auto* series = s.add_sampled();
-      series->set_context(context);
-      series->set_samples(n);
-    }
-    prediction.update(10.0 * i, s);
+    aggregator.fill(s);
+    prediction.update(10.0 * i, aggregator.cost_totals(), 0, s);
     out.snapshot = std::move(s);
   }
   StackProfile& p = out.profile;
