@@ -1,11 +1,13 @@
 #pragma once
-// A synthetic kernel for the benchmarks: N call-site functions, the check functions and a
-// syscall entry path, as kallsyms text, plus drains shaped like the real ones.
+// A synthetic kernel for the benchmarks and the drain's unit tests: N call-site functions, the
+// check functions and a syscall entry path, as kallsyms text, plus drains shaped like the real
+// ones, and a DrainSource that hands them over one round after the other.
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/drain/drain_source.h"
 #include "core/drain/raw_drain.h"
 #include "core/symbols/kallsyms_index.h"
 #include "sample_keys.h"
@@ -90,6 +92,28 @@ struct FakeKernel {
     frames.insert(frames.end(), entry.begin(), entry.end());
     return frames;
   }
+};
+
+// The kernel side of a drain (core/drain/drain_source.h) on a FakeKernel: each read() is the
+// next round's probe or sampling drain, as the daemon's sessions read them.
+class FakeKernelSource final : public DrainSource {
+ public:
+  enum class Mode { Probes, Sampling };
+  FakeKernelSource(const FakeKernel& kernel, Mode mode) : kernel_(kernel), mode_(mode) {}
+
+  RawDrain read() override {
+    ++round_;
+    return mode_ == Mode::Probes ? kernel_.probe_drain(round_) : kernel_.sample_drain(round_);
+  }
+  void named() override { ++named_; }
+  uint64_t rounds() const { return round_; }
+  uint64_t named_drains() const { return named_; }
+
+ private:
+  const FakeKernel& kernel_;
+  Mode mode_;
+  uint64_t round_ = 0;
+  uint64_t named_ = 0;
 };
 
 }  // namespace hucprof::bench

@@ -18,18 +18,17 @@ class ProbeSession;
 class SamplingSession;
 class ProgramBarrier;
 class KallsymsSymbolizer;
-class IntervalBuilder;
-class Aggregator;
-class SpeedupPrediction;
 class KernelDebuginfo;
 class SourceSymbolizer;
 class CgroupWorkloads;
 class CgroupNamesSession;
+class DrainStep;
+class KernelDrainSource;
 
 // What `hucprof run` and `hucprof record` share: carry out the attach plan for --mode on this
-// kernel, then drain the BPF maps into the aggregator (metrics) and the profile store (stacks).
-// Drains are serialized, so a profile request may drain from its own thread between the
-// periodic ones.
+// kernel, then drain the BPF maps (KernelDrainSource) through the DrainStep into the metrics
+// and the profile store (stacks). Drains are serialized, so a profile request may drain from
+// its own thread between the periodic ones.
 class ProfilingPipeline {
  public:
   // Takes the kernel's kallsyms (the symbolizer keeps it). The error: why what attached is not
@@ -51,7 +50,7 @@ class ProfilingPipeline {
   // SIGHUP: --top-k changed.
   void set_top_k(uint32_t top_k);
 
-  ProfileStore& profiles() { return *profiles_; }
+  ProfileStore& profiles();
   // For work beside the drain loop (profile requests, the web view): returns once no drain runs.
   void wait_while_draining() { gate_.wait_while_draining(); }
   bool probes_on() const { return probes_ != nullptr; }
@@ -74,21 +73,14 @@ class ProfilingPipeline {
   // calls and source lines, call sites their copy functions.
   std::unique_ptr<KernelDebuginfo> debuginfo_;
   std::unique_ptr<SourceSymbolizer> sources_;
-  std::unique_ptr<IntervalBuilder> builder_;
   // Names the cgroup of every sample's task, and of every probed check's with
   // --probe.workloads (which workload pays).
   std::unique_ptr<CgroupWorkloads> workloads_;
   std::unique_ptr<CgroupNamesSession> cgroup_names_;
-  uint64_t cgroup_events_lost_ = 0;  // lost() at the last drain
-  std::unique_ptr<Aggregator> aggregator_;
-  std::unique_ptr<ProfileStore> profiles_;
-  std::unique_ptr<SpeedupPrediction> prediction_;
-  hucprof::v1::Snapshot status_;  // probes, build, hardened: fixed after start-up
+  std::unique_ptr<KernelDrainSource> source_;
+  std::unique_ptr<DrainStep> step_;
   hucprof::v1::Snapshot latest_;
   std::function<void(const hucprof::v1::Snapshot&)> publish_;
 };
-
-// Nanoseconds since the Unix epoch, the clock of Snapshot and StackProfile times.
-int64_t unix_now_ns();
 
 }  // namespace hucprof

@@ -28,7 +28,7 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 MAX_LINES = 500
 MAX_FOLDER_FILES = 40
 # daemon/core/'s rooms from the top down, as docs/design.md's source layout lists them.
-CORE_ROOMS = ["profile", "cost", "drain", "kernel", "workload", "files", "symbols", "text", "base"]
+CORE_ROOMS = ["pipeline", "profile", "cost", "drain", "kernel", "workload", "files", "symbols", "text", "base"]
 CORE_INCLUDE = re.compile(r"core/([^/]+)/")
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".h", ".hh", ".hpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
