@@ -1,15 +1,21 @@
 #pragma once
 // A synthetic kernel for the benchmarks and the drain's unit tests: N call-site functions, the
 // check functions and a syscall entry path, as kallsyms text, plus drains shaped like the real
-// ones, and a DrainSource that hands them over one round after the other.
+// ones, a DrainSource that hands them over one round after the other, and the daemon's drain
+// run on it.
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/drain/drain_source.h"
 #include "core/drain/raw_drain.h"
+#include "core/pipeline/drain_step.h"
 #include "core/symbols/kallsyms_index.h"
+#include "core/symbols/symbolizer.h"
 #include "sample_keys.h"
 
 namespace hucprof::bench {
@@ -114,6 +120,40 @@ class FakeKernelSource final : public DrainSource {
   Mode mode_;
   uint64_t round_ = 0;
   uint64_t named_ = 0;
+};
+
+// The daemon's drain (DrainStep) on a FakeKernel of `callsites` call-site functions, as
+// `hucprof run` configures it by default (--top-k 20), probe mode or sampling.
+struct FakeDrains {
+  FakeKernel kernel;
+  KallsymsSymbolizer symbols;
+  FakeKernelSource source;
+  DrainStep step;
+
+  static DrainStep::Config config(FakeKernelSource::Mode mode) {
+    DrainStep::Config c;
+    c.top_k = 20;
+    c.sampling = mode == FakeKernelSource::Mode::Sampling;
+    c.header.sampling = c.sampling;
+    c.header.probes = !c.sampling;
+    c.header.sample_period_ns = 10'000'000;
+    c.started_at = monotonic_seconds(std::chrono::steady_clock::now());
+    return c;
+  }
+
+  FakeDrains(int callsites, FakeKernelSource::Mode mode)
+      : FakeDrains(callsites, mode, config(mode)) {}
+  FakeDrains(int callsites, FakeKernelSource::Mode mode, DrainStep::Config c)
+      : kernel(callsites),
+        symbols(kernel.index(), std::nullopt, nullptr, nullptr),
+        source(kernel, mode),
+        step(std::move(c), symbols, nullptr) {}
+
+  // The next round's drain, a periodic one: its snapshot.
+  hucprof::v1::Snapshot next() {
+    DrainStep::Notes notes;
+    return step.run(source, /*end_interval=*/true, /*settle=*/false, notes);
+  }
 };
 
 }  // namespace hucprof::bench

@@ -14,7 +14,7 @@
 namespace hucprof {
 namespace {
 
-using bench::FakeKernel;
+using bench::FakeDrains;
 using bench::FakeKernelSource;
 
 KallsymsIndex parse(const std::string& text) {
@@ -37,29 +37,13 @@ void BM_ParseRealKallsyms(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseRealKallsyms)->Unit(benchmark::kMillisecond);
 
-// One drain as the daemon runs it (DrainStep: fold, aggregate, keep the stacks, snapshot,
-// prediction), from a synthetic kernel's maps; the configuration of `hucprof run`'s defaults.
-DrainStep::Config drain_config(bool sampling) {
-  DrainStep::Config config;
-  config.top_k = 20;
-  config.sampling = sampling;
-  config.header.sampling = sampling;
-  config.header.probes = !sampling;
-  config.header.sample_period_ns = 10'000'000;
-  return config;
-}
-
 // Steady state: the same keys every interval (the kernel hands over each interval's counts),
-// probe mode or sampling; the synthetic kernel's building of each drain is included.
+// probe mode or sampling, through the daemon's whole drain (DrainStep: fold, aggregate, keep the
+// stacks, snapshot, prediction); the synthetic kernel's building of each drain is included.
 void drain_steady_state(benchmark::State& state, FakeKernelSource::Mode mode) {
-  FakeKernel k(static_cast<int>(state.range(0)));
-  KallsymsSymbolizer symbols(k.index(), std::nullopt, nullptr, nullptr);
-  const bool sampling = mode == FakeKernelSource::Mode::Sampling;
-  DrainStep step(drain_config(sampling), symbols, nullptr);
-  FakeKernelSource source(k, mode);
-  DrainStep::Notes notes;
+  FakeDrains drains(static_cast<int>(state.range(0)), mode);
   for (auto _ : state) {
-    hucprof::v1::Snapshot snapshot = step.run(source, /*end_interval=*/true, false, notes);
+    hucprof::v1::Snapshot snapshot = drains.next();
     benchmark::DoNotOptimize(snapshot);
   }
   state.counters["keys"] = static_cast<double>(state.range(0));
@@ -77,12 +61,8 @@ BENCHMARK(BM_SamplingDrainSteadyState)->Arg(100)->Arg(1000)->Unit(benchmark::kMi
 
 // Scrape: render a top-20 snapshot to the text format.
 void BM_RenderMetrics(benchmark::State& state) {
-  FakeKernel k(1000);
-  KallsymsSymbolizer symbols(k.index(), std::nullopt, nullptr, nullptr);
-  DrainStep step(drain_config(false), symbols, nullptr);
-  FakeKernelSource source(k, FakeKernelSource::Mode::Probes);
-  DrainStep::Notes notes;
-  const hucprof::v1::Snapshot snapshot = step.run(source, true, false, notes);
+  FakeDrains drains(1000, FakeKernelSource::Mode::Probes);
+  const hucprof::v1::Snapshot snapshot = drains.next();
   size_t bytes = 0;
   for (auto _ : state) bytes = render_text(snapshot_to_families(snapshot)).size();
   state.counters["bytes"] = static_cast<double>(bytes);
@@ -94,14 +74,10 @@ BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMicrosecond);
 // the 1000 call sites of a probe drain; beside BM_DrainSteadyState/1000, the share of a drain a
 // plain struct could save at most.
 void BM_SnapshotCopy(benchmark::State& state) {
-  FakeKernel k(1000);
-  KallsymsSymbolizer symbols(k.index(), std::nullopt, nullptr, nullptr);
-  DrainStep::Config config = drain_config(false);
+  DrainStep::Config config = FakeDrains::config(FakeKernelSource::Mode::Probes);
   config.top_k = static_cast<size_t>(state.range(0));
-  DrainStep step(std::move(config), symbols, nullptr);
-  FakeKernelSource source(k, FakeKernelSource::Mode::Probes);
-  DrainStep::Notes notes;
-  const hucprof::v1::Snapshot snapshot = step.run(source, true, false, notes);
+  FakeDrains drains(1000, FakeKernelSource::Mode::Probes, std::move(config));
+  const hucprof::v1::Snapshot snapshot = drains.next();
   for (auto _ : state) {
     hucprof::v1::Snapshot copy = snapshot;
     benchmark::DoNotOptimize(copy);

@@ -13,20 +13,9 @@
 namespace hucprof {
 namespace {
 
+using bench::FakeDrains;
 using bench::FakeKernel;
 using bench::FakeKernelSource;
-
-DrainStep::Config drain_step_config(bool sampling) {
-  DrainStep::Config config;
-  config.top_k = 100;
-  config.sampling = sampling;
-  config.header.sampling = sampling;
-  config.header.probes = !sampling;
-  config.header.sample_period_ns = 10'000'000;
-  config.started_at = monotonic_seconds(std::chrono::steady_clock::now());
-  config.status.mutable_build()->set_version("drain-step-test");
-  return config;
-}
 
 std::map<std::string, uint64_t> drained_calls(const v1::Snapshot& s) {
   std::map<std::string, uint64_t> out;
@@ -35,13 +24,11 @@ std::map<std::string, uint64_t> drained_calls(const v1::Snapshot& s) {
 }
 
 TEST(DrainStep, ProbeDrainsAddUpByCallSiteAndKeepTheirStacks) {
-  const FakeKernel kernel(3);
-  KallsymsSymbolizer symbols(kernel.index(), std::nullopt, nullptr, nullptr);
-  DrainStep step(drain_step_config(false), symbols, nullptr);
-  FakeKernelSource source(kernel, FakeKernelSource::Mode::Probes);
-  DrainStep::Notes notes;
-  step.run(source, /*end_interval=*/true, /*settle=*/false, notes);
-  const v1::Snapshot s = step.run(source, true, false, notes);
+  DrainStep::Config config = FakeDrains::config(FakeKernelSource::Mode::Probes);
+  config.status.mutable_build()->set_version("drain-step-test");
+  FakeDrains drains(3, FakeKernelSource::Mode::Probes, std::move(config));
+  drains.next();
+  const v1::Snapshot s = drains.next();
 
   // Each call-site function's key counts 1000 + round % 7 calls a round: 1001 + 1002.
   EXPECT_EQ(drained_calls(s),
@@ -49,26 +36,23 @@ TEST(DrainStep, ProbeDrainsAddUpByCallSiteAndKeepTheirStacks) {
                 {"callsite_fn_0", 2003}, {"callsite_fn_1", 2003}, {"callsite_fn_2", 2003}}));
   EXPECT_EQ(s.intervals(), 2u);
   EXPECT_EQ(s.build().version(), "drain-step-test") << "the status goes into every snapshot";
-  EXPECT_EQ(source.rounds(), 2u);
-  EXPECT_EQ(source.named_drains(), 2u) << "the source hears that each drain named what it read";
-  EXPECT_FALSE(notes.kallsyms_reloaded);
+  EXPECT_EQ(drains.source.rounds(), 2u);
+  EXPECT_EQ(drains.source.named_drains(), 2u)
+      << "the source hears that each drain named what it read";
+  EXPECT_EQ(s.kallsyms_reloads(), 0u);
   EXPECT_FALSE(s.debuginfo());
 
   uint64_t profiled = 0;
-  for (const ProfileSample& sample : step.profiles().cumulative().samples) {
+  for (const ProfileSample& sample : drains.step.profiles().cumulative().samples) {
     profiled += sample.values[kCalls];
   }
   EXPECT_EQ(profiled, 3u * 2003) << "the profile since start holds every call";
 }
 
 TEST(DrainStep, SamplingDrainsPredictFromTheirOwnCounters) {
-  const FakeKernel kernel(4);
-  KallsymsSymbolizer symbols(kernel.index(), std::nullopt, nullptr, nullptr);
-  DrainStep step(drain_step_config(true), symbols, nullptr);
-  FakeKernelSource source(kernel, FakeKernelSource::Mode::Sampling);
-  DrainStep::Notes notes;
-  step.run(source, true, false, notes);
-  const v1::Snapshot s = step.run(source, true, false, notes);
+  FakeDrains drains(4, FakeKernelSource::Mode::Sampling);
+  drains.next();
+  const v1::Snapshot s = drains.next();
 
   std::map<std::string, uint64_t> contexts;
   for (const auto& c : s.sampled()) contexts[c.context()] = c.samples();
@@ -90,7 +74,7 @@ TEST(DrainStep, ChangedModulesReadKallsymsAgainAndSaySo) {
       [&]() -> std::optional<std::string> {
         return ++lists == 1 ? "a 1 0 - Live 0x0\n" : "a 1 0 - Live 0x0\nb 1 0 - Live 0x0\n";
       });
-  DrainStep step(drain_step_config(false), symbols, nullptr);
+  DrainStep step(FakeDrains::config(FakeKernelSource::Mode::Probes), symbols, nullptr);
   FakeKernelSource source(kernel, FakeKernelSource::Mode::Probes);
   DrainStep::Notes unchanged;
   step.run(source, true, false, unchanged);
