@@ -47,7 +47,6 @@ class DrainStep {
 
   void set_top_k(size_t top_k) { aggregator_.set_top_k(top_k); }
   ProfileStore& profiles() { return profiles_; }
-  const IntervalBuilder& builder() const { return builder_; }
 
   // How long a settling drain waits for the lookups: seconds of lookups are a drain full of new
   // call sites spread over the whole kernel.
