@@ -34,7 +34,7 @@ static __always_inline bool on_unified(struct cgroup *cgrp)
 	return BPF_CORE_READ(cgrp, root) == BPF_CORE_READ(task, cgroups, dfl_cgrp, root);
 }
 
-static __always_inline int report(struct cgroup *cgrp, __u32 change)
+static __always_inline int report_change(struct cgroup *cgrp, __u32 change)
 {
 	struct huc_cgroup_event event = {};
 	__u64 name_len = 0;
@@ -68,11 +68,11 @@ static __always_inline int report(struct cgroup *cgrp, __u32 change)
 SEC("raw_tp/cgroup_mkdir")
 int huc_cgroup_mkdir(struct bpf_raw_tracepoint_args *ctx)
 {
-	return report((struct cgroup *)ctx->args[0], HUC_CGROUP_MADE);
+	return report_change((struct cgroup *)ctx->args[0], HUC_CGROUP_MADE);
 }
 
 SEC("raw_tp/cgroup_rmdir")
 int huc_cgroup_rmdir(struct bpf_raw_tracepoint_args *ctx)
 {
-	return report((struct cgroup *)ctx->args[0], HUC_CGROUP_REMOVED);
+	return report_change((struct cgroup *)ctx->args[0], HUC_CGROUP_REMOVED);
 }
