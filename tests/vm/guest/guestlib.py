@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -185,29 +184,35 @@ def prog_runs_since(before: dict[str, tuple[int, int]]) -> dict[str, list[int]]:
 # The slab reference (tests/vm/README.md, "Slab objects"): bpftrace's kfunc on
 # __check_heap_object counts the checks of slab objects by cache, direction and kernel stack; the
 # host folds the stacks to call sites with hucprof's CallsiteFolder, as it does the hist
-# reference's. Its BEGIN line reaches the output once bpftrace polls for events, after every
-# probe is attached: "Attaching 2 probes..." comes before the program is even loaded.
+# reference's.
+# bpftrace 0.17 honours a SIGINT only while it blocks in epoll_wait: one that comes before its
+# event loop, or while it handles an event, is never acted on (on the host, 4 of 10 SIGINTs sent
+# right after the BEGIN line hung bpftrace for good). So the guest stops it from inside: its own
+# getppid() makes the probe call exit(), which the event loop always finishes on. The BEGIN line
+# comes from the event loop too, so after every probe is attached ("Attaching 3 probes..." comes
+# before the programs are even loaded).
 SLAB_REF_ATTACHED = "hucvm-slabref-attached"
 SLAB_REF_SCRIPT = (f'BEGIN {{ printf("{SLAB_REF_ATTACHED}\\n"); }} '
                    "kfunc:__check_heap_object "
-                   "{ @[str(args->slab->slab_cache->name), args->to_user, kstack] = count(); }")
+                   "{ @[str(args->slab->slab_cache->name), args->to_user, kstack] = count(); } "
+                   "tracepoint:syscalls:sys_enter_getppid /pid == $1/ { exit(); }")
 
 
 class SlabRef:
     """bpftrace running SLAB_REF_SCRIPT from start() (it returns once bpftrace's probes are
-    attached) to stop() (SIGINT: bpftrace detaches, prints the map and exits), its output in
-    out_path."""
+    attached) to stop() (this process's getppid(): bpftrace detaches, prints the map and exits),
+    its output in out_path. Start and stop it from the same process."""
 
     def __init__(self, out_path: Path, attach_timeout: float = 240):
         bpftrace = shutil.which("bpftrace") or "/usr/bin/bpftrace"
         self.out_path = out_path
         self.out = open(out_path, "w")
         # Line-buffered (-B line): each line reaches the pipe when printed.
-        self.proc = subprocess.Popen([bpftrace, "-B", "line", "-e", SLAB_REF_SCRIPT],
+        self.proc = subprocess.Popen([bpftrace, "-B", "line", "-e", SLAB_REF_SCRIPT,
+                                      str(os.getpid())],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         started = time.monotonic()
-        # bpftrace 0.17 ignores a SIGINT that comes before its poll loop (it never exits), so
-        # the workload and stop() wait for the BEGIN line; one that never comes is killed.
+        # The workload waits for the BEGIN line; a bpftrace that never prints it is killed.
         killer = threading.Timer(attach_timeout, self.proc.kill)
         killer.start()
         try:
@@ -220,14 +225,13 @@ class SlabRef:
         self.out.write(f"hucvm-bpftrace-attach-seconds {time.monotonic() - started:.0f}\n")
         self.out.flush()
 
-    # On SIGINT bpftrace detaches, then prints its map, a kernel stack per key (1 s in an
-    # emulated 6.1 guest on an idle host). A stuck bpftrace is still killed, and the output says
-    # how long it took to detach and to finish.
+    # On its exit() bpftrace detaches, then prints its map, a kernel stack per key (1-7 s in an
+    # emulated guest). A stuck bpftrace is still killed, and the output says how long it took
+    # to detach and to finish.
     STOP_TIMEOUT = 240
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+        os.getppid()  # the stop probe's syscall
         started = time.monotonic()
         killer = threading.Timer(self.STOP_TIMEOUT, self.proc.kill)
         killer.start()
