@@ -133,9 +133,8 @@ struct FakeDrains {
   static DrainStep::Config config(FakeKernelSource::Mode mode) {
     DrainStep::Config c;
     c.top_k = 20;
-    c.sampling = mode == FakeKernelSource::Mode::Sampling;
-    c.header.sampling = c.sampling;
-    c.header.probes = !c.sampling;
+    c.header.sampling = mode == FakeKernelSource::Mode::Sampling;
+    c.header.probes = !c.header.sampling;
     c.header.sample_period_ns = 10'000'000;
     c.started_at = monotonic_seconds(std::chrono::steady_clock::now());
     return c;

@@ -94,12 +94,10 @@ Result<std::unique_ptr<ProfilingPipeline>> ProfilingPipeline::start(const RunOpt
   DrainStep::Config config;
   config.top_k = options.top_k;
   config.prediction_window = options.prediction_window;
-  config.sampling = self->sampler_ != nullptr;
-  config.latency = self->probes_ != nullptr && options.attach.latency;
   StackProfile& header = config.header;
   header.sampling = self->sampler_ != nullptr;
   header.probes = self->probes_ != nullptr;
-  header.latency = config.latency;
+  header.latency = header.probes && options.attach.latency;
   header.sample_period_ns = cpu_clock_period_ns(status.sample_frequency_hz());
   header.kernel = kernel.facts.release;
   header.hucprof_version = hucprof_version();

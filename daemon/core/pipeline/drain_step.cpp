@@ -22,8 +22,8 @@ DrainStep::DrainStep(Config config, KallsymsSymbolizer& names, SourceSymbolizer*
       sources_(sources),
       builder_(CallsiteFolder(FoldingRules::defaults())),
       aggregator_(config.top_k),
-      profiles_(std::move(config.header), config.prediction_window, config.started_at),
-      prediction_(config.prediction_window, config.sampling, config.latency),
+      profiles_(config.header, config.prediction_window, config.started_at),
+      prediction_(config.prediction_window, config.header.sampling, config.header.latency),
       status_(std::move(config.status)) {
   // Counting starts from zero: the first drain's samples are in the prediction's window and in
   // the web view's, as they are in the cumulative profile.

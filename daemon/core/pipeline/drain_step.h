@@ -24,9 +24,8 @@ class DrainStep {
   struct Config {
     size_t top_k = 0;
     std::chrono::duration<double> prediction_window{300};
-    bool sampling = false;         // the sampling estimator (a sampler attached)
-    bool latency = false;          // the latency estimator (probes with --latency)
-    StackProfile header;           // the profiles'
+    // The profiles'; its sampling and latency flags also turn on the prediction's estimators.
+    StackProfile header;
     double started_at = 0;         // monotonic seconds where counting starts, from zero
     hucprof::v1::Snapshot status;  // fixed after start-up: probes, build, hardened
   };
