@@ -213,17 +213,27 @@ class SlabRef:
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         started = time.monotonic()
         # The workload waits for the BEGIN line; a bpftrace that never prints it is killed.
-        killer = threading.Timer(attach_timeout, self.proc.kill)
+        self._copy_output(attach_timeout, until=SLAB_REF_ATTACHED)
+        self.out.write(f"hucvm-bpftrace-attach-seconds {time.monotonic() - started:.0f}\n")
+        self.out.flush()
+
+    def _copy_output(self, timeout: float, until: str | None = None) -> float | None:
+        """Copies bpftrace's lines to out_path up to the line `until` (None: to the end), killing
+        bpftrace after `timeout` seconds; the seconds the first line took, None without one."""
+        started = time.monotonic()
+        first = None
+        killer = threading.Timer(timeout, self.proc.kill)
         killer.start()
         try:
             for line in self.proc.stdout:
+                if first is None:
+                    first = time.monotonic() - started
                 self.out.write(line)
-                if line.strip() == SLAB_REF_ATTACHED:
+                if until is not None and line.strip() == until:
                     break
         finally:
             killer.cancel()
-        self.out.write(f"hucvm-bpftrace-attach-seconds {time.monotonic() - started:.0f}\n")
-        self.out.flush()
+        return first
 
     # On its exit() bpftrace detaches, then prints its map, a kernel stack per key (1-7 s in an
     # emulated guest). A stuck bpftrace is still killed, and the output says how long it took
@@ -233,16 +243,7 @@ class SlabRef:
     def stop(self) -> None:
         os.getppid()  # the stop probe's syscall
         started = time.monotonic()
-        killer = threading.Timer(self.STOP_TIMEOUT, self.proc.kill)
-        killer.start()
-        first = None
-        try:
-            for line in self.proc.stdout:
-                if first is None:
-                    first = time.monotonic() - started
-                self.out.write(line)
-        finally:
-            killer.cancel()
+        first = self._copy_output(self.STOP_TIMEOUT)
         self.proc.wait()
         if first is not None:
             self.out.write(f"\nhucvm-bpftrace-detach-seconds {first:.0f}\n")
